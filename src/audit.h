@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Conditions that leave a valid policy weaker than it looks. Each finding
+ * says what is weak, why, and what to do; commands print them as
+ * "ralon: warning: SUBJECT DETAIL" and put them in --json. */
+#pragma once
+
+#include <stddef.h>
+
+#include "matcher.h"
+#include "policy.h"
+#include "scan.h"
+
+typedef enum {
+  AUDIT_UNMATCHED_LITERAL,
+  AUDIT_UNMATCHED_GLOB,
+  AUDIT_SYMLINK,
+  AUDIT_HARD_LINKS,
+  AUDIT_GIT_HOOKS,
+  AUDIT_GIT_CONFIG,
+  AUDIT_UNREADABLE,
+  _AUDIT_KIND_MAX,
+  _AUDIT_KIND_INVALID = -EINVAL,
+} AuditKind;
+
+typedef struct {
+  AuditKind kind;
+  char *subject; /* the path or pattern concerned, as the user wrote it */
+  char *detail;  /* translated: what is weak, why, and what to do */
+} AuditFinding;
+
+typedef struct {
+  AuditFinding *items;
+  size_t n;
+  size_t cap;
+} AuditFindings;
+
+/* Looks at the policy and what the scan found. Never fails: a condition it
+ * cannot check is not reported. */
+void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out);
+
+/* A stable identifier for --json, e.g. "hard-links". */
+const char *audit_kind_to_string(AuditKind k);
+
+void audit_findings_clear(AuditFindings *f);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Option parsing only: argv in, Options out. Nothing here touches the
+ * filesystem or prints, except the help texts it owns. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "util.h"
+
+typedef enum {
+  CMD_NONE,
+  CMD_HELP,
+  CMD_VERSION,
+  CMD_INIT,
+  CMD_CHECK,
+  CMD_STATUS,
+  _CMD_MAX,
+  _CMD_INVALID = -EINVAL,
+} Command;
+
+typedef struct {
+  Command command;
+  Command help_for; /* CMD_HELP: which command's help, CMD_NONE for the tool */
+  const char *dir;  /* -C/--dir */
+  bool json;
+  /* init */
+  bool force;
+  bool no_hooks;
+  /* check */
+  char **paths;
+  size_t n_paths;
+} Options;
+
+int cli_parse(int argc, char **argv, Options *ret, Error *err);
+
+const char *cli_command_name(Command c);
+
+/* The --help text of the tool (CMD_NONE) or of one command. */
+void cli_print_help(FILE *f, Command c);

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include "cli.h"
+#include "util.h"
+
+int command_init(const Options *o, Error *err);
+int command_check(const Options *o, Error *err);
+int command_status(const Options *o, Error *err);

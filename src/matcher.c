@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "matcher.h"
+
+#include <fnmatch.h>
+#include <limits.h>
+#include <locale.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef enum {
+  SEG_LITERAL,
+  SEG_GLOB,
+  SEG_GLOBSTAR,
+} SegKind;
+
+typedef struct {
+  SegKind kind;
+  char *text;
+  size_t len;
+} Segment;
+
+typedef struct {
+  size_t pattern; /* index into the caller's pattern list */
+  Segment *segs;
+  size_t n_segs;
+} Alternative;
+
+struct Matcher {
+  Alternative *alts;
+  size_t n_alts;
+  bool *literal; /* per pattern */
+  size_t n_patterns;
+  unsigned flags;
+  bool needs_locale;
+  locale_t utf8;
+};
+
+/* End of the `[...]` class starting at s[i] == '[', as fnmatch(3) reads it,
+ * or 0 when it is not closed within the segment. */
+static size_t class_end(const char *s, size_t i) {
+  size_t j = i + 1;
+  if (s[j] == '!' || s[j] == '^') {
+    j++;
+  }
+  if (s[j] == ']') {
+    j++;
+  }
+  while (s[j] != '\0' && s[j] != '/') {
+    if (s[j] == '[' && (s[j + 1] == ':' || s[j + 1] == '.' || s[j + 1] == '=')) {
+      char kind = s[j + 1];
+      const char *close = NULL;
+      for (size_t k = j + 2; s[k] != '\0' && s[k] != '/'; k++) {
+        if (s[k] == kind && s[k + 1] == ']') {
+          close = s + k;
+          break;
+        }
+      }
+      if (close == NULL) {
+        return 0;
+      }
+      j = (size_t)(close - s) + 2;
+      continue;
+    }
+    if (s[j] == ']') {
+      return j;
+    }
+    j++;
+  }
+  return 0;
+}
+
+/* Brace expansion. Appends every alternative of `s` to *out, refusing
+ * nesting, unbalanced braces and more than MATCHER_MAX_ALTERNATIVES. */
+static int expand_braces(const char *s, char ***out, size_t *n, size_t *cap, char **why) {
+  size_t open = SIZE_MAX;
+  for (size_t i = 0; s[i] != '\0'; i++) {
+    if (s[i] == '[') {
+      size_t e = class_end(s, i);
+      if (e == 0) {
+        *why = xasprintf(_("unclosed `[` in `%s` (to match a literal `[`, write `[[]`)"), s);
+        return -1;
+      }
+      i = e;
+    } else if (s[i] == '}') {
+      *why = xasprintf(_("`}` without a matching `{` in `%s`"), s);
+      return -1;
+    } else if (s[i] == '{') {
+      open = i;
+      break;
+    }
+  }
+  if (open == SIZE_MAX) {
+    if (*n >= MATCHER_MAX_ALTERNATIVES) {
+      *why = xasprintf(_("`%s` expands to more than %d alternatives"), s, MATCHER_MAX_ALTERNATIVES);
+      return -1;
+    }
+    char **slot = grow_array(out, n, cap, sizeof(char *));
+    *slot = xstrdup(s);
+    return 0;
+  }
+  /* Find the closing brace and the commas at this level. */
+  size_t close = SIZE_MAX;
+  for (size_t i = open + 1; s[i] != '\0'; i++) {
+    if (s[i] == '[') {
+      size_t e = class_end(s, i);
+      if (e == 0) {
+        *why = xasprintf(_("unclosed `[` in `%s` (to match a literal `[`, write `[[]`)"), s);
+        return -1;
+      }
+      i = e;
+    } else if (s[i] == '{') {
+      *why = xasprintf(_("nested `{` is not supported in `%s`"), s);
+      return -1;
+    } else if (s[i] == '}') {
+      close = i;
+      break;
+    }
+  }
+  if (close == SIZE_MAX) {
+    *why = xasprintf(_("unclosed `{` in `%s`"), s);
+    return -1;
+  }
+  size_t start = open + 1;
+  for (size_t i = open + 1; i <= close; i++) {
+    if (s[i] == '[') {
+      i = class_end(s, i);
+      continue;
+    }
+    if (s[i] != ',' && i != close) {
+      continue;
+    }
+    _cleanup_free_ char *alt =
+        xasprintf("%.*s%.*s%s", (int)open, s, (int)(i - start), s + start, s + close + 1);
+    if (expand_braces(alt, out, n, cap, why) < 0) {
+      return -1;
+    }
+    start = i + 1;
+  }
+  return 0;
+}
+
+static void free_strv(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i]);
+  }
+  free(v);
+}
+
+/* Splits one expanded alternative into segments, or explains why not. */
+static int split_segments(const char *alt, Segment **ret, size_t *ret_n, char **why) {
+  Segment *segs = NULL;
+  size_t n = 0, cap = 0;
+  for (const char *s = alt; *s != '\0';) {
+    const char *e = strchrnul(s, '/');
+    size_t len = (size_t)(e - s);
+    if (len == 0 || (len == 1 && s[0] == '.')) {
+      /* Alternatives like "a/{,b}/c" leave empty or "." segments. */
+    } else if (len == 2 && s[0] == '.' && s[1] == '.') {
+      *why = xasprintf(_("`..` may not be used to escape the project root: `%s`"), alt);
+      goto fail;
+    } else {
+      bool star2 = memmem(s, len, "**", 2) != NULL;
+      if (star2 && !(len == 2)) {
+        *why = xasprintf(_("`**` must be a whole path component (like `a/**/b`), in `%s`"), alt);
+        goto fail;
+      }
+      SegKind kind = star2 ? SEG_GLOBSTAR
+                     : (memchr(s, '*', len) || memchr(s, '?', len) || memchr(s, '[', len))
+                         ? SEG_GLOB
+                         : SEG_LITERAL;
+      /* Consecutive `**` mean the same as one. */
+      if (!(kind == SEG_GLOBSTAR && n > 0 && segs[n - 1].kind == SEG_GLOBSTAR)) {
+        if (n >= MATCHER_MAX_SEGMENTS) {
+          *why = xasprintf(_("`%s` has more than %d path components"), alt, MATCHER_MAX_SEGMENTS);
+          goto fail;
+        }
+        Segment *sg = grow_array(&segs, &n, &cap, sizeof(Segment));
+        sg->kind = kind;
+        sg->text = xstrndup(s, len);
+        sg->len = len;
+      }
+    }
+    s = *e ? e + 1 : e;
+  }
+  if (n == 0) {
+    *why = xasprintf(_("`%s` does not name anything inside the project"), alt);
+    goto fail;
+  }
+  *ret = segs;
+  *ret_n = n;
+  return 0;
+fail:
+  for (size_t i = 0; i < n; i++) {
+    free(segs[i].text);
+  }
+  free(segs);
+  return -1;
+}
+
+int matcher_check_pattern(const char *pattern, char **ret_reason) {
+  char **alts = NULL;
+  size_t n = 0, cap = 0;
+  *ret_reason = NULL;
+  int r = expand_braces(pattern, &alts, &n, &cap, ret_reason);
+  for (size_t i = 0; r == 0 && i < n; i++) {
+    Segment *segs = NULL;
+    size_t ns = 0;
+    r = split_segments(alts[i], &segs, &ns, ret_reason);
+    for (size_t k = 0; k < ns; k++) {
+      free(segs[k].text);
+    }
+    free(segs);
+  }
+  free_strv(alts, n);
+  return r;
+}
+
+void matcher_free(Matcher *m) {
+  if (m == NULL) {
+    return;
+  }
+  for (size_t i = 0; i < m->n_alts; i++) {
+    for (size_t k = 0; k < m->alts[i].n_segs; k++) {
+      free(m->alts[i].segs[k].text);
+    }
+    free(m->alts[i].segs);
+  }
+  free(m->alts);
+  free(m->literal);
+  if (m->utf8 != (locale_t)0) {
+    freelocale(m->utf8);
+  }
+  free(m);
+}
+
+int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher **ret, Error *err) {
+  _cleanup_matcher_ Matcher *m = xcalloc(1, sizeof(Matcher));
+  size_t cap = 0;
+  m->flags = flags;
+  m->n_patterns = n;
+  m->literal = xcalloc(n, sizeof(bool));
+  for (size_t i = 0; i < n; i++) {
+    char **alts = NULL;
+    size_t na = 0, acap = 0;
+    _cleanup_free_ char *why = NULL;
+    if (expand_braces(patterns[i], &alts, &na, &acap, &why) < 0) {
+      free_strv(alts, na);
+      return error_set(err, EINVAL, _("invalid pattern: %s"), why);
+    }
+    m->literal[i] = na == 1;
+    for (size_t k = 0; k < na; k++) {
+      Alternative *a = grow_array(&m->alts, &m->n_alts, &cap, sizeof(Alternative));
+      a->pattern = i;
+      if (split_segments(alts[k], &a->segs, &a->n_segs, &why) < 0) {
+        m->n_alts--;
+        free_strv(alts, na);
+        return error_set(err, EINVAL, _("invalid pattern: %s"), why);
+      }
+      for (size_t s = 0; s < a->n_segs; s++) {
+        if (a->segs[s].kind != SEG_LITERAL) {
+          m->literal[i] = false;
+        }
+        if (a->segs[s].kind == SEG_GLOB) {
+          m->needs_locale = true;
+        }
+      }
+    }
+    free_strv(alts, na);
+  }
+  if (flags & MATCHER_CASEFOLD) {
+    m->needs_locale = true;
+  }
+  if (m->needs_locale) {
+    /* fnmatch(3) reads multibyte characters in the thread's locale: pin it
+     * to UTF-8 so `?` means one character whatever LANG says. */
+    m->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  }
+  *ret = steal_pointer(&m);
+  return 0;
+}
+
+bool matcher_is_literal(const Matcher *m, size_t idx) {
+  return idx < m->n_patterns && m->literal[idx];
+}
+
+static bool segment_matches(const Matcher *m, const Segment *sg, const char *comp, size_t len) {
+  if (sg->kind == SEG_LITERAL && !(m->flags & MATCHER_CASEFOLD)) {
+    return sg->len == len && memcmp(sg->text, comp, len) == 0;
+  }
+  char buf[PATH_MAX];
+  if (len >= sizeof(buf)) {
+    return false;
+  }
+  memcpy(buf, comp, len);
+  buf[len] = '\0';
+  int fl = FNM_NOESCAPE | ((m->flags & MATCHER_CASEFOLD) ? FNM_CASEFOLD : 0);
+  return fnmatch(sg->text, buf, fl) == 0;
+}
+
+/* Runs the segments of `a` over the components of `rel` as a small NFA, in
+ * O(segments × components) whatever the pattern. Returns 1 when the pattern
+ * matches `rel` or one of its ancestors, 0 when it cannot, and -1 (only
+ * with `below`) when it could still match something deeper. */
+static int run_alternative(const Matcher *m, const Alternative *a, const char *rel, bool below) {
+  bool cur[MATCHER_MAX_SEGMENTS + 1], nxt[MATCHER_MAX_SEGMENTS + 1];
+  size_t n = a->n_segs;
+
+  memset(cur, 0, (n + 1) * sizeof(bool));
+  cur[0] = true;
+  for (size_t s = 0; s < n && cur[s] && a->segs[s].kind == SEG_GLOBSTAR; s++) {
+    cur[s + 1] = true;
+  }
+  if (cur[n]) {
+    /* Only `**` patterns: everything below the root, and the root. */
+    return 1;
+  }
+  for (const char *c = rel; *c != '\0';) {
+    const char *e = strchrnul(c, '/');
+    size_t len = (size_t)(e - c);
+    bool any = false;
+    memset(nxt, 0, (n + 1) * sizeof(bool));
+    for (size_t s = 0; s < n; s++) {
+      if (!cur[s]) {
+        continue;
+      }
+      if (a->segs[s].kind == SEG_GLOBSTAR) {
+        nxt[s] = true;
+        any = true;
+      } else if (segment_matches(m, &a->segs[s], c, len)) {
+        nxt[s + 1] = true;
+        any = true;
+      }
+    }
+    for (size_t s = 0; s < n; s++) {
+      if (nxt[s] && a->segs[s].kind == SEG_GLOBSTAR) {
+        nxt[s + 1] = true;
+      }
+    }
+    if (nxt[n]) {
+      return 1;
+    }
+    if (!any) {
+      return 0;
+    }
+    memcpy(cur, nxt, (n + 1) * sizeof(bool));
+    c = *e ? e + 1 : e;
+  }
+  return below ? -1 : 0;
+}
+
+long matcher_match(const Matcher *m, const char *rel) {
+  locale_t old = (locale_t)0;
+  long found = -1;
+  if (m->needs_locale && m->utf8 != (locale_t)0) {
+    old = uselocale(m->utf8);
+  }
+  for (size_t i = 0; i < m->n_alts; i++) {
+    /* Alternatives are stored in pattern order: the first hit is the
+     * lowest pattern index. */
+    if (run_alternative(m, &m->alts[i], rel, false) == 1) {
+      found = (long)m->alts[i].pattern;
+      break;
+    }
+  }
+  if (old != (locale_t)0) {
+    uselocale(old);
+  }
+  return found;
+}
+
+bool matcher_may_match_below(const Matcher *m, const char *rel) {
+  locale_t old = (locale_t)0;
+  bool found = false;
+  if (m->needs_locale && m->utf8 != (locale_t)0) {
+    old = uselocale(m->utf8);
+  }
+  for (size_t i = 0; i < m->n_alts && !found; i++) {
+    found = run_alternative(m, &m->alts[i], rel, true) != 0;
+  }
+  if (old != (locale_t)0) {
+    uselocale(old);
+  }
+  return found;
+}

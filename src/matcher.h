@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Patterns → compiled globs, and the question every command asks: which
+ * pattern, if any, protects this project-relative path?
+ *
+ * Rules (DESIGN.md §2): `*` and `?` never match `/`; `[...]` classes; `**`
+ * is a whole segment matching zero or more segments; `{a,b}` alternatives
+ * (one level, as the Rust ralon's globset reads them). A pattern `p`
+ * protects `p` and everything below it. Segments are matched with glibc's
+ * fnmatch(3) in a UTF-8 locale, so `?` is one character on every machine. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util.h"
+
+typedef struct Matcher Matcher;
+
+enum {
+  MATCHER_CASEFOLD = 1 << 0, /* what macOS and Windows need */
+};
+
+/* Limits that keep a hostile policy from costing more than a benign one. */
+#define MATCHER_MAX_SEGMENTS 256
+#define MATCHER_MAX_ALTERNATIVES 256
+
+/* 0 when `pattern` (already normalised) is a valid glob; otherwise -1 and a
+ * translated reason in *ret_reason, which the caller frees. */
+int matcher_check_pattern(const char *pattern, char **ret_reason);
+
+/* Compiles normalised patterns; their order is kept, so the lowest index
+ * that matches is the one reported. */
+int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher **ret, Error *err);
+void matcher_free(Matcher *m);
+static inline void matcher_freep(Matcher **m) {
+  matcher_free(*m);
+}
+#define _cleanup_matcher_ _cleanup_(matcher_freep)
+
+/* Index of the first pattern protecting `rel` (a normalised relative path,
+ * "" being the project root itself), or -1. */
+long matcher_match(const Matcher *m, const char *rel);
+
+/* Whether some pattern could protect an entry strictly below directory
+ * `rel` ("" = the root); false lets a scan skip the whole subtree. */
+bool matcher_may_match_below(const Matcher *m, const char *rel);
+
+/* Whether pattern `idx` has no wildcard at all (a literal path). */
+bool matcher_is_literal(const Matcher *m, size_t idx);

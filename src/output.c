@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "output.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool output_color(FILE *f) {
+  static int cached[3] = {-1, -1, -1};
+  int idx = f == stdout ? 1 : f == stderr ? 2 : 0;
+  if (idx != 0 && cached[idx] >= 0) {
+    return cached[idx];
+  }
+  const char *no = getenv("NO_COLOR");
+  const char *term = getenv("TERM");
+  bool on = (no == NULL || no[0] == '\0') && term != NULL && !streq(term, "dumb") &&
+            isatty(fileno(f));
+  if (idx != 0) {
+    cached[idx] = on;
+  }
+  return on;
+}
+
+const char *color_on(FILE *f, Color c) {
+  static const char *const seq[_COLOR_MAX] = {
+      [COLOR_NONE] = "",
+      [COLOR_RED] = "\033[31m",
+      [COLOR_GREEN] = "\033[32m",
+      [COLOR_YELLOW] = "\033[33m",
+      [COLOR_BOLD] = "\033[1m",
+  };
+  if (c < 0 || c >= _COLOR_MAX || !output_color(f)) {
+    return "";
+  }
+  return seq[c];
+}
+
+const char *color_off(FILE *f) {
+  return output_color(f) ? "\033[0m" : "";
+}
+
+static void emit(Color c, const char *label, const char *fmt, va_list ap) {
+  int saved = errno;
+  fflush(stdout);
+  fputs("ralon: ", stderr);
+  if (label != NULL) {
+    fprintf(stderr, "%s%s%s ", color_on(stderr, c), label, color_off(stderr));
+  }
+  errno = saved;
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  errno = saved;
+}
+
+void print_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit(COLOR_RED, NULL, fmt, ap);
+  va_end(ap);
+}
+
+void print_warning(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  /* TRANSLATORS: the label in front of every warning, "ralon: warning: …" */
+  emit(COLOR_YELLOW, _("warning:"), fmt, ap);
+  va_end(ap);
+}
+
+void print_note(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit(COLOR_NONE, NULL, fmt, ap);
+  va_end(ap);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one place that writes diagnostics: "ralon: " on stderr, colour only
+ * on a terminal and never with NO_COLOR. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "util.h"
+
+typedef enum {
+  COLOR_NONE,
+  COLOR_RED,
+  COLOR_GREEN,
+  COLOR_YELLOW,
+  COLOR_BOLD,
+  _COLOR_MAX,
+} Color;
+
+/* Decides once per stream whether colour is wanted: a terminal, TERM not
+ * "dumb", and NO_COLOR unset or empty (https://no-color.org). */
+bool output_color(FILE *f);
+
+/* Escape sequences for `c` on `f`, or "" where colour is off. */
+const char *color_on(FILE *f, Color c);
+const char *color_off(FILE *f);
+
+void print_error(const char *fmt, ...) ATTR_PRINTF(1, 2);
+void print_warning(const char *fmt, ...) ATTR_PRINTF(1, 2);
+void print_note(const char *fmt, ...) ATTR_PRINTF(1, 2);

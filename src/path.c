@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "path.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+char *path_join(const char *a, const char *b) {
+  if (b[0] == '/' || a[0] == '\0') {
+    return xstrdup(b);
+  }
+  size_t la = strlen(a);
+  bool slash = la > 0 && a[la - 1] == '/';
+  return xasprintf("%s%s%s", a, slash ? "" : "/", b);
+}
+
+char *path_normalize(const char *p) {
+  bool absolute = p[0] == '/';
+  size_t len = strlen(p);
+  char *out = xmalloc(len + 2);
+  size_t o = 0;
+  /* Number of components in `out` that a later ".." may remove. */
+  size_t removable = 0;
+
+  if (absolute) {
+    out[o++] = '/';
+  }
+  const char *s = p;
+  while (*s != '\0') {
+    while (*s == '/') {
+      s++;
+    }
+    if (*s == '\0') {
+      break;
+    }
+    const char *e = strchrnul(s, '/');
+    size_t n = (size_t)(e - s);
+    if (n == 1 && s[0] == '.') {
+      /* nothing */
+    } else if (n == 2 && s[0] == '.' && s[1] == '.') {
+      if (removable > 0) {
+        /* Drop the last component and the separator before it. */
+        while (o > 0 && out[o - 1] != '/') {
+          o--;
+        }
+        if (o > (absolute ? 1u : 0u)) {
+          o--;
+        }
+        removable--;
+      } else if (!absolute) {
+        if (o > 0) {
+          out[o++] = '/';
+        }
+        memcpy(out + o, "..", 2);
+        o += 2;
+      }
+    } else {
+      if (o > 0 && out[o - 1] != '/') {
+        out[o++] = '/';
+      }
+      memcpy(out + o, s, n);
+      o += n;
+      removable++;
+    }
+    s = e;
+  }
+  if (o == 0) {
+    out[o++] = '.';
+  }
+  out[o] = '\0';
+  return out;
+}
+
+char *path_absolute(const char *base, const char *p) {
+  _cleanup_free_ char *cwd = NULL;
+  if (p[0] != '/' && base == NULL) {
+    cwd = getcwd(NULL, 0);
+    if (cwd == NULL) {
+      return NULL;
+    }
+    base = cwd;
+  }
+  _cleanup_free_ char *joined = p[0] == '/' ? xstrdup(p) : path_join(base, p);
+  if (joined[0] != '/') {
+    /* A relative base: make that absolute first. */
+    char *abs = path_absolute(NULL, joined);
+    return abs;
+  }
+  return path_normalize(joined);
+}
+
+const char *path_relative(const char *root, const char *path) {
+  if (streq(root, "/")) {
+    return path[0] == '/' ? path + 1 : NULL;
+  }
+  size_t n = strlen(root);
+  if (strncmp(root, path, n) != 0) {
+    return NULL;
+  }
+  if (path[n] == '\0') {
+    return path + n;
+  }
+  if (path[n] == '/') {
+    return path + n + 1;
+  }
+  return NULL;
+}
+
+const char *path_basename(const char *p) {
+  const char *slash = strrchr(p, '/');
+  if (slash == NULL) {
+    return p;
+  }
+  return slash[1] == '\0' && slash == p ? p : slash + 1;
+}
+
+char *path_dirname(const char *p) {
+  const char *slash = strrchr(p, '/');
+  if (slash == NULL) {
+    return xstrdup(".");
+  }
+  if (slash == p) {
+    return xstrdup("/");
+  }
+  return xstrndup(p, (size_t)(slash - p));
+}
+
+char *path_resolve(const char *p) {
+  char *r = realpath(p, NULL);
+  if (r != NULL) {
+    return r;
+  }
+  if (errno != ENOENT) {
+    return NULL;
+  }
+  /* Resolve the parent and append the missing last component. */
+  _cleanup_free_ char *norm = path_normalize(p);
+  if (streq(norm, "/") || streq(norm, ".")) {
+    return NULL;
+  }
+  const char *slash = strrchr(p, '/');
+  _cleanup_free_ char *parent = NULL;
+  const char *last = NULL;
+  /* Work on the unnormalised text so "link/.." keeps kernel semantics for
+   * the part that exists; strip trailing slashes first. */
+  size_t len = strlen(p);
+  while (len > 1 && p[len - 1] == '/') {
+    len--;
+  }
+  _cleanup_free_ char *trimmed = xstrndup(p, len);
+  slash = strrchr(trimmed, '/');
+  if (slash == NULL) {
+    parent = xstrdup(".");
+    last = trimmed;
+  } else {
+    parent = slash == trimmed ? xstrdup("/") : xstrndup(trimmed, (size_t)(slash - trimmed));
+    last = slash + 1;
+  }
+  _cleanup_free_ char *rparent = path_resolve(parent);
+  if (rparent == NULL) {
+    return NULL;
+  }
+  _cleanup_free_ char *joined = path_join(rparent, last);
+  return path_normalize(joined);
+}

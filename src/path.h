@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Path helpers: the one way ralon joins, normalises and relates paths. All
+ * of them are lexical unless their name says otherwise. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "util.h"
+
+/* `a/b`, or a copy of `b` when it is absolute. */
+char *path_join(const char *a, const char *b);
+
+/* Collapses empty and "." components and resolves ".." against the
+ * components before it, without looking at the filesystem. "/.." is "/";
+ * a relative path keeps leading ".." it cannot resolve. "" becomes ".". */
+char *path_normalize(const char *p);
+
+/* `p` made absolute against `base` (or the working directory when base is
+ * NULL) and normalised. NULL with errno set when the working directory
+ * cannot be read. */
+char *path_absolute(const char *base, const char *p);
+
+/* Where the normalised absolute `path` lies inside `root`: a pointer into
+ * `path` ("" for the root itself), or NULL when it is outside. */
+const char *path_relative(const char *root, const char *path);
+
+/* `p` with every symbolic link resolved, like realpath(3), except that
+ * components that do not exist yet are appended lexically: a file an agent
+ * is about to create still has a resolved name. NULL with errno set on
+ * other errors (EACCES, ELOOP, …). */
+char *path_resolve(const char *p);
+
+/* The last component and the directory part of a normalised path. */
+const char *path_basename(const char *p);
+char *path_dirname(const char *p);

@@ -1,0 +1,668 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "matcher.h"
+#include "path.h"
+
+/* What to write, shown when a policy protects nothing. */
+#define POLICY_EXAMPLE "    protect:\n      - src/auth.c\n      - tests/golden/**\n"
+
+void policy_free(Policy *p) {
+  if (p == NULL) {
+    return;
+  }
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    free(p->patterns[i].pattern);
+    free(p->patterns[i].declared);
+  }
+  free(p->patterns);
+  free(p->file);
+  free(p->root);
+  free(p);
+}
+
+/* Line and column (1-based, counted in characters) of byte `off`. */
+static void position_of(const char *text, size_t off, unsigned *line, unsigned *col) {
+  unsigned l = 1, c = 1;
+  for (size_t i = 0; i < off; i++) {
+    if (text[i] == '\n') {
+      l++;
+      c = 1;
+    } else if (((unsigned char)text[i] & 0xC0) != 0x80) {
+      c++;
+    }
+  }
+  *line = l;
+  *col = c;
+}
+
+/* Offset of the first byte that is not part of well-formed UTF-8 (no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or `len`. */
+static size_t utf8_invalid_offset(const unsigned char *s, size_t len) {
+  size_t i = 0;
+  while (i < len) {
+    unsigned char c = s[i];
+    size_t n;
+    uint32_t cp;
+    if (c < 0x80) {
+      i++;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (len - i <= n) {
+      return i;
+    }
+    for (size_t k = 1; k <= n; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) {
+        return i;
+      }
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return i;
+    }
+    i += n + 1;
+  }
+  return len;
+}
+
+int policy_normalize_pattern(const char *in, size_t len, char **ret, char **ret_reason) {
+  *ret_reason = NULL;
+  if (memchr(in, '\0', len) != NULL) {
+    *ret_reason = xstrdup(_("a pattern may not contain a NUL character"));
+    return -1;
+  }
+  /* Trim blanks, as the Rust ralon does. */
+  while (len > 0 && strchr(" \t\r\n", in[0]) != NULL) {
+    in++, len--;
+  }
+  while (len > 0 && strchr(" \t\r\n", in[len - 1]) != NULL) {
+    len--;
+  }
+  _cleanup_free_ char *s = xstrndup(in, len);
+  if (len == 0) {
+    *ret_reason = xstrdup(_("empty pattern"));
+    return -1;
+  }
+  if (s[0] == '!') {
+    *ret_reason = xasprintf(_("negation is not supported in version 1: `%s`"), s);
+    return -1;
+  }
+  if (s[0] == '~') {
+    *ret_reason = xasprintf(_("`~` is not expanded: `%s`; patterns are relative to agent.lock"), s);
+    return -1;
+  }
+  /* Policies are shared by mixed teams: a backslash separates, too. */
+  for (char *p = s; *p != '\0'; p++) {
+    if (*p == '\\') {
+      *p = '/';
+    }
+  }
+  if (s[0] == '/') {
+    *ret_reason =
+        xasprintf(_("absolute paths are not allowed, patterns are relative to agent.lock: `%s`"), s);
+    return -1;
+  }
+  if (strchr(s, ':') != NULL) {
+    *ret_reason = xasprintf(
+        _("`:` is not allowed (drive letters and URLs are not project paths): `%s`"), s);
+    return -1;
+  }
+  if (len >= PATH_MAX) {
+    *ret_reason = xasprintf(_("a pattern may not be longer than %d bytes"), PATH_MAX - 1);
+    return -1;
+  }
+
+  /* Rebuild segment by segment: drop empty and "." segments (which covers
+   * one leading "./" and a trailing "/"), refuse "..". */
+  char *out = xmalloc(len + 1);
+  size_t o = 0;
+  for (char *seg = s, *next; seg != NULL; seg = next) {
+    char *slash = strchr(seg, '/');
+    next = slash ? slash + 1 : NULL;
+    if (slash) {
+      *slash = '\0';
+    }
+    if (seg[0] == '\0' || streq(seg, ".")) {
+      continue;
+    }
+    if (streq(seg, "..")) {
+      free(out);
+      *ret_reason = xasprintf(_("`..` may not be used to escape the project root: `%.*s`"),
+                              (int)len, in);
+      return -1;
+    }
+    if (o > 0) {
+      out[o++] = '/';
+    }
+    size_t n = strlen(seg);
+    memcpy(out + o, seg, n);
+    o += n;
+  }
+  out[o] = '\0';
+  if (o == 0) {
+    free(out);
+    *ret_reason = xasprintf(
+        _("`%.*s` does not name anything inside the project (to protect everything, write `**`)"),
+        (int)len, in);
+    return -1;
+  }
+  char *why = NULL;
+  if (matcher_check_pattern(out, &why) < 0) {
+    free(out);
+    *ret_reason = why;
+    return -1;
+  }
+  *ret = out;
+  return 0;
+}
+
+typedef struct {
+  const char *file;
+  const char *text;
+  size_t len;
+  yaml_parser_t parser;
+  Error *err;
+} Parse;
+
+ATTR_PRINTF(3, 4)
+static int fail_at(Parse *ps, const yaml_mark_t *m, const char *fmt, ...) {
+  _cleanup_free_ char *what = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&what, fmt, ap) < 0) {
+    oom();
+  }
+  va_end(ap);
+  return error_set(ps->err, EINVAL, "%s:%zu:%zu: %s", ps->file, m->line + 1, m->column + 1, what);
+}
+
+static const char *event_noun(const yaml_event_t *ev) {
+  switch (ev->type) {
+  case YAML_SEQUENCE_START_EVENT:
+    return _("a list");
+  case YAML_MAPPING_START_EVENT:
+    return _("a mapping");
+  case YAML_SCALAR_EVENT:
+    return _("a value");
+  case YAML_ALIAS_EVENT:
+    return _("an alias");
+  case YAML_DOCUMENT_START_EVENT:
+    return _("a second document");
+  case YAML_NO_EVENT:
+  case YAML_STREAM_START_EVENT:
+  case YAML_STREAM_END_EVENT:
+  case YAML_DOCUMENT_END_EVENT:
+  case YAML_SEQUENCE_END_EVENT:
+  case YAML_MAPPING_END_EVENT:
+    break;
+  }
+  return _("the end of the document");
+}
+
+/* Next event, with every YAML feature a policy has no use for refused:
+ * aliases and anchors (the "billion laughs"), tags. */
+static int next_event(Parse *ps, yaml_event_t *ev) {
+  if (!yaml_parser_parse(&ps->parser, ev)) {
+    const yaml_mark_t *m = &ps->parser.problem_mark;
+    const char *problem = ps->parser.problem ? ps->parser.problem : _("unknown error");
+    if (ps->parser.context != NULL) {
+      return fail_at(ps, m, _("invalid YAML: %s %s"), problem, ps->parser.context);
+    }
+    return fail_at(ps, m, _("invalid YAML: %s"), problem);
+  }
+  const yaml_char_t *anchor = NULL, *tag = NULL;
+  switch (ev->type) {
+  case YAML_ALIAS_EVENT:
+    fail_at(ps, &ev->start_mark, _("aliases (`*name`) are not allowed in agent.lock"));
+    yaml_event_delete(ev);
+    return -1;
+  case YAML_SCALAR_EVENT:
+    anchor = ev->data.scalar.anchor;
+    tag = ev->data.scalar.tag;
+    break;
+  case YAML_SEQUENCE_START_EVENT:
+    anchor = ev->data.sequence_start.anchor;
+    tag = ev->data.sequence_start.tag;
+    break;
+  case YAML_MAPPING_START_EVENT:
+    anchor = ev->data.mapping_start.anchor;
+    tag = ev->data.mapping_start.tag;
+    break;
+  case YAML_DOCUMENT_START_EVENT:
+    if (ev->data.document_start.tag_directives.start != ev->data.document_start.tag_directives.end) {
+      fail_at(ps, &ev->start_mark, _("%%TAG directives are not allowed in agent.lock"));
+      yaml_event_delete(ev);
+      return -1;
+    }
+    break;
+  case YAML_NO_EVENT:
+  case YAML_STREAM_START_EVENT:
+  case YAML_STREAM_END_EVENT:
+  case YAML_DOCUMENT_END_EVENT:
+  case YAML_SEQUENCE_END_EVENT:
+  case YAML_MAPPING_END_EVENT:
+    break;
+  }
+  if (anchor != NULL) {
+    fail_at(ps, &ev->start_mark, _("anchors (`&%s`) are not allowed in agent.lock"),
+            (const char *)anchor);
+    yaml_event_delete(ev);
+    return -1;
+  }
+  if (tag != NULL) {
+    fail_at(ps, &ev->start_mark, _("tags (`%s`) are not allowed in agent.lock"), (const char *)tag);
+    yaml_event_delete(ev);
+    return -1;
+  }
+  return 0;
+}
+
+static bool scalar_is(const yaml_event_t *ev, const char *s) {
+  return ev->data.scalar.length == strlen(s) && memcmp(ev->data.scalar.value, s, strlen(s)) == 0;
+}
+
+/* A plain scalar that YAML reads as null: nothing, "~", "null". */
+static bool scalar_is_null(const yaml_event_t *ev) {
+  return ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+         (ev->data.scalar.length == 0 || scalar_is(ev, "~") || scalar_is(ev, "null") ||
+          scalar_is(ev, "Null") || scalar_is(ev, "NULL"));
+}
+
+static int parse_version(Parse *ps, const yaml_event_t *ev, unsigned *ret) {
+  if (ev->type != YAML_SCALAR_EVENT) {
+    return fail_at(ps, &ev->start_mark, _("expected the number 1 after `version:`, found %s"),
+                   event_noun(ev));
+  }
+  const char *v = (const char *)ev->data.scalar.value;
+  size_t n = ev->data.scalar.length;
+  /* YAML 1.2 core integers: decimal with an optional sign, 0x…, 0o…. */
+  int base = 10;
+  size_t i = 0;
+  if (n > 0 && v[0] == '+') {
+    i = 1;
+  }
+  if (n - i > 2 && v[i] == '0' && (v[i + 1] == 'x' || v[i + 1] == 'o')) {
+    base = v[i + 1] == 'x' ? 16 : 8;
+    i += 2;
+  }
+  bool ok = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && i < n;
+  uintmax_t val = 0;
+  for (size_t k = i; ok && k < n; k++) {
+    int d;
+    char c = v[k];
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else {
+      d = 99;
+    }
+    if (d >= base) {
+      ok = false;
+      break;
+    }
+    if (val > (UINTMAX_MAX - (uintmax_t)d) / (uintmax_t)base) {
+      val = UINTMAX_MAX;
+    } else {
+      val = val * (uintmax_t)base + (uintmax_t)d;
+    }
+  }
+  if (!ok) {
+    return fail_at(ps, &ev->start_mark, _("expected the number 1 after `version:`, found `%.*s`"),
+                   (int)n, v);
+  }
+  if (val != POLICY_VERSION) {
+    return fail_at(ps, &ev->start_mark,
+                   _("unsupported version %.*s (this build understands version %u)"), (int)n, v,
+                   POLICY_VERSION);
+  }
+  *ret = (unsigned)val;
+  return 0;
+}
+
+static void add_pattern(Policy *p, size_t *cap, char *pattern, char *declared, unsigned line,
+                        unsigned col, bool implicit) {
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    if (streq(p->patterns[i].pattern, pattern)) {
+      free(pattern);
+      free(declared);
+      return;
+    }
+  }
+  PolicyPattern *pp = grow_array(&p->patterns, &p->n_patterns, cap, sizeof(PolicyPattern));
+  pp->pattern = pattern;
+  pp->declared = declared;
+  pp->line = line;
+  pp->column = col;
+  pp->implicit = implicit;
+}
+
+static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t *cap) {
+  if (start->type == YAML_SCALAR_EVENT && scalar_is_null(start)) {
+    return fail_at(ps, &start->start_mark,
+                   _("`protect:` is empty; list the paths to protect below it, one per line:\n\n%s"),
+                   POLICY_EXAMPLE);
+  }
+  if (start->type != YAML_SEQUENCE_START_EVENT) {
+    return fail_at(ps, &start->start_mark,
+                   _("expected a list of paths after `protect:`, found %s; write one path per "
+                     "line:\n\n%s"),
+                   event_noun(start), POLICY_EXAMPLE);
+  }
+  for (;;) {
+    yaml_event_t ev;
+    if (next_event(ps, &ev) < 0) {
+      return -1;
+    }
+    if (ev.type == YAML_SEQUENCE_END_EVENT) {
+      yaml_event_delete(&ev);
+      return 0;
+    }
+    if (ev.type != YAML_SCALAR_EVENT) {
+      fail_at(ps, &ev.start_mark, _("expected a path (a string) in the `protect` list, found %s"),
+              event_noun(&ev));
+      yaml_event_delete(&ev);
+      return -1;
+    }
+    const char *v = (const char *)ev.data.scalar.value;
+    size_t n = ev.data.scalar.length;
+    char *norm = NULL, *why = NULL;
+    if (policy_normalize_pattern(v, n, &norm, &why) < 0) {
+      fail_at(ps, &ev.start_mark, _("invalid pattern: %s"), why);
+      free(why);
+      yaml_event_delete(&ev);
+      return -1;
+    }
+    add_pattern(p, cap, norm, xstrndup(v, n), (unsigned)ev.start_mark.line + 1,
+                (unsigned)ev.start_mark.column + 1, false);
+    yaml_event_delete(&ev);
+  }
+}
+
+static int parse_document(Parse *ps, Policy *p, size_t *cap) {
+  yaml_event_t ev;
+  bool seen_version = false, seen_protect = false;
+
+  if (next_event(ps, &ev) < 0) {
+    return -1;
+  }
+  if (ev.type == YAML_SCALAR_EVENT && scalar_is_null(&ev)) {
+    yaml_event_delete(&ev);
+    return error_set(ps->err, EINVAL,
+                     _("%s is empty, so it protects nothing. Add the paths to protect:\n\n%s"),
+                     ps->file, POLICY_EXAMPLE);
+  }
+  if (ev.type != YAML_MAPPING_START_EVENT) {
+    fail_at(ps, &ev.start_mark,
+            _("expected a mapping with the key `protect:` (and optionally `version: 1`), found "
+              "%s:\n\n%s"),
+            event_noun(&ev), POLICY_EXAMPLE);
+    yaml_event_delete(&ev);
+    return -1;
+  }
+  yaml_event_delete(&ev);
+
+  for (;;) {
+    if (next_event(ps, &ev) < 0) {
+      return -1;
+    }
+    if (ev.type == YAML_MAPPING_END_EVENT) {
+      yaml_event_delete(&ev);
+      break;
+    }
+    if (ev.type != YAML_SCALAR_EVENT) {
+      fail_at(ps, &ev.start_mark, _("expected a key (`protect` or `version`), found %s"),
+              event_noun(&ev));
+      yaml_event_delete(&ev);
+      return -1;
+    }
+    yaml_mark_t key_mark = ev.start_mark;
+    bool is_version = scalar_is(&ev, "version"), is_protect = scalar_is(&ev, "protect");
+    if (!is_version && !is_protect) {
+      fail_at(ps, &key_mark, _("unknown key `%.*s`; expected `protect` or `version`"),
+              (int)ev.data.scalar.length, (const char *)ev.data.scalar.value);
+      yaml_event_delete(&ev);
+      return -1;
+    }
+    yaml_event_delete(&ev);
+    if ((is_version && seen_version) || (is_protect && seen_protect)) {
+      return fail_at(ps, &key_mark, _("duplicate key `%s`"), is_version ? "version" : "protect");
+    }
+    if (next_event(ps, &ev) < 0) {
+      return -1;
+    }
+    int r = is_version ? parse_version(ps, &ev, &p->version) : parse_protect(ps, &ev, p, cap);
+    yaml_event_delete(&ev);
+    if (r < 0) {
+      return -1;
+    }
+    seen_version |= is_version;
+    seen_protect |= is_protect;
+  }
+
+  if (next_event(ps, &ev) < 0) {
+    return -1;
+  }
+  /* DOCUMENT_END is all that can follow a mapping. */
+  yaml_event_delete(&ev);
+  if (next_event(ps, &ev) < 0) {
+    return -1;
+  }
+  if (ev.type != YAML_STREAM_END_EVENT) {
+    fail_at(ps, &ev.start_mark,
+            _("a second YAML document is not allowed in agent.lock (remove the `---`)"));
+    yaml_event_delete(&ev);
+    return -1;
+  }
+  yaml_event_delete(&ev);
+  return 0;
+}
+
+int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err) {
+  unsigned line, col;
+
+  if (len > POLICY_MAX_SIZE) {
+    return error_set(err, EFBIG, _("%s: file is larger than %u bytes; a policy is a short list"),
+                     file, POLICY_MAX_SIZE);
+  }
+  const char *nul = memchr(text, '\0', len);
+  if (nul != NULL) {
+    position_of(text, (size_t)(nul - text), &line, &col);
+    return error_set(err, EINVAL, _("%s:%u:%u: a NUL byte; agent.lock must be UTF-8 text"), file,
+                     line, col);
+  }
+  size_t bad = utf8_invalid_offset((const unsigned char *)text, len);
+  if (bad < len) {
+    position_of(text, bad, &line, &col);
+    return error_set(err, EILSEQ, _("%s:%u:%u: not valid UTF-8; agent.lock must be UTF-8 text"),
+                     file, line, col);
+  }
+
+  _cleanup_policy_ Policy *p = xcalloc(1, sizeof(Policy));
+  size_t cap = 0;
+  p->file = xstrdup(file);
+  p->root = path_dirname(file);
+  p->version = POLICY_VERSION;
+  add_pattern(p, &cap, xstrdup(POLICY_FILE_NAME), xstrdup(POLICY_FILE_NAME), 0, 0, true);
+
+  Parse ps = {.file = file, .text = text, .len = len, .err = err};
+  if (!yaml_parser_initialize(&ps.parser)) {
+    oom();
+  }
+  yaml_parser_set_input_string(&ps.parser, (const unsigned char *)text, len);
+  yaml_parser_set_encoding(&ps.parser, YAML_UTF8_ENCODING);
+
+  int r = 0;
+  yaml_event_t ev;
+  if (next_event(&ps, &ev) < 0) { /* STREAM_START */
+    r = -1;
+    goto out;
+  }
+  yaml_event_delete(&ev);
+  if (next_event(&ps, &ev) < 0) {
+    r = -1;
+    goto out;
+  }
+  if (ev.type == YAML_STREAM_END_EVENT) {
+    yaml_event_delete(&ev);
+    r = error_set(err, EINVAL,
+                  _("%s is empty, so it protects nothing. Add the paths to protect:\n\n%s"), file,
+                  POLICY_EXAMPLE);
+    goto out;
+  }
+  yaml_event_delete(&ev); /* DOCUMENT_START */
+  r = parse_document(&ps, p, &cap);
+
+out:
+  yaml_parser_delete(&ps.parser);
+  if (r < 0) {
+    return -1;
+  }
+  p->n_declared = p->n_patterns - 1;
+  *ret = steal_pointer(&p);
+  return 0;
+}
+
+int policy_load(const char *file, Policy **ret, Error *err) {
+  _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    return error_set(err, errno, _("cannot open %s: %m"), file);
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    return error_set(err, errno, _("cannot read %s: %m"), file);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return error_set(err, EINVAL, _("%s is not a regular file"), file);
+  }
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  int r = read_fd_limited(fd, POLICY_MAX_SIZE, &text, &len);
+  if (r == -EFBIG) {
+    return error_set(err, EFBIG, _("%s: file is larger than %u bytes; a policy is a short list"),
+                     file, POLICY_MAX_SIZE);
+  }
+  if (r < 0) {
+    errno = -r;
+    return error_set(err, -r, _("cannot read %s: %m"), file);
+  }
+  return policy_parse(file, text, len, ret, err);
+}
+
+int policy_find(const char *start, char **ret_file, Error *err) {
+  _cleanup_free_ char *dir = path_absolute(NULL, start ? start : ".");
+  if (dir == NULL) {
+    return error_set(err, errno, _("cannot determine the working directory: %m"));
+  }
+  struct stat st;
+  if (stat(dir, &st) < 0) {
+    return error_set(err, errno, _("cannot use %s: %m"), dir);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return error_set(err, ENOTDIR, _("cannot use %s: %s"), dir, strerror(ENOTDIR));
+  }
+  for (char *d = xstrdup(dir);;) {
+    _cleanup_free_ char *candidate = path_join(d, POLICY_FILE_NAME);
+    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) {
+      free(d);
+      *ret_file = steal_pointer(&candidate);
+      return 0;
+    }
+    if (streq(d, "/")) {
+      free(d);
+      break;
+    }
+    char *parent = path_dirname(d);
+    free(d);
+    d = parent;
+  }
+  error_set(err, ENOENT, _("no agent.lock found in %s or any parent directory (run `ralon init`)"),
+            dir);
+  return -ENOENT;
+}
+
+int policy_discover(const char *start, Policy **ret, Error *err) {
+  _cleanup_free_ char *file = NULL;
+  int r = policy_find(start, &file, err);
+  if (r < 0) {
+    return r;
+  }
+  return policy_load(file, ret, err) < 0 ? -EINVAL : 0;
+}
+
+char *policy_starter_text(const char *dir) {
+  /* Things an unattended agent should not change, when they exist. */
+  static const char *const candidates[] = {
+      ".github/workflows", ".gitlab-ci.yml",   ".circleci",        "Jenkinsfile",
+      "Cargo.lock",        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
+      "pnpm-lock.yaml",    "bun.lockb",        "poetry.lock",      "uv.lock",
+      "Pipfile.lock",      "go.sum",           "Gemfile.lock",     "composer.lock",
+      "flake.lock",        "mix.lock",         "pubspec.lock",     "Package.resolved",
+  };
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  if (f == NULL) {
+    oom();
+  }
+  fputs(_("# agent.lock: what AI coding agents may not modify.\n"
+          "#\n"
+          "# `ralon run -- AGENT` makes every path listed here read-only for the agent\n"
+          "# and everything it starts; `ralon check PATH` tells whether a path is\n"
+          "# covered. Patterns are relative to this file. `*` and `?` stay within one\n"
+          "# path component, `**` spans any number of them, `[abc]` is a class. A\n"
+          "# directory protects everything inside it. agent.lock itself is always\n"
+          "# protected. See agent.lock(5).\n"),
+        f);
+  fputs("version: 1\nprotect:\n", f);
+  fputs(_("  # Always protected; listed so the list is never empty.\n"), f);
+  fputs("  - agent.lock\n", f);
+
+  struct stat st;
+  _cleanup_free_ char *git = path_join(dir, ".git");
+  if (stat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fputs(_("  # Code placed here runs outside any sandbox at your next git command.\n"), f);
+    fputs("  - .git/hooks\n  - .git/config\n", f);
+  }
+  bool header = false;
+  for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {
+    _cleanup_free_ char *p = path_join(dir, candidates[i]);
+    if (lstat(p, &st) < 0) {
+      continue;
+    }
+    if (!header) {
+      fputs(_("  # Found here: CI configuration and lock files.\n"), f);
+      header = true;
+    }
+    fprintf(f, "  - %s\n", candidates[i]);
+  }
+  fputs(_("  # More you may want (remove the `#` to protect):\n"), f);
+  fputs("  # - tests/golden/**\n  # - migrations/**\n  # - .env*\n", f);
+  if (fclose(f) != 0) {
+    oom();
+  }
+  return buf;
+}

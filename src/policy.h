@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent.lock: finding it, reading it strictly, normalising its patterns
+ * (DESIGN.md §2). Nothing here matches paths; that is matcher.h. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util.h"
+
+#define POLICY_FILE_NAME "agent.lock"
+#define POLICY_VERSION 1u
+/* Larger files are refused before parsing. */
+#define POLICY_MAX_SIZE (1024u * 1024u)
+
+typedef struct {
+  char *pattern;  /* normalised: no "./", no trailing "/", "/" separators */
+  char *declared; /* the string as written in the file */
+  unsigned line;  /* 1-based position of the item; 0 for the implicit one */
+  unsigned column;
+  bool implicit; /* pattern zero, agent.lock itself */
+} PolicyPattern;
+
+typedef struct {
+  char *file; /* absolute path of agent.lock */
+  char *root; /* absolute directory holding it: patterns are relative to it */
+  unsigned version;
+  PolicyPattern *patterns; /* [0] is always agent.lock */
+  size_t n_patterns;
+  size_t n_declared; /* items in `protect:` that were not duplicates */
+} Policy;
+
+/* Parses `len` bytes of policy text. `file` names it in messages and
+ * determines `root`. Every rejection is "FILE:LINE:COL: message". */
+int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err);
+
+/* Reads and parses the file at `file` (an absolute path). */
+int policy_load(const char *file, Policy **ret, Error *err);
+
+/* Walks up from `start` (a directory; NULL for the working directory) to
+ * `/`; the first directory holding a regular file agent.lock is the root.
+ * Returns 0 and the policy, or -ENOENT (with err set) when there is none,
+ * or another negative value on a bad policy. */
+int policy_discover(const char *start, Policy **ret, Error *err);
+
+/* The directory policy_discover would report, without parsing anything:
+ * *ret_file is the absolute path of agent.lock. -ENOENT when there is none. */
+int policy_find(const char *start, char **ret_file, Error *err);
+
+/* Normalises one pattern as DESIGN.md §2 says. On rejection returns -1 and
+ * sets *ret_reason to a translated explanation (static storage or owned by
+ * *ret_reason_owned, which the caller frees). */
+int policy_normalize_pattern(const char *in, size_t len, char **ret, char **ret_reason);
+
+void policy_free(Policy *p);
+static inline void policy_freep(Policy **p) {
+  policy_free(*p);
+}
+#define _cleanup_policy_ _cleanup_(policy_freep)
+
+/* The commented starter policy `ralon init` writes for directory `dir`:
+ * .git/hooks and .git/config in a git repository, and the CI configuration
+ * and lock files that exist there. Always a valid policy. */
+char *policy_starter_text(const char *dir);

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+int error_setv(Error *err, int errnum, const char *fmt, va_list ap) {
+  if (err == NULL || err->message != NULL) {
+    return -1;
+  }
+  char *msg = NULL;
+  if (vasprintf(&msg, fmt, ap) < 0) {
+    oom();
+  }
+  err->errnum = errnum;
+  err->message = msg;
+  return -1;
+}
+
+int error_set(Error *err, int errnum, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  error_setv(err, errnum, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+void error_clear(Error *err) {
+  if (err == NULL) {
+    return;
+  }
+  free(err->message);
+  err->message = NULL;
+  err->errnum = 0;
+}
+
+void oom(void) {
+  static const char msg[] = "ralon: out of memory\n";
+  (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+  _exit(EXIT_ERROR);
+}
+
+void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (p == NULL) {
+    oom();
+  }
+  return p;
+}
+
+void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (p == NULL) {
+    oom();
+  }
+  return p;
+}
+
+void *xreallocarray(void *p, size_t n, size_t size) {
+  void *q = reallocarray(p, n ? n : 1, size ? size : 1);
+  if (q == NULL) {
+    oom();
+  }
+  return q;
+}
+
+char *xstrdup(const char *s) {
+  char *p = strdup(s);
+  if (p == NULL) {
+    oom();
+  }
+  return p;
+}
+
+char *xstrndup(const char *s, size_t n) {
+  char *p = strndup(s, n);
+  if (p == NULL) {
+    oom();
+  }
+  return p;
+}
+
+char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  char *s = NULL;
+  va_start(ap, fmt);
+  int r = vasprintf(&s, fmt, ap);
+  va_end(ap);
+  if (r < 0) {
+    oom();
+  }
+  return s;
+}
+
+void *grow_array(void *array_ptr, size_t *n, size_t *cap, size_t size) {
+  void **array = array_ptr;
+  if (*n >= *cap) {
+    size_t ncap = *cap ? *cap * 2 : 8;
+    if (ncap < *cap) {
+      oom();
+    }
+    *array = xreallocarray(*array, ncap, size);
+    *cap = ncap;
+  }
+  char *slot = (char *)*array + *n * size;
+  memset(slot, 0, size);
+  (*n)++;
+  return slot;
+}
+
+bool streq(const char *a, const char *b) {
+  return strcmp(a, b) == 0;
+}
+
+bool startswith(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len) {
+  size_t cap = 4096, len = 0;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if ((uintmax_t)st.st_size > max) {
+      return -EFBIG;
+    }
+    cap = (size_t)st.st_size + 1;
+  }
+  _cleanup_free_ char *buf = xmalloc(cap + 1);
+  for (;;) {
+    if (len == cap) {
+      if (cap > max) {
+        return -EFBIG;
+      }
+      cap *= 2;
+      buf = xreallocarray(buf, cap + 1, 1);
+    }
+    ssize_t r = read(fd, buf + len, cap - len);
+    if (r < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return -errno;
+    }
+    if (r == 0) {
+      break;
+    }
+    len += (size_t)r;
+    if (len > max) {
+      return -EFBIG;
+    }
+  }
+  buf[len] = '\0';
+  *ret = steal_pointer(&buf);
+  *ret_len = len;
+  return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len) {
+  while (len > 0) {
+    ssize_t w = write(fd, data, len);
+    if (w < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return -errno;
+    }
+    data += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int write_file_atomic(const char *dir, const char *name, const char *data, size_t len,
+                      bool replace) {
+  _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    return -errno;
+  }
+  _cleanup_free_ char *tmp = xasprintf("%s/.%s.XXXXXX", dir, name);
+  _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0) {
+    return -errno;
+  }
+  const char *tmpname = strrchr(tmp, '/') + 1;
+  mode_t mask = umask(0);
+  umask(mask);
+  int r = write_all(fd, data, len);
+  if (r == 0 && fchmod(fd, 0666 & ~mask) < 0) {
+    r = -errno;
+  }
+  if (r == 0 && fsync(fd) < 0) {
+    r = -errno;
+  }
+  if (r == 0) {
+    if (replace) {
+      r = renameat(dfd, tmpname, dfd, name) < 0 ? -errno : 0;
+    } else {
+      r = renameat2(dfd, tmpname, dfd, name, RENAME_NOREPLACE) < 0 ? -errno : 0;
+      if (r == -EINVAL || r == -ENOSYS) {
+        /* A filesystem without RENAME_NOREPLACE: link(2) refuses to
+         * replace, too. */
+        r = linkat(dfd, tmpname, dfd, name, 0) < 0 ? -errno : 0;
+        if (r == 0) {
+          (void)unlinkat(dfd, tmpname, 0);
+        }
+      }
+    }
+  }
+  if (r < 0) {
+    (void)unlinkat(dfd, tmpname, 0);
+    return r;
+  }
+  (void)fsync(dfd);
+  return 0;
+}

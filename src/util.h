@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Small helpers every unit uses: gettext, cleanup attributes, allocation,
+ * and the error value that library-style functions hand back to main. */
+#pragma once
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#if ENABLE_NLS
+#include <libintl.h>
+#define _(s) gettext(s)
+#define N_(s, p, n) ngettext(s, p, n)
+#else
+#define _(s) (s)
+#define N_(s, p, n) ((n) == 1 ? (s) : (p))
+#endif
+/* Marks a string for extraction without translating it where it stands. */
+#define NOOP_(s) (s)
+
+#define ATTR_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define ATTR_NORETURN __attribute__((noreturn))
+#define ATTR_WUR __attribute__((warn_unused_result))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+/* Exit codes shared by every command (DESIGN.md §3). */
+enum {
+  EXIT_OK = 0,
+  EXIT_PROTECTED = 1, /* check: something is protected; dry-run: cannot enforce */
+  EXIT_ERROR = 2,
+};
+
+/* The error a library-style function returns through its last argument.
+ * `message` is complete and translated ("FILE:LINE:COL: what was expected");
+ * `errnum` is the errno behind it, or 0. Only main turns it into an exit. */
+typedef struct {
+  int errnum;
+  char *message;
+} Error;
+
+/* Sets *err (when err is not NULL) and returns -1, so callers can write
+ * `return error_set(err, errno, _("cannot open %s"), path);`. The first
+ * error set wins; later ones are dropped. */
+int error_set(Error *err, int errnum, const char *fmt, ...) ATTR_PRINTF(3, 4);
+int error_setv(Error *err, int errnum, const char *fmt, va_list ap) ATTR_PRINTF(3, 0);
+void error_clear(Error *err);
+
+/* Allocation that cannot fail: an out-of-memory ralon has nothing better
+ * to do than stop, before it restricts or executes anything. */
+void *xmalloc(size_t n) __attribute__((malloc, alloc_size(1)));
+void *xcalloc(size_t n, size_t size) __attribute__((malloc, alloc_size(1, 2)));
+void *xreallocarray(void *p, size_t n, size_t size) __attribute__((alloc_size(2, 3)));
+char *xstrdup(const char *s) __attribute__((malloc, nonnull));
+char *xstrndup(const char *s, size_t n) __attribute__((malloc, nonnull));
+char *xasprintf(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((malloc));
+ATTR_NORETURN void oom(void);
+
+/* Grows *array (holding *n of size `size`) by one element and returns a
+ * pointer to the new, zeroed element. Capacity doubles. */
+void *grow_array(void *array_ptr, size_t *n, size_t *cap, size_t size);
+
+static inline void freep(void *p) {
+  free(*(void **)p);
+}
+static inline void closep(int *fd) {
+  if (*fd >= 0) {
+    int saved = errno;
+    (void)close(*fd);
+    errno = saved;
+  }
+}
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_error_ _cleanup_(error_clear)
+
+/* Hands ownership out of a cleanup variable. */
+#define steal_pointer(pp)               \
+  ({                                    \
+    __typeof__(*(pp)) _tmp_ = *(pp);    \
+    *(pp) = NULL;                       \
+    _tmp_;                              \
+  })
+#define steal_fd(fdp)      \
+  ({                       \
+    int _tmp_fd_ = *(fdp); \
+    *(fdp) = -1;           \
+    _tmp_fd_;              \
+  })
+
+bool streq(const char *a, const char *b);
+bool startswith(const char *s, const char *prefix);
+
+/* Reads a whole regular file through an open descriptor, refusing more than
+ * `max` bytes. The buffer is NUL-terminated; *ret_len excludes the NUL. */
+int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len);
+
+/* Writes `len` bytes as `dir/name` through a temporary file in `dir` that
+ * is renamed into place, so the file is either whole or untouched. Without
+ * `replace`, an existing file is left alone and -EEXIST returned. The new
+ * file gets mode 0666 less the umask. Returns 0 or -errno. */
+int write_file_atomic(const char *dir, const char *name, const char *data, size_t len,
+                      bool replace);
