@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "path.h"
 
@@ -15,7 +16,12 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_GIT_HOOKS] = "git-hooks-unprotected",
     [AUDIT_GIT_CONFIG] = "git-config-unprotected",
     [AUDIT_UNREADABLE] = "unreadable-directory",
+    [AUDIT_ROOT] = "root",
 };
+
+bool audit_weakens(AuditKind k) {
+  return k != AUDIT_UNMATCHED_GLOB && k >= 0 && k < _AUDIT_KIND_MAX;
+}
 
 const char *audit_kind_to_string(AuditKind k) {
   if (k < 0 || k >= _AUDIT_KIND_MAX) {
@@ -50,9 +56,31 @@ static void audit_git(const Policy *policy, const Matcher *m, AuditFindings *out
   }
 }
 
+/* Whether pattern `idx`, which was first for no entry, still names
+ * something on disk: an entry an earlier pattern claimed, or something
+ * inside a directory that is protected as a whole. */
+static bool pattern_shadowed(const Policy *policy, const Matcher *m, const ScanResult *scan,
+                             size_t idx) {
+  for (size_t k = 0; k < scan->n_paths; k++) {
+    const ProtectedPath *p = &scan->paths[k];
+    if (matcher_match_one(m, idx, p->relative)) {
+      return true;
+    }
+    if (S_ISDIR(p->mode) && matcher_may_match_below_one(m, idx, p->relative)) {
+      return true;
+    }
+  }
+  if (matcher_is_literal(m, idx)) {
+    _cleanup_free_ char *abs = path_join(policy->root, policy->patterns[idx].pattern);
+    struct stat st;
+    return lstat(abs, &st) == 0;
+  }
+  return false;
+}
+
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out) {
   for (size_t i = 1; i < policy->n_patterns; i++) {
-    if (scan->hits[i] > 0) {
+    if (scan->hits[i] > 0 || pattern_shadowed(policy, m, scan, i)) {
       continue;
     }
     const char *pat = policy->patterns[i].pattern;
@@ -73,7 +101,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
                     "can be replaced (protect the target's own path instead)")));
     } else if (!S_ISDIR(p->mode) && p->nlink > 1) {
       add(out, AUDIT_HARD_LINKS, xstrdup(p->relative),
-          xasprintf(N_("has %ju hard link; the other names are not protected and writing one "
+          xasprintf(P_("has %ju hard link; the other names are not protected and writing one "
                        "changes this file",
                        "has %ju hard links; the other names are not protected and writing one "
                        "changes this file",
@@ -86,6 +114,12 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
         xstrdup(_("could not be read, so protected paths inside it were not found")));
   }
   audit_git(policy, m, out);
+  if (geteuid() == 0) {
+    add(out, AUDIT_ROOT, xstrdup(_("running as root:")),
+        xstrdup(_("an agent running as root is not a protected configuration; it keeps owner "
+                  "access to /proc/sys, block devices and every root-owned file (run the agent "
+                  "as an ordinary user)")));
+  }
 }
 
 void audit_findings_clear(AuditFindings *f) {

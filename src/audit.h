@@ -4,6 +4,7 @@
  * "ralon: warning: SUBJECT DETAIL" and put them in --json. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "matcher.h"
@@ -18,6 +19,7 @@ typedef enum {
   AUDIT_GIT_HOOKS,
   AUDIT_GIT_CONFIG,
   AUDIT_UNREADABLE,
+  AUDIT_ROOT,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;
@@ -37,6 +39,10 @@ typedef struct {
 /* Looks at the policy and what the scan found. Never fails: a condition it
  * cannot check is not reported. */
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out);
+
+/* Whether a finding leaves protection weaker (`run --strict` refuses
+ * those), as opposed to noting something harmless. */
+bool audit_weakens(AuditKind k);
 
 /* A stable identifier for --json, e.g. "hard-links". */
 const char *audit_kind_to_string(AuditKind k);

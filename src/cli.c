@@ -8,11 +8,19 @@ enum {
   OPT_JSON = 0x100,
   OPT_FORCE,
   OPT_NO_HOOKS,
+  OPT_BACKEND,
+  OPT_DRY_RUN,
+  OPT_IF_POLICY,
+  OPT_STRICT,
+  OPT_SEAL,
+  OPT_DETACH,
+  OPT_STOP,
 };
 
 static const char *const command_names[_CMD_MAX] = {
     [CMD_NONE] = NULL,     [CMD_HELP] = "help",     [CMD_VERSION] = NULL,
     [CMD_INIT] = "init",   [CMD_CHECK] = "check",   [CMD_STATUS] = "status",
+    [CMD_RUN] = "run",     [CMD_GUARD] = "guard",
 };
 
 const char *cli_command_name(Command c) {
@@ -77,6 +85,37 @@ void cli_print_help(FILE *f, Command c) {
             "  -h, --help       show this help\n"),
           f);
     return;
+  case CMD_RUN:
+    fputs(_("Usage: ralon run [OPTIONS] -- COMMAND [ARGS...]\n"
+            "\n"
+            "Make what agent.lock protects unmodifiable for COMMAND and everything it\n"
+            "starts, then become COMMAND: its exit status, signals and terminal are\n"
+            "its own.\n"
+            "\n"
+            "Options:\n"
+            "      --backend B  auto (default), mount or landlock\n"
+            "      --dry-run    print the plan instead; exit 0 if it can be enforced\n"
+            "                   here, 1 if not\n"
+            "      --json       with --dry-run: print the plan as JSON\n"
+            "  -q, --quiet      no summary line and no warnings on stderr\n"
+            "      --if-policy  without an agent.lock, run COMMAND unchanged\n"
+            "      --strict     make every warning that weakens protection fatal\n"
+            "      --seal       mount backend: also forbid every mount, and scope\n"
+            "                   signals and abstract sockets (Landlock ABI 6+)\n"
+            "  -C, --dir DIR    look for agent.lock from DIR instead of here\n"
+            "  -h, --help       show this help\n"
+            "\n"
+            "Exit status: COMMAND's own; 2 when ralon cannot protect the paths or\n"
+            "cannot start COMMAND.\n"),
+          f);
+    return;
+  case CMD_GUARD:
+    fputs(_("Usage: ralon guard [--detach | --stop]\n"
+            "\n"
+            "On Linux there is no guard process: `ralon run` restricts the agent in\n"
+            "the kernel, and the restriction is inherited by everything it starts.\n"),
+          f);
+    return;
   case CMD_HELP:
   case CMD_NONE:
   case CMD_VERSION:
@@ -92,11 +131,13 @@ void cli_print_help(FILE *f, Command c) {
           "  init      write a commented agent.lock here\n"
           "  check     say whether paths are protected, or list what is\n"
           "  status    show the policy, what it protects, and its weak spots\n"
+          "  run       run an agent that cannot modify what the policy protects\n"
+          "  guard     (Linux: explains why no guard process is needed)\n"
           "  help      show the help of a command\n"
           "\n"
           "Options:\n"
           "  -C, --dir DIR    look for agent.lock from DIR instead of here\n"
-          "      --json       machine-readable output (check, status)\n"
+          "      --json       machine-readable output (check, status, run --dry-run)\n"
           "  -h, --help       show this help\n"
           "  -V, --version    show the version\n"
           "\n"
@@ -146,17 +187,38 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
       {"no-hooks", no_argument, NULL, OPT_NO_HOOKS},
       {NULL, 0, NULL, 0},
   };
+  static const struct option run_opts[] = {
+      COMMON_LONG_OPTIONS,
+      {"backend", required_argument, NULL, OPT_BACKEND},
+      {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+      {"quiet", no_argument, NULL, 'q'},
+      {"if-policy", no_argument, NULL, OPT_IF_POLICY},
+      {"strict", no_argument, NULL, OPT_STRICT},
+      {"seal", no_argument, NULL, OPT_SEAL},
+      {NULL, 0, NULL, 0},
+  };
+  static const struct option guard_opts[] = {
+      COMMON_LONG_OPTIONS,
+      {"detach", no_argument, NULL, OPT_DETACH},
+      {"stop", no_argument, NULL, OPT_STOP},
+      {NULL, 0, NULL, 0},
+  };
   static const struct option plain_opts[] = {
       COMMON_LONG_OPTIONS,
       {NULL, 0, NULL, 0},
   };
   const char *name = cli_command_name(o->command);
-  const struct option *longopts = o->command == CMD_INIT ? init_opts : plain_opts;
+  const struct option *longopts = o->command == CMD_INIT    ? init_opts
+                                  : o->command == CMD_RUN   ? run_opts
+                                  : o->command == CMD_GUARD ? guard_opts
+                                                            : plain_opts;
+  /* run stops at the command: what follows belongs to it. */
+  const char *optstring = o->command == CMD_RUN ? "+:C:hVq" : ":C:hV";
   int c;
 
   optind = 0; /* full reinitialisation for the second getopt pass */
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":C:hV", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
     if (common_option(o, c)) {
       continue;
     }
@@ -174,6 +236,30 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
     case OPT_NO_HOOKS:
       o->no_hooks = true;
       break;
+    case OPT_BACKEND:
+      o->backend = optarg;
+      break;
+    case OPT_DRY_RUN:
+      o->dry_run = true;
+      break;
+    case 'q':
+      o->quiet = true;
+      break;
+    case OPT_IF_POLICY:
+      o->if_policy = true;
+      break;
+    case OPT_STRICT:
+      o->strict = true;
+      break;
+    case OPT_SEAL:
+      o->seal = true;
+      break;
+    case OPT_DETACH:
+      o->detach = true;
+      break;
+    case OPT_STOP:
+      o->stop = true;
+      break;
     default:
       return bad_option(name, argc, argv, c, err);
     }
@@ -186,6 +272,23 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
     o->paths = rest;
     o->n_paths = n_rest;
     return 0;
+  case CMD_RUN:
+    if (n_rest == 0) {
+      return error_set(err, EINVAL, _("`ralon run` needs a command to run: ralon run -- COMMAND"));
+    }
+    if (o->backend != NULL && !streq(o->backend, "auto") && !streq(o->backend, "mount") &&
+        !streq(o->backend, "landlock")) {
+      return error_set(err, EINVAL, _("unknown backend `%s`; expected auto, mount or landlock"),
+                       o->backend);
+    }
+    o->paths = rest;
+    o->n_paths = n_rest;
+    return 0;
+  case CMD_GUARD:
+    if (o->detach && o->stop) {
+      return error_set(err, EINVAL, _("--detach and --stop cannot be used together"));
+    }
+    break;
   case CMD_HELP:
     if (n_rest > 1) {
       return error_set(err, EINVAL, _("`ralon help` takes at most one command"));

@@ -15,6 +15,8 @@ typedef enum {
   CMD_INIT,
   CMD_CHECK,
   CMD_STATUS,
+  CMD_RUN,
+  CMD_GUARD,
   _CMD_MAX,
   _CMD_INVALID = -EINVAL,
 } Command;
@@ -27,9 +29,19 @@ typedef struct {
   /* init */
   bool force;
   bool no_hooks;
-  /* check */
+  /* check: the paths; run: the command and its arguments */
   char **paths;
   size_t n_paths;
+  /* run */
+  const char *backend; /* NULL: auto */
+  bool dry_run;
+  bool quiet;
+  bool if_policy;
+  bool strict;
+  bool seal;
+  /* guard */
+  bool detach;
+  bool stop;
 } Options;
 
 int cli_parse(int argc, char **argv, Options *ret, Error *err);

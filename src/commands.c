@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "audit.h"
+#include "enforce/enforce.h"
+#include "enforce/unguarded.h"
 #include "matcher.h"
 #include "output.h"
 #include "path.h"
@@ -110,7 +112,9 @@ static void print_warnings(const AuditFindings *f) {
 static void print_locked(const char *rel, bool dir, const char *pattern) {
   /* TRANSLATORS: a column of its own; keep "locked", "writable" and
    * "outside" the same width (10 characters with the spaces). */
-  printf("%s%s%s%s%s  (matches `%s`)\n", color_on(stdout, COLOR_RED), _("locked    "),
+  /* TRANSLATORS: scripts written for the Rust ralon read this line; keep
+   * its shape. */
+  printf(_("%s%s%s%s%s  (matches `%s`)\n"), color_on(stdout, COLOR_RED), _("locked    "),
          color_off(stdout), rel[0] ? rel : ".", dir ? "/" : "", pattern);
 }
 
@@ -159,6 +163,7 @@ typedef enum {
 typedef struct {
   Verdict verdict;
   char *relative; /* NULL when outside */
+  char *via;      /* locked through its resolved name: that name */
   long pattern;
 } CheckResult;
 
@@ -193,8 +198,11 @@ static int check_one(const Project *p, const char *base, const char *canon_root,
     ret->relative = xstrdup(lex);
     ret->pattern = lex_idx;
   } else if (res_idx >= 0) {
+    /* Inside the project by name: that name, and where it leads. From
+     * outside: the name inside the project it resolves to. */
     ret->verdict = VERDICT_LOCKED;
-    ret->relative = xstrdup(res);
+    ret->relative = xstrdup(lex ? lex : res);
+    ret->via = lex ? xstrdup(res[0] ? res : ".") : NULL;
     ret->pattern = res_idx;
   } else if (lex != NULL || res != NULL) {
     ret->verdict = VERDICT_WRITABLE;
@@ -230,9 +238,12 @@ static int check_paths(const Options *o, Project *p, Error *err) {
       json_object *e = json_object_new_object();
       json_add_string(e, "path", arg);
       json_add_string(e, "status", names[cr.verdict]);
-      json_add_string(e, "relative", cr.relative ? rel : NULL);
+      json_add_string(e, "relative", cr.via ? cr.via : cr.relative ? rel : NULL);
       json_add_string(e, "pattern", pattern);
       json_object_array_add(list, e);
+    } else if (cr.verdict == VERDICT_LOCKED && cr.via != NULL) {
+      printf(_("%s%s%s%s  (resolves to %s, matches `%s`)\n"), color_on(stdout, COLOR_RED),
+             _("locked    "), color_off(stdout), rel, cr.via, pattern);
     } else if (cr.verdict == VERDICT_LOCKED) {
       print_locked(rel, false, pattern);
     } else if (cr.verdict == VERDICT_WRITABLE) {
@@ -241,6 +252,7 @@ static int check_paths(const Options *o, Project *p, Error *err) {
       printf("%s%s\n", _("outside   "), arg);
     }
     free(cr.relative);
+    free(cr.via);
   }
   if (list != NULL) {
     if (r < 0) {
@@ -288,9 +300,31 @@ int command_check(const Options *o, Error *err) {
 
 /* ---- status ----------------------------------------------------------- */
 
+static json_object *json_backends(const Availability *av) {
+  json_object *o = json_object_new_object();
+  for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
+    json_object *e = json_object_new_object();
+    _cleanup_free_ char *d = enforce_describe(av, b);
+    json_object_object_add(e, "available", json_object_new_boolean(enforce_backend_available(av, b)));
+    json_add_string(e, "description", d);
+    if (b == BACKEND_LANDLOCK) {
+      json_object_object_add(e, "abi", json_object_new_int(av->landlock_abi > 0 ? av->landlock_abi : 0));
+    } else {
+      json_add_string(e, "failed_step",
+                      av->mount.step == MOUNT_STEP_NONE ? NULL : mount_step_to_string(av->mount.step));
+      json_add_string(e, "errno", av->mount.step == MOUNT_STEP_NONE ? NULL : strerrorname_np(av->mount.errnum));
+    }
+    json_object_object_add(o, backend_to_string(b), e);
+  }
+  return o;
+}
+
 static void status_json(const Project *p) {
   const Policy *pol = p->policy;
   json_object *doc = json_project(p);
+  Availability av;
+  enforce_availability(pol->root, &av);
+  json_object_object_add(doc, "backends", json_backends(&av));
   json_object_object_add(doc, "version", json_object_new_int((int)pol->version));
 
   json_object *pats = json_object_new_array();
@@ -333,7 +367,7 @@ int command_status(const Options *o, Error *err) {
   printf("%-11s%s\n", _("root"), pol->root);
   printf("%-11s%u\n", _("version"), pol->version);
   printf("%-11s", _("patterns"));
-  printf(N_("%zu declared (+1 implicit: agent.lock)\n", "%zu declared (+1 implicit: agent.lock)\n",
+  printf(P_("%zu declared (+1 implicit: agent.lock)\n", "%zu declared (+1 implicit: agent.lock)\n",
             (unsigned long)pol->n_declared),
          pol->n_declared);
   for (size_t i = 0; i < pol->n_patterns; i++) {
@@ -342,7 +376,7 @@ int command_status(const Options *o, Error *err) {
     if (hits == 0) {
       printf("%s\n", _("nothing on disk"));
     } else {
-      printf(N_("%zu path\n", "%zu paths\n", (unsigned long)hits), hits);
+      printf(P_("%zu path\n", "%zu paths\n", (unsigned long)hits), hits);
     }
   }
   printf("%-11s", _("protected"));
@@ -352,7 +386,260 @@ int command_status(const Options *o, Error *err) {
     const ProtectedPath *pp = &p.scan->paths[i];
     printf("  %s%s\n", pp->relative, S_ISDIR(pp->mode) ? "/" : "");
   }
+  Availability av;
+  enforce_availability(pol->root, &av);
+  printf("%s\n", _("backends"));
+  for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
+    _cleanup_free_ char *d = enforce_describe(&av, b);
+    printf("  %-9s%s\n", backend_to_string(b), d);
+  }
+  if (!enforce_backend_available(&av, BACKEND_AUTO)) {
+    fputs(_("\nNothing on this machine can stop an agent from writing to those paths.\n"
+            "`ralon run` will refuse to start rather than pretend otherwise.\n"),
+          stdout);
+  } else if (!enforce_backend_available(&av, BACKEND_MOUNT)) {
+    fputs(_("\nOnly Landlock is available: it does not protect metadata (chmod, chown,\n"
+            "times, extended attributes) of protected paths, and directories on the way\n"
+            "to a protected path accept no new entries while the agent runs.\n"),
+          stdout);
+  }
   print_warnings(&p.findings);
   project_clear(&p);
   return 0;
+}
+
+/* ---- run -------------------------------------------------------------- */
+
+static const char *plural_dirs(size_t n) {
+  return P_("directory", "directories", (unsigned long)n);
+}
+
+static void print_plan(const Plan *plan, const Project *p, const Options *o, const char *why) {
+  printf("%-11s%s\n", _("root"), p->policy->root);
+  printf("%-11s%s  (%s)\n", _("backend"), backend_to_string(plan->backend), why);
+  printf("%-11s", _("command"));
+  for (size_t i = 0; i < o->n_paths; i++) {
+    printf("%s%s", i ? " " : "", o->paths[i]);
+  }
+  printf("\n");
+  size_t n_present = 0;
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    n_present += !plan->targets[i].missing;
+  }
+  printf("%-11s", _("protected"));
+  printf(_("%zu path(s)\n"), n_present);
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    const PlanTarget *t = &plan->targets[i];
+    if (!t->missing) {
+      printf("  %s  %s%s\n", _("read-only"), t->relative, S_ISDIR(t->mode) ? "/" : "");
+    }
+  }
+  if (plan->backend == BACKEND_MOUNT && plan->n_pinned > 0) {
+    printf("%-11s", _("pinned"));
+    printf(_("%zu %s, which cannot be renamed or removed\n"), plan->n_pinned,
+           plural_dirs(plan->n_pinned));
+    for (size_t i = 0; i < plan->n_pinned; i++) {
+      printf("  %s  %s\n", _("no rename"), plan->pinned[i]);
+    }
+  }
+  if (plan->backend == BACKEND_LANDLOCK) {
+    printf("%-11s", _("landlock"));
+    printf(_("%zu grant(s), %zu %s create-restricted\n"), plan->carve.n_grants,
+           plan->carve.n_restricted, plural_dirs(plan->carve.n_restricted));
+    for (size_t i = 0; i < plan->carve.n_restricted; i++) {
+      printf("  %s  %s\n", _("no new entries in"), plan->carve.restricted[i]);
+    }
+  }
+  bool header = false;
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    const PlanTarget *t = &plan->targets[i];
+    if (!t->missing) {
+      continue;
+    }
+    if (!header) {
+      printf("%s\n", _("not covered"));
+      header = true;
+    }
+    if (plan->backend == BACKEND_MOUNT) {
+      printf(_("  %s does not exist, so it cannot be made read-only\n"), t->relative);
+    } else {
+      printf(_("  %s does not exist; it cannot be created while the agent runs\n"), t->relative);
+    }
+  }
+  if (plan->backend == BACKEND_LANDLOCK) {
+    if (!header) {
+      printf("%s\n", _("not covered"));
+    }
+    printf("%s\n", _("  metadata of protected paths (chmod, chown, times, extended attributes): "
+                     "Landlock does not govern it"));
+  }
+}
+
+static json_object *json_plan(const Plan *plan, const Project *p, const char *why) {
+  json_object *doc = json_project(p);
+  json_add_string(doc, "backend", backend_to_string(plan->backend));
+  json_add_string(doc, "reason", why);
+  json_object *prot = json_object_new_array(), *missing = json_object_new_array();
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    const PlanTarget *t = &plan->targets[i];
+    json_object *e = json_object_new_object();
+    json_add_string(e, "path", t->relative);
+    json_add_string(e, "target", t->path);
+    json_add_string(e, "link", t->link);
+    if (!t->missing) {
+      json_add_string(e, "kind", scan_kind_name(t->mode));
+      json_object_object_add(e, "device", json_object_new_uint64((uint64_t)t->dev));
+      json_object_object_add(e, "inode", json_object_new_uint64((uint64_t)t->ino));
+    }
+    json_object_array_add(t->missing ? missing : prot, e);
+  }
+  json_object_object_add(doc, "protected", prot);
+  json_object_object_add(doc, "missing", missing);
+  json_object *pinned = json_object_new_array();
+  for (size_t i = 0; i < plan->n_pinned; i++) {
+    json_object_array_add(pinned, json_object_new_string(plan->pinned[i]));
+  }
+  json_object_object_add(doc, "pinned", pinned);
+  json_object *grants = json_object_new_array(), *restricted = json_object_new_array();
+  for (size_t i = 0; i < plan->carve.n_grants; i++) {
+    json_object_array_add(grants, json_object_new_string(plan->carve.grants[i].path));
+  }
+  for (size_t i = 0; i < plan->carve.n_restricted; i++) {
+    json_object_array_add(restricted, json_object_new_string(plan->carve.restricted[i]));
+  }
+  json_object_object_add(doc, "granted", grants);
+  json_object_object_add(doc, "restricted", restricted);
+  json_object *nc = json_object_new_array();
+  if (plan->backend == BACKEND_LANDLOCK) {
+    json_object_array_add(nc, json_object_new_string("metadata"));
+  }
+  json_object_object_add(doc, "not_covered", nc);
+  json_object_object_add(doc, "findings", json_findings(&p->findings));
+  return doc;
+}
+
+/* Runs the command as it is: no policy here and --if-policy. */
+static int exec_unchanged(const Options *o, Error *err) {
+  fflush(stdout);
+  execvp(o->paths[0], o->paths);
+  return error_set(err, errno, _("failed to run `%s`: %m"), o->paths[0]);
+}
+
+int command_run(const Options *o, Error *err) {
+  Project p;
+  Error discover_err = {0};
+  int r = project_open(o, true, &p, &discover_err);
+  if (r < 0) {
+    bool none = discover_err.errnum == ENOENT && p.policy == NULL;
+    project_clear(&p);
+    if (none && o->if_policy) {
+      error_clear(&discover_err);
+      return exec_unchanged(o, err);
+    }
+    error_set(err, discover_err.errnum, "%s", discover_err.message);
+    error_clear(&discover_err);
+    return -1;
+  }
+
+  Backend requested = o->backend ? backend_from_string(o->backend) : BACKEND_AUTO;
+  Availability av;
+  enforce_availability(p.policy->root, &av);
+  Backend chosen = BACKEND_LANDLOCK;
+  _cleanup_free_ char *why = NULL;
+  _cleanup_error_ Error select_err = {0};
+  bool enforceable = enforce_select(requested, &av, &chosen, &why, &select_err) == 0;
+  if (!enforceable) {
+    if (!o->dry_run) {
+      project_clear(&p);
+      return error_set(err, select_err.errnum, "%s", select_err.message);
+    }
+    chosen = requested == BACKEND_MOUNT ? BACKEND_MOUNT : BACKEND_LANDLOCK;
+    why = xstrdup(_("not available here"));
+  }
+
+  PlanTarget *targets = NULL;
+  size_t n_targets = 0;
+  Plan plan = {0};
+  if (enforce_targets(p.policy, p.matcher, p.scan, &targets, &n_targets, err) < 0 ||
+      plan_build(chosen, targets, n_targets, sys_list_dir, NULL, &plan, err) < 0) {
+    if (plan.targets == NULL) {
+      plan_targets_free(targets, n_targets);
+    }
+    plan_clear(&plan);
+    project_clear(&p);
+    return -1;
+  }
+
+  if (o->dry_run) {
+    if (o->json) {
+      json_object *doc = json_plan(&plan, &p, why);
+      json_object_object_add(doc, "enforceable", json_object_new_boolean(enforceable));
+      json_add_string(doc, "error", enforceable ? NULL : select_err.message);
+      json_print(doc);
+    } else {
+      print_plan(&plan, &p, o, why);
+      if (!enforceable) {
+        printf("\n%s %s\n", _("would fail:"), select_err.message);
+      }
+      print_warnings(&p.findings);
+    }
+    plan_clear(&plan);
+    project_clear(&p);
+    return enforceable ? EXIT_OK : EXIT_PROTECTED;
+  }
+
+  if (o->strict) {
+    for (size_t i = 0; i < p.findings.n; i++) {
+      if (audit_weakens(p.findings.items[i].kind)) {
+        r = error_set(err, EPERM, _("%s %s (refusing to run with --strict)"),
+                      p.findings.items[i].subject, p.findings.items[i].detail);
+        plan_clear(&plan);
+        project_clear(&p);
+        return r;
+      }
+    }
+  }
+  if (!o->quiet) {
+    size_t n = 0;
+    for (size_t i = 0; i < plan.n_targets; i++) {
+      n += !plan.targets[i].missing;
+    }
+    print_note(_("%zu path(s) locked via the %s backend"), n, backend_to_string(chosen));
+    print_warnings(&p.findings);
+    if (chosen == BACKEND_LANDLOCK) {
+      print_warning(_("Landlock does not protect the metadata (mode, owner, times, extended "
+                      "attributes) of protected paths"));
+      if (av.landlock_abi < 3) {
+        print_warning(_("this kernel's Landlock ABI %d cannot stop protected files from being "
+                        "truncated"),
+                      av.landlock_abi);
+      }
+    }
+  }
+  if (chosen == BACKEND_LANDLOCK && o->seal) {
+    r = error_set(err, EINVAL, _("--seal works with the mount backend only"));
+  } else {
+    r = enforce_exec(&plan, &av, o->seal, o->paths, err);
+  }
+  /* Only reached when nothing was executed. */
+  plan_clear(&plan);
+  project_clear(&p);
+  return r < 0 ? -1 : EXIT_ERROR;
+}
+
+/* ---- guard ------------------------------------------------------------ */
+
+int command_guard(const Options *o, Error *err) {
+  Project p;
+  if (project_open(o, false, &p, err) < 0) {
+    project_clear(&p);
+    return -1;
+  }
+  if (o->stop) {
+    printf(_("no guard was running for %s\n"), p.policy->root);
+    project_clear(&p);
+    return EXIT_OK;
+  }
+  project_clear(&p);
+  return error_set(err, ENOTSUP, "%s", unguarded_reason());
 }

@@ -7,3 +7,5 @@
 int command_init(const Options *o, Error *err);
 int command_check(const Options *o, Error *err);
 int command_status(const Options *o, Error *err);
+int command_run(const Options *o, Error *err);
+int command_guard(const Options *o, Error *err);

@@ -26,6 +26,10 @@ static int dispatch(const Options *o, Error *err) {
     return command_check(o, err);
   case CMD_STATUS:
     return command_status(o, err);
+  case CMD_RUN:
+    return command_run(o, err);
+  case CMD_GUARD:
+    return command_guard(o, err);
   case CMD_NONE:
   case _CMD_MAX:
   case _CMD_INVALID:
@@ -54,8 +58,9 @@ int main(int argc, char **argv) {
     print_error("%s", err.message ? err.message : _("unknown error"));
     return EXIT_ERROR;
   }
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    print_error(_("cannot write the output: %s"), strerror(errno));
+  int w = output_flush_stdout();
+  if (w < 0) {
+    print_error(_("cannot write the output: %s"), strerror(-w));
     return EXIT_ERROR;
   }
   return r;

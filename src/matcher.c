@@ -71,18 +71,19 @@ static size_t class_end(const char *s, size_t i) {
 
 /* Brace expansion. Appends every alternative of `s` to *out, refusing
  * nesting, unbalanced braces and more than MATCHER_MAX_ALTERNATIVES. */
-static int expand_braces(const char *s, char ***out, size_t *n, size_t *cap, char **why) {
+static int expand_braces(const char *orig, const char *s, char ***out, size_t *n, size_t *cap,
+                         char **why) {
   size_t open = SIZE_MAX;
   for (size_t i = 0; s[i] != '\0'; i++) {
     if (s[i] == '[') {
       size_t e = class_end(s, i);
       if (e == 0) {
-        *why = xasprintf(_("unclosed `[` in `%s` (to match a literal `[`, write `[[]`)"), s);
+        *why = xasprintf(_("unclosed `[` in `%s` (to match a literal `[`, write `[[]`)"), orig);
         return -1;
       }
       i = e;
     } else if (s[i] == '}') {
-      *why = xasprintf(_("`}` without a matching `{` in `%s`"), s);
+      *why = xasprintf(_("`}` without a matching `{` in `%s`"), orig);
       return -1;
     } else if (s[i] == '{') {
       open = i;
@@ -91,7 +92,7 @@ static int expand_braces(const char *s, char ***out, size_t *n, size_t *cap, cha
   }
   if (open == SIZE_MAX) {
     if (*n >= MATCHER_MAX_ALTERNATIVES) {
-      *why = xasprintf(_("`%s` expands to more than %d alternatives"), s, MATCHER_MAX_ALTERNATIVES);
+      *why = xasprintf(_("`%s` expands to more than %d alternatives"), orig, MATCHER_MAX_ALTERNATIVES);
       return -1;
     }
     char **slot = grow_array(out, n, cap, sizeof(char *));
@@ -104,12 +105,12 @@ static int expand_braces(const char *s, char ***out, size_t *n, size_t *cap, cha
     if (s[i] == '[') {
       size_t e = class_end(s, i);
       if (e == 0) {
-        *why = xasprintf(_("unclosed `[` in `%s` (to match a literal `[`, write `[[]`)"), s);
+        *why = xasprintf(_("unclosed `[` in `%s` (to match a literal `[`, write `[[]`)"), orig);
         return -1;
       }
       i = e;
     } else if (s[i] == '{') {
-      *why = xasprintf(_("nested `{` is not supported in `%s`"), s);
+      *why = xasprintf(_("nested `{` is not supported in `%s`"), orig);
       return -1;
     } else if (s[i] == '}') {
       close = i;
@@ -117,7 +118,7 @@ static int expand_braces(const char *s, char ***out, size_t *n, size_t *cap, cha
     }
   }
   if (close == SIZE_MAX) {
-    *why = xasprintf(_("unclosed `{` in `%s`"), s);
+    *why = xasprintf(_("unclosed `{` in `%s`"), orig);
     return -1;
   }
   size_t start = open + 1;
@@ -131,7 +132,7 @@ static int expand_braces(const char *s, char ***out, size_t *n, size_t *cap, cha
     }
     _cleanup_free_ char *alt =
         xasprintf("%.*s%.*s%s", (int)open, s, (int)(i - start), s + start, s + close + 1);
-    if (expand_braces(alt, out, n, cap, why) < 0) {
+    if (expand_braces(orig, alt, out, n, cap, why) < 0) {
       return -1;
     }
     start = i + 1;
@@ -147,21 +148,28 @@ static void free_strv(char **v, size_t n) {
 }
 
 /* Splits one expanded alternative into segments, or explains why not. */
-static int split_segments(const char *alt, Segment **ret, size_t *ret_n, char **why) {
+static int split_segments(const char *orig, const char *alt, Segment **ret, size_t *ret_n,
+                          char **why) {
   Segment *segs = NULL;
   size_t n = 0, cap = 0;
+  if (alt[0] == '/') {
+    /* `{/etc,x}`: an alternative may not turn absolute either. */
+    *why = xasprintf(_("absolute paths are not allowed, patterns are relative to agent.lock: `%s`"),
+                     orig);
+    goto fail;
+  }
   for (const char *s = alt; *s != '\0';) {
     const char *e = strchrnul(s, '/');
     size_t len = (size_t)(e - s);
     if (len == 0 || (len == 1 && s[0] == '.')) {
       /* Alternatives like "a/{,b}/c" leave empty or "." segments. */
     } else if (len == 2 && s[0] == '.' && s[1] == '.') {
-      *why = xasprintf(_("`..` may not be used to escape the project root: `%s`"), alt);
+      *why = xasprintf(_("`..` may not be used to escape the project root: `%s`"), orig);
       goto fail;
     } else {
       bool star2 = memmem(s, len, "**", 2) != NULL;
       if (star2 && !(len == 2)) {
-        *why = xasprintf(_("`**` must be a whole path component (like `a/**/b`), in `%s`"), alt);
+        *why = xasprintf(_("`**` must be a whole path component (like `a/**/b`), in `%s`"), orig);
         goto fail;
       }
       SegKind kind = star2 ? SEG_GLOBSTAR
@@ -171,7 +179,7 @@ static int split_segments(const char *alt, Segment **ret, size_t *ret_n, char **
       /* Consecutive `**` mean the same as one. */
       if (!(kind == SEG_GLOBSTAR && n > 0 && segs[n - 1].kind == SEG_GLOBSTAR)) {
         if (n >= MATCHER_MAX_SEGMENTS) {
-          *why = xasprintf(_("`%s` has more than %d path components"), alt, MATCHER_MAX_SEGMENTS);
+          *why = xasprintf(_("`%s` has more than %d path components"), orig, MATCHER_MAX_SEGMENTS);
           goto fail;
         }
         Segment *sg = grow_array(&segs, &n, &cap, sizeof(Segment));
@@ -183,7 +191,7 @@ static int split_segments(const char *alt, Segment **ret, size_t *ret_n, char **
     s = *e ? e + 1 : e;
   }
   if (n == 0) {
-    *why = xasprintf(_("`%s` does not name anything inside the project"), alt);
+    *why = xasprintf(_("`%s` does not name anything inside the project"), orig);
     goto fail;
   }
   *ret = segs;
@@ -201,11 +209,11 @@ int matcher_check_pattern(const char *pattern, char **ret_reason) {
   char **alts = NULL;
   size_t n = 0, cap = 0;
   *ret_reason = NULL;
-  int r = expand_braces(pattern, &alts, &n, &cap, ret_reason);
+  int r = expand_braces(pattern, pattern, &alts, &n, &cap, ret_reason);
   for (size_t i = 0; r == 0 && i < n; i++) {
     Segment *segs = NULL;
     size_t ns = 0;
-    r = split_segments(alts[i], &segs, &ns, ret_reason);
+    r = split_segments(pattern, alts[i], &segs, &ns, ret_reason);
     for (size_t k = 0; k < ns; k++) {
       free(segs[k].text);
     }
@@ -243,7 +251,7 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
     char **alts = NULL;
     size_t na = 0, acap = 0;
     _cleanup_free_ char *why = NULL;
-    if (expand_braces(patterns[i], &alts, &na, &acap, &why) < 0) {
+    if (expand_braces(patterns[i], patterns[i], &alts, &na, &acap, &why) < 0) {
       free_strv(alts, na);
       return error_set(err, EINVAL, _("invalid pattern: %s"), why);
     }
@@ -251,7 +259,7 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
     for (size_t k = 0; k < na; k++) {
       Alternative *a = grow_array(&m->alts, &m->n_alts, &cap, sizeof(Alternative));
       a->pattern = i;
-      if (split_segments(alts[k], &a->segs, &a->n_segs, &why) < 0) {
+      if (split_segments(patterns[i], alts[k], &a->segs, &a->n_segs, &why) < 0) {
         m->n_alts--;
         free_strv(alts, na);
         return error_set(err, EINVAL, _("invalid pattern: %s"), why);
@@ -381,4 +389,30 @@ bool matcher_may_match_below(const Matcher *m, const char *rel) {
     uselocale(old);
   }
   return found;
+}
+
+/* Runs `fn` over the alternatives of pattern `idx` in the UTF-8 locale. */
+static int run_one(const Matcher *m, size_t idx, const char *rel, bool below) {
+  locale_t old = (locale_t)0;
+  int found = 0;
+  if (m->needs_locale && m->utf8 != (locale_t)0) {
+    old = uselocale(m->utf8);
+  }
+  for (size_t i = 0; i < m->n_alts && found == 0; i++) {
+    if (m->alts[i].pattern == idx) {
+      found = run_alternative(m, &m->alts[i], rel, below);
+    }
+  }
+  if (old != (locale_t)0) {
+    uselocale(old);
+  }
+  return found;
+}
+
+bool matcher_match_one(const Matcher *m, size_t idx, const char *rel) {
+  return run_one(m, idx, rel, false) == 1;
+}
+
+bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel) {
+  return run_one(m, idx, rel, true) != 0;
 }

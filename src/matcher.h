@@ -6,7 +6,9 @@
  * is a whole segment matching zero or more segments; `{a,b}` alternatives
  * (one level, as the Rust ralon's globset reads them). A pattern `p`
  * protects `p` and everything below it. Segments are matched with glibc's
- * fnmatch(3) in a UTF-8 locale, so `?` is one character on every machine. */
+ * fnmatch(3) in a UTF-8 locale, so `?` matches one character on every
+ * machine (glibc also lets a run of `?` match the bytes of one multibyte
+ * character: more protected, never less). */
 #pragma once
 
 #include <stdbool.h>
@@ -44,6 +46,12 @@ long matcher_match(const Matcher *m, const char *rel);
 /* Whether some pattern could protect an entry strictly below directory
  * `rel` ("" = the root); false lets a scan skip the whole subtree. */
 bool matcher_may_match_below(const Matcher *m, const char *rel);
+
+/* The same two questions for pattern `idx` alone, whatever the others say:
+ * whether it matches `rel` (or an ancestor), and whether it could match
+ * something below directory `rel`. */
+bool matcher_match_one(const Matcher *m, size_t idx, const char *rel);
+bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel);
 
 /* Whether pattern `idx` has no wildcard at all (a literal path). */
 bool matcher_is_literal(const Matcher *m, size_t idx);

@@ -40,9 +40,23 @@ const char *color_off(FILE *f) {
   return output_color(f) ? "\033[0m" : "";
 }
 
+/* The first error writing stdout, kept for main: a flush here (ordering
+ * stdout before a diagnostic) may be where it happens. */
+static int stdout_errno;
+
+int output_flush_stdout(void) {
+  if (fflush(stdout) != 0 && stdout_errno == 0) {
+    stdout_errno = errno ? errno : EIO;
+  }
+  if (ferror(stdout) && stdout_errno == 0) {
+    stdout_errno = EIO;
+  }
+  return -stdout_errno;
+}
+
 static void emit(Color c, const char *label, const char *fmt, va_list ap) {
   int saved = errno;
-  fflush(stdout);
+  (void)output_flush_stdout();
   fputs("ralon: ", stderr);
   if (label != NULL) {
     fprintf(stderr, "%s%s%s ", color_on(stderr, c), label, color_off(stderr));

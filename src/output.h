@@ -25,6 +25,9 @@ bool output_color(FILE *f);
 const char *color_on(FILE *f, Color c);
 const char *color_off(FILE *f);
 
+/* Flushes stdout; 0, or -errno of the first write error it ever had. */
+int output_flush_stdout(void);
+
 void print_error(const char *fmt, ...) ATTR_PRINTF(1, 2);
 void print_warning(const char *fmt, ...) ATTR_PRINTF(1, 2);
 void print_note(const char *fmt, ...) ATTR_PRINTF(1, 2);

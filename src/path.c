@@ -125,30 +125,25 @@ char *path_dirname(const char *p) {
   return xstrndup(p, (size_t)(slash - p));
 }
 
-char *path_resolve(const char *p) {
+/* realpath(3) that keeps going where components are missing; `links`
+ * counts the symbolic links followed by hand, as the kernel's limit does. */
+static char *resolve(const char *p, unsigned *links) {
   char *r = realpath(p, NULL);
   if (r != NULL) {
     return r;
   }
-  if (errno != ENOENT) {
+  /* ENOTDIR: a component is a file, so nothing below it exists either. */
+  if (errno != ENOENT && errno != ENOTDIR) {
     return NULL;
   }
-  /* Resolve the parent and append the missing last component. */
-  _cleanup_free_ char *norm = path_normalize(p);
-  if (streq(norm, "/") || streq(norm, ".")) {
-    return NULL;
-  }
-  const char *slash = strrchr(p, '/');
-  _cleanup_free_ char *parent = NULL;
-  const char *last = NULL;
-  /* Work on the unnormalised text so "link/.." keeps kernel semantics for
-   * the part that exists; strip trailing slashes first. */
   size_t len = strlen(p);
   while (len > 1 && p[len - 1] == '/') {
     len--;
   }
   _cleanup_free_ char *trimmed = xstrndup(p, len);
-  slash = strrchr(trimmed, '/');
+  const char *slash = strrchr(trimmed, '/');
+  _cleanup_free_ char *parent = NULL;
+  const char *last;
   if (slash == NULL) {
     parent = xstrdup(".");
     last = trimmed;
@@ -156,10 +151,31 @@ char *path_resolve(const char *p) {
     parent = slash == trimmed ? xstrdup("/") : xstrndup(trimmed, (size_t)(slash - trimmed));
     last = slash + 1;
   }
-  _cleanup_free_ char *rparent = path_resolve(parent);
+  if (streq(trimmed, "/") || last[0] == '\0') {
+    return NULL;
+  }
+  _cleanup_free_ char *rparent = resolve(parent, links);
   if (rparent == NULL) {
     return NULL;
   }
   _cleanup_free_ char *joined = path_join(rparent, last);
+  /* A dangling symbolic link is where a write through it would land:
+   * follow it by hand. */
+  char target[PATH_MAX];
+  ssize_t n = streq(last, ".") || streq(last, "..") ? -1 : readlink(joined, target, sizeof(target) - 1);
+  if (n >= 0) {
+    if (++*links > 40) {
+      errno = ELOOP;
+      return NULL;
+    }
+    target[n] = '\0';
+    _cleanup_free_ char *next = target[0] == '/' ? xstrdup(target) : path_join(rparent, target);
+    return resolve(next, links);
+  }
   return path_normalize(joined);
+}
+
+char *path_resolve(const char *p) {
+  unsigned links = 0;
+  return resolve(p, &links);
 }

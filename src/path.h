@@ -25,9 +25,10 @@ char *path_absolute(const char *base, const char *p);
 const char *path_relative(const char *root, const char *path);
 
 /* `p` with every symbolic link resolved, like realpath(3), except that
- * components that do not exist yet are appended lexically: a file an agent
- * is about to create still has a resolved name. NULL with errno set on
- * other errors (EACCES, ELOOP, …). */
+ * components that do not exist yet are appended lexically and dangling
+ * links are followed (like `realpath -m`): a file an agent is about to
+ * create, directly or through a link, still has a resolved name. NULL with
+ * errno set on other errors (EACCES, ELOOP, …). */
 char *path_resolve(const char *p);
 
 /* The last component and the directory part of a normalised path. */

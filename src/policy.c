@@ -14,7 +14,7 @@
 #include "path.h"
 
 /* What to write, shown when a policy protects nothing. */
-#define POLICY_EXAMPLE "    protect:\n      - src/auth.c\n      - tests/golden/**\n"
+#define POLICY_EXAMPLE "    protect:\n      - src/auth.c\n      - tests/golden/**"
 
 void policy_free(Policy *p) {
   if (p == NULL) {
@@ -33,7 +33,12 @@ void policy_free(Policy *p) {
 /* Line and column (1-based, counted in characters) of byte `off`. */
 static void position_of(const char *text, size_t off, unsigned *line, unsigned *col) {
   unsigned l = 1, c = 1;
-  for (size_t i = 0; i < off; i++) {
+  size_t i = 0;
+  /* A byte order mark is not a column, as libyaml counts. */
+  if (off >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+    i = 3;
+  }
+  for (; i < off; i++) {
     if (text[i] == '\n') {
       l++;
       c = 1;
@@ -86,6 +91,40 @@ static size_t utf8_invalid_offset(const unsigned char *s, size_t len) {
   return len;
 }
 
+/* A `:` names a drive or a URL scheme, except inside a bracket expression
+ * such as `[[:digit:]]`. */
+static bool colon_outside_class(const char *s) {
+  bool in_class = false;
+  for (size_t i = 0; s[i] != '\0'; i++) {
+    if (!in_class && s[i] == '[') {
+      in_class = true;
+      size_t j = i + 1;
+      if (s[j] == '!' || s[j] == '^') {
+        j++;
+      }
+      if (s[j] == ']') {
+        j++;
+      }
+      for (; s[j] != '\0' && s[j] != ']'; j++) {
+        if (s[j] == '[' && (s[j + 1] == ':' || s[j + 1] == '.' || s[j + 1] == '=')) {
+          const char *close = strstr(s + j + 2, (char[]){s[j + 1], ']', '\0'});
+          if (close == NULL) {
+            break;
+          }
+          j = (size_t)(close - s) + 1;
+        }
+      }
+      if (s[j] == ']') {
+        i = j;
+      }
+      in_class = false;
+    } else if (s[i] == ':') {
+      return true;
+    }
+  }
+  return false;
+}
+
 int policy_normalize_pattern(const char *in, size_t len, char **ret, char **ret_reason) {
   *ret_reason = NULL;
   if (memchr(in, '\0', len) != NULL) {
@@ -123,7 +162,7 @@ int policy_normalize_pattern(const char *in, size_t len, char **ret, char **ret_
         xasprintf(_("absolute paths are not allowed, patterns are relative to agent.lock: `%s`"), s);
     return -1;
   }
-  if (strchr(s, ':') != NULL) {
+  if (colon_outside_class(s)) {
     *ret_reason = xasprintf(
         _("`:` is not allowed (drive letters and URLs are not project paths): `%s`"), s);
     return -1;
@@ -177,6 +216,30 @@ int policy_normalize_pattern(const char *in, size_t len, char **ret, char **ret_
   return 0;
 }
 
+/* Only blanks and comment lines (libyaml refuses a tab where YAML
+ * indentation could start, even on a line that holds nothing). */
+static bool text_is_blank(const char *text, size_t len) {
+  size_t i = 0;
+  if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+    i = 3;
+  }
+  bool line_start = true, comment = false;
+  for (; i < len; i++) {
+    char c = text[i];
+    if (c == '\n') {
+      line_start = true;
+      comment = false;
+    } else if (comment || c == ' ' || c == '\t' || c == '\r') {
+      continue;
+    } else if (c == '#' && line_start) {
+      comment = true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 typedef struct {
   const char *file;
   const char *text;
@@ -227,6 +290,11 @@ static int next_event(Parse *ps, yaml_event_t *ev) {
     const yaml_mark_t *m = &ps->parser.problem_mark;
     const char *problem = ps->parser.problem ? ps->parser.problem : _("unknown error");
     if (ps->parser.context != NULL) {
+      /* An unterminated quote or list ends at the end of the file: where
+       * it starts is where to look. */
+      if (strstr(problem, "end of stream") != NULL) {
+        m = &ps->parser.context_mark;
+      }
       return fail_at(ps, m, _("invalid YAML: %s %s"), problem, ps->parser.context);
     }
     return fail_at(ps, m, _("invalid YAML: %s"), problem);
@@ -271,7 +339,10 @@ static int next_event(Parse *ps, yaml_event_t *ev) {
     return -1;
   }
   if (tag != NULL) {
-    fail_at(ps, &ev->start_mark, _("tags (`%s`) are not allowed in agent.lock"), (const char *)tag);
+    const char *t = (const char *)tag;
+    bool core = startswith(t, "tag:yaml.org,2002:");
+    fail_at(ps, &ev->start_mark, _("tags (`%s%s`) are not allowed in agent.lock"), core ? "!!" : "",
+            core ? t + strlen("tag:yaml.org,2002:") : t);
     yaml_event_delete(ev);
     return -1;
   }
@@ -296,17 +367,26 @@ static int parse_version(Parse *ps, const yaml_event_t *ev, unsigned *ret) {
   }
   const char *v = (const char *)ev->data.scalar.value;
   size_t n = ev->data.scalar.length;
-  /* YAML 1.2 core integers: decimal with an optional sign, 0x…, 0o…. */
+  /* YAML integers: decimal with an optional sign, 0x…, 0o…, 0b…. */
   int base = 10;
   size_t i = 0;
   if (n > 0 && v[0] == '+') {
     i = 1;
   }
-  if (n - i > 2 && v[i] == '0' && (v[i + 1] == 'x' || v[i + 1] == 'o')) {
-    base = v[i + 1] == 'x' ? 16 : 8;
+  if (n - i > 2 && v[i] == '0' && (v[i + 1] == 'x' || v[i + 1] == 'o' || v[i + 1] == 'b')) {
+    base = v[i + 1] == 'x' ? 16 : v[i + 1] == 'o' ? 8 : 2;
     i += 2;
   }
-  bool ok = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && i < n;
+  if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
+    return fail_at(ps, &ev->start_mark,
+                   _("expected the number 1 after `version:`, found the string \"%.*s\" (write "
+                     "it without quotes)"),
+                   (int)n, v);
+  }
+  if (n == 0) {
+    return fail_at(ps, &ev->start_mark, _("expected the number 1 after `version:`, found nothing"));
+  }
+  bool ok = i < n;
   uintmax_t val = 0;
   for (size_t k = i; ok && k < n; k++) {
     int d;
@@ -345,13 +425,6 @@ static int parse_version(Parse *ps, const yaml_event_t *ev, unsigned *ret) {
 
 static void add_pattern(Policy *p, size_t *cap, char *pattern, char *declared, unsigned line,
                         unsigned col, bool implicit) {
-  for (size_t i = 0; i < p->n_patterns; i++) {
-    if (streq(p->patterns[i].pattern, pattern)) {
-      free(pattern);
-      free(declared);
-      return;
-    }
-  }
   PolicyPattern *pp = grow_array(&p->patterns, &p->n_patterns, cap, sizeof(PolicyPattern));
   pp->pattern = pattern;
   pp->declared = declared;
@@ -364,6 +437,13 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
   if (start->type == YAML_SCALAR_EVENT && scalar_is_null(start)) {
     return fail_at(ps, &start->start_mark,
                    _("`protect:` is empty; list the paths to protect below it, one per line:\n\n%s"),
+                   POLICY_EXAMPLE);
+  }
+  if (start->type == YAML_SCALAR_EVENT) {
+    return fail_at(ps, &start->start_mark,
+                   _("expected a list of paths after `protect:`, found the string `%.*s`; write "
+                     "one path per line:\n\n%s"),
+                   (int)start->data.scalar.length, (const char *)start->data.scalar.value,
                    POLICY_EXAMPLE);
   }
   if (start->type != YAML_SEQUENCE_START_EVENT) {
@@ -412,7 +492,8 @@ static int parse_document(Parse *ps, Policy *p, size_t *cap) {
   if (ev.type == YAML_SCALAR_EVENT && scalar_is_null(&ev)) {
     yaml_event_delete(&ev);
     return error_set(ps->err, EINVAL,
-                     _("%s is empty, so it protects nothing. Add the paths to protect:\n\n%s"),
+                     _("%s:1:1: the file is empty, so it protects nothing. Add the paths to "
+                       "protect:\n\n%s"),
                      ps->file, POLICY_EXAMPLE);
   }
   if (ev.type != YAML_MAPPING_START_EVENT) {
@@ -481,12 +562,52 @@ static int parse_document(Parse *ps, Policy *p, size_t *cap) {
   return 0;
 }
 
+static int compare_by_pattern(const void *a, const void *b) {
+  const PolicyPattern *const *x = a, *const *y = b;
+  int c = strcmp((*x)->pattern, (*y)->pattern);
+  /* Equal patterns: the earlier one (lower address) first. */
+  return c != 0 ? c : (*x < *y ? -1 : *x > *y);
+}
+
+/* Keeps the first of equal patterns, in O(n log n): a policy may hold a
+ * megabyte of them. */
+static void remove_duplicates(Policy *p) {
+  if (p->n_patterns < 2) {
+    return;
+  }
+  PolicyPattern **sorted = xcalloc(p->n_patterns, sizeof(PolicyPattern *));
+  bool *dup = xcalloc(p->n_patterns, sizeof(bool));
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    sorted[i] = &p->patterns[i];
+  }
+  qsort(sorted, p->n_patterns, sizeof(PolicyPattern *), compare_by_pattern);
+  for (size_t i = 1; i < p->n_patterns; i++) {
+    if (streq(sorted[i]->pattern, sorted[i - 1]->pattern)) {
+      dup[sorted[i] - p->patterns] = true;
+    }
+  }
+  size_t o = 0;
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    if (dup[i]) {
+      free(p->patterns[i].pattern);
+      free(p->patterns[i].declared);
+    } else {
+      p->patterns[o++] = p->patterns[i];
+    }
+  }
+  p->n_patterns = o;
+  free(sorted);
+  free(dup);
+}
+
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err) {
   unsigned line, col;
 
   if (len > POLICY_MAX_SIZE) {
-    return error_set(err, EFBIG, _("%s: file is larger than %u bytes; a policy is a short list"),
-                     file, POLICY_MAX_SIZE);
+    position_of(text, POLICY_MAX_SIZE, &line, &col);
+    return error_set(err, EFBIG,
+                     _("%s:%u:%u: the file is larger than %u bytes; a policy is a short list"),
+                     file, line, col, POLICY_MAX_SIZE);
   }
   const char *nul = memchr(text, '\0', len);
   if (nul != NULL) {
@@ -501,6 +622,13 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
                      file, line, col);
   }
 
+  if (text_is_blank(text, len)) {
+    return error_set(err, EINVAL,
+                     _("%s:1:1: the file is empty, so it protects nothing. Add the paths to "
+                       "protect:\n\n%s"),
+                     file, POLICY_EXAMPLE);
+  }
+
   _cleanup_policy_ Policy *p = xcalloc(1, sizeof(Policy));
   size_t cap = 0;
   p->file = xstrdup(file);
@@ -512,8 +640,9 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
   if (!yaml_parser_initialize(&ps.parser)) {
     oom();
   }
+  /* The text is known to be UTF-8 (checked above); libyaml's detection
+   * also skips a byte order mark. */
   yaml_parser_set_input_string(&ps.parser, (const unsigned char *)text, len);
-  yaml_parser_set_encoding(&ps.parser, YAML_UTF8_ENCODING);
 
   int r = 0;
   yaml_event_t ev;
@@ -529,8 +658,9 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
   if (ev.type == YAML_STREAM_END_EVENT) {
     yaml_event_delete(&ev);
     r = error_set(err, EINVAL,
-                  _("%s is empty, so it protects nothing. Add the paths to protect:\n\n%s"), file,
-                  POLICY_EXAMPLE);
+                  _("%s:1:1: the file is empty, so it protects nothing. Add the paths to "
+                    "protect:\n\n%s"),
+                  file, POLICY_EXAMPLE);
     goto out;
   }
   yaml_event_delete(&ev); /* DOCUMENT_START */
@@ -541,6 +671,7 @@ out:
   if (r < 0) {
     return -1;
   }
+  remove_duplicates(p);
   p->n_declared = p->n_patterns - 1;
   *ret = steal_pointer(&p);
   return 0;
@@ -562,8 +693,10 @@ int policy_load(const char *file, Policy **ret, Error *err) {
   size_t len = 0;
   int r = read_fd_limited(fd, POLICY_MAX_SIZE, &text, &len);
   if (r == -EFBIG) {
-    return error_set(err, EFBIG, _("%s: file is larger than %u bytes; a policy is a short list"),
-                     file, POLICY_MAX_SIZE);
+    /* Not read past the limit, so no finer position than the start. */
+    return error_set(err, EFBIG,
+                     _("%s:1:1: the file is larger than %u bytes; a policy is a short list"), file,
+                     POLICY_MAX_SIZE);
   }
   if (r < 0) {
     errno = -r;

@@ -61,6 +61,7 @@ static void walk(Walk *w, int dfd) {
     return;
   }
   size_t base = w->len;
+  bool reported = false;
   for (;;) {
     errno = 0;
     struct dirent *de = readdir(d);
@@ -92,6 +93,13 @@ static void walk(Walk *w, int dfd) {
     if (idx >= 0) {
       if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         add_protected(w, idx, &st);
+      } else if (errno != ENOENT && !reported) {
+        /* Listed but not searchable (r without x): its protected
+         * entries exist but cannot be identified. */
+        w->len = base;
+        w->rel[base] = '\0';
+        add_unreadable(w, w->rel);
+        reported = true;
       }
     } else {
       bool is_dir = de->d_type == DT_DIR;
@@ -133,7 +141,9 @@ int scan_project(const Policy *policy, const Matcher *m, ScanResult **ret, Error
   walk(w, fd);
   free(w);
 
-  qsort(r->paths, r->n_paths, sizeof(ProtectedPath), compare_paths);
+  if (r->n_paths > 1) {
+    qsort(r->paths, r->n_paths, sizeof(ProtectedPath), compare_paths);
+  }
   *ret = steal_pointer(&r);
   return 0;
 }

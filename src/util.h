@@ -15,13 +15,13 @@
 #if ENABLE_NLS
 #include <libintl.h>
 #define _(s) gettext(s)
-#define N_(s, p, n) ngettext(s, p, n)
+#define P_(s, p, n) ngettext(s, p, n)
 #else
 #define _(s) (s)
-#define N_(s, p, n) ((n) == 1 ? (s) : (p))
+#define P_(s, p, n) ((n) == 1 ? (s) : (p))
 #endif
 /* Marks a string for extraction without translating it where it stands. */
-#define NOOP_(s) (s)
+#define N_(s) (s)
 
 #define ATTR_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define ATTR_NORETURN __attribute__((noreturn))

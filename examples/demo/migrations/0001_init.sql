@@ -1,0 +1,2 @@
+-- SPDX-License-Identifier: Apache-2.0
+CREATE TABLE greeting (id INTEGER PRIMARY KEY, text TEXT NOT NULL);

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "enforce/enforce.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "enforce/linux/landlock.h"
+#include "enforce/linux/mount.h"
+#include "enforce/linux/sys.h"
+#include "path.h"
+
+void enforce_availability(const char *probe_path, Availability *ret) {
+  memset(ret, 0, sizeof(*ret));
+  ret->landlock_abi = sys_landlock_abi();
+  sys_mount_probe(probe_path ? probe_path : "/", &ret->mount);
+}
+
+bool enforce_backend_available(const Availability *a, Backend b) {
+  switch (b) {
+  case BACKEND_MOUNT:
+    return a->mount.step == MOUNT_STEP_NONE;
+  case BACKEND_LANDLOCK:
+    return a->landlock_abi > 0;
+  case BACKEND_AUTO:
+    return a->mount.step == MOUNT_STEP_NONE || a->landlock_abi > 0;
+  case _BACKEND_MAX:
+  case _BACKEND_INVALID:
+    break;
+  }
+  return false;
+}
+
+char *enforce_describe(const Availability *a, Backend b) {
+  if (b == BACKEND_MOUNT) {
+    if (a->mount.step == MOUNT_STEP_NONE) {
+      return xstrdup(_("available (read-only bind mounts in a locked namespace)"));
+    }
+    return xasprintf(_("unavailable — %s failed: %s"), mount_step_to_string(a->mount.step),
+                     strerror(a->mount.errnum));
+  }
+  if (a->landlock_abi >= 3) {
+    return xasprintf(_("available (kernel ABI v%d)"), a->landlock_abi);
+  }
+  if (a->landlock_abi == 2) {
+    return xstrdup(_("available (kernel ABI v2: truncation is not controlled)"));
+  }
+  if (a->landlock_abi == 1) {
+    return xstrdup(_("available (kernel ABI v1: truncation is not controlled, no cross-directory "
+                     "renames)"));
+  }
+  if (a->landlock_abi == -EOPNOTSUPP) {
+    return xstrdup(_("unavailable — Landlock is built into this kernel but not enabled (add "
+                     "landlock to the lsm= kernel parameter)"));
+  }
+  return xstrdup(_("unavailable — the kernel reports no Landlock support (needs Linux 5.13+ with "
+                   "Landlock enabled)"));
+}
+
+int enforce_select(Backend requested, const Availability *a, Backend *ret, char **ret_why,
+                   Error *err) {
+  if (requested == BACKEND_MOUNT || requested == BACKEND_LANDLOCK) {
+    if (!enforce_backend_available(a, requested)) {
+      _cleanup_free_ char *d = enforce_describe(a, requested);
+      return error_set(err, ENOTSUP, _("the %s backend is %s"), backend_to_string(requested), d);
+    }
+    *ret = requested;
+    *ret_why = xstrdup(_("requested with --backend"));
+    return 0;
+  }
+  if (enforce_backend_available(a, BACKEND_MOUNT)) {
+    *ret = BACKEND_MOUNT;
+    *ret_why = xstrdup(_("user namespaces work here; it protects exactly what the policy names"));
+    return 0;
+  }
+  _cleanup_free_ char *md = enforce_describe(a, BACKEND_MOUNT);
+  if (enforce_backend_available(a, BACKEND_LANDLOCK)) {
+    *ret = BACKEND_LANDLOCK;
+    *ret_why = xasprintf(_("the mount backend is %s"), md);
+    return 0;
+  }
+  _cleanup_free_ char *ld = enforce_describe(a, BACKEND_LANDLOCK);
+  return error_set(err, ENOTSUP,
+                   _("no enforcement backend is available:\n  mount     %s\n  landlock  %s\n\n"
+                     "Nothing here can stop an agent from writing to the protected paths."),
+                   md, ld);
+}
+
+static int compare_targets(const void *a, const void *b) {
+  return strcmp(((const PlanTarget *)a)->path, ((const PlanTarget *)b)->path);
+}
+
+int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
+                    PlanTarget **ret, size_t *ret_n, Error *err) {
+  PlanTarget *v = NULL;
+  size_t n = 0, cap = 0;
+  (void)err;
+
+  for (size_t i = 0; i < scan->n_paths; i++) {
+    const ProtectedPath *p = &scan->paths[i];
+    _cleanup_free_ char *canon = realpath(p->absolute, NULL);
+    struct stat st;
+    if (canon == NULL || stat(canon, &st) < 0) {
+      /* A dangling link, or gone since the scan: nothing to bind. The
+       * audit has already named protected links. */
+      continue;
+    }
+    bool dup = false;
+    for (size_t k = 0; k < n; k++) {
+      dup |= !v[k].missing && v[k].dev == st.st_dev && v[k].ino == st.st_ino;
+    }
+    if (dup) {
+      continue;
+    }
+    PlanTarget *t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
+    t->path = steal_pointer(&canon);
+    t->relative = xstrdup(p->relative);
+    t->dev = st.st_dev;
+    t->ino = st.st_ino;
+    t->mode = st.st_mode;
+    if (S_ISLNK(p->mode)) {
+      _cleanup_free_ char *dir = path_dirname(p->absolute);
+      _cleanup_free_ char *cdir = realpath(dir, NULL);
+      if (cdir != NULL) {
+        t->link = path_join(cdir, path_basename(p->absolute));
+      }
+    }
+  }
+  for (size_t i = 1; i < policy->n_patterns; i++) {
+    if (scan->hits[i] > 0 || !matcher_is_literal(m, i)) {
+      continue;
+    }
+    _cleanup_free_ char *abs = path_join(policy->root, policy->patterns[i].pattern);
+    char *resolved = path_resolve(abs);
+    PlanTarget *t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
+    t->path = resolved ? resolved : xstrdup(abs);
+    t->relative = xstrdup(policy->patterns[i].pattern);
+    t->missing = true;
+  }
+  if (n > 1) {
+    qsort(v, n, sizeof(PlanTarget), compare_targets);
+  }
+  *ret = v;
+  *ret_n = n;
+  return 0;
+}
+
+int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
+                 Error *err) {
+  if (sys_check_inherited_fds(plan, err) < 0) {
+    return -1;
+  }
+  if (plan->backend == BACKEND_MOUNT) {
+    if (mount_apply(plan, err) < 0) {
+      return -1;
+    }
+    if (seal && landlock_seal(a->landlock_abi, err) < 0) {
+      return -1;
+    }
+  } else if (plan->backend == BACKEND_LANDLOCK) {
+    if (landlock_apply(plan, a->landlock_abi, err) < 0) {
+      return -1;
+    }
+  } else {
+    return error_set(err, EINVAL, _("no backend was chosen"));
+  }
+  if (sys_drop_privileges(err) < 0) {
+    return -1;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  execvp(argv[0], argv);
+  return error_set(err, errno, _("failed to run `%s`: %m"), argv[0]);
+}

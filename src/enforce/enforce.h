@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* From a scanned policy to a restricted process: which backends this
+ * machine offers, which one to use and why, what exactly to protect, and
+ * the last steps before execve. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "enforce/plan.h"
+#include "matcher.h"
+#include "policy.h"
+#include "scan.h"
+#include "util.h"
+
+#if defined(__linux__)
+#include "enforce/linux/sys.h"
+#endif
+
+typedef struct {
+  int landlock_abi; /* > 0, or -errno */
+  MountProbe mount;
+} Availability;
+
+/* Probes both backends; `probe_path` is a directory the mount probe binds
+ * (the project root). */
+void enforce_availability(const char *probe_path, Availability *ret);
+
+bool enforce_backend_available(const Availability *a, Backend b);
+
+/* One line for `status` and error messages: "available (...)" or
+ * "unavailable — why". */
+char *enforce_describe(const Availability *a, Backend b);
+
+/* auto = mount when its probe passes, else Landlock. Sets *ret and a
+ * translated reason; fails with what was tried when nothing is usable. */
+int enforce_select(Backend requested, const Availability *a, Backend *ret, char **ret_why,
+                   Error *err);
+
+/* What to protect, by canonical path and identity: every entry the scan
+ * found (a protected symbolic link protects its target, and its own name
+ * where the backend can), deduplicated by device and inode, plus each
+ * literal pattern that names nothing yet (marked missing). */
+int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
+                    PlanTarget **ret, size_t *ret_n, Error *err);
+
+/* Refuses inherited descriptors that would bypass the plan, applies the
+ * backend (and the seal), drops every privilege and executes argv. Returns
+ * only on failure, with nothing executed. */
+int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
+                 Error *err);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The Linux system interfaces the backends need, with the constants older
+ * distribution headers lack (Debian 12's linux/landlock.h stops at ABI 2),
+ * and the probes `status` and `run` report. */
+#pragma once
+
+#include <linux/landlock.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "enforce/plan.h"
+#include "util.h"
+
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
+/* struct landlock_ruleset_attr as of ABI 6; the kernel accepts a shorter
+ * size from older callers, and we pass only what the running ABI knows. */
+struct ralon_landlock_ruleset_attr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;
+  uint64_t scoped;
+};
+
+int sys_landlock_create_ruleset(const struct ralon_landlock_ruleset_attr *attr, size_t size,
+                                uint32_t flags);
+int sys_landlock_add_path_rule(int ruleset_fd, int parent_fd, uint64_t allowed);
+int sys_landlock_restrict_self(int ruleset_fd);
+
+/* Landlock ABI version of the running kernel, or -errno (ENOSYS: not built
+ * in; EOPNOTSUPP: built in but disabled at boot). */
+int sys_landlock_abi(void);
+
+/* The mount backend's availability, found by doing it: a child process
+ * performs the real sequence on a directory that exists (unshare, map
+ * ids, private propagation, bind, read-only, unshare again) and reports the
+ * step and errno that failed. An unshare that succeeds is not proof:
+ * AppArmor-restricted user namespaces allow it and refuse the mount. */
+typedef enum {
+  MOUNT_STEP_NONE,
+  MOUNT_STEP_FORK,
+  MOUNT_STEP_UNSHARE,
+  MOUNT_STEP_SETGROUPS,
+  MOUNT_STEP_UID_MAP,
+  MOUNT_STEP_GID_MAP,
+  MOUNT_STEP_PRIVATE,
+  MOUNT_STEP_BIND,
+  MOUNT_STEP_READ_ONLY,
+  MOUNT_STEP_LOCK,
+  _MOUNT_STEP_MAX,
+} MountStep;
+
+typedef struct {
+  MountStep step; /* MOUNT_STEP_NONE when available */
+  int errnum;
+} MountProbe;
+
+void sys_mount_probe(const char *path, MountProbe *ret);
+const char *mount_step_to_string(MountStep s);
+
+/* A DirLister on the real filesystem: opens `dir` with O_NOFOLLOW and
+ * lstat()s every entry. */
+int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
+
+/* Enters a new user and mount namespace in which the current uid and gid
+ * map onto themselves. */
+int sys_enter_namespaces(MountStep *ret_step);
+
+/* Makes `path` and every mount below it read-only: mount_setattr(2) with
+ * AT_RECURSIVE where the kernel has it (5.12+), else a remount of each
+ * mount, repeating the flags a user namespace locks (nosuid, nodev, noexec,
+ * atime) so the kernel does not refuse it with EPERM. Returns 0 or -errno. */
+int sys_make_read_only(const char *path);
+
+/* MS_NOSUID, MS_NODEV, MS_NOEXEC and the atime flags `path` is mounted
+ * with: what a remount in a user namespace must repeat. */
+unsigned long sys_locked_mount_flags(const char *path);
+
+/* Drops every capability (effective, permitted, inheritable, ambient and
+ * the bounding set), locks the securebits that would give root new ones,
+ * sets no_new_privs and loads a seccomp filter refusing the TIOCSTI and
+ * TIOCLINUX ioctls. The last thing before execve. */
+int sys_drop_privileges(Error *err);
+
+/* Refuses to go on when an inherited descriptor could write what the plan
+ * protects: open for writing on a protected file or one inside a protected
+ * directory, or (mount backend) a directory descriptor on the way to one,
+ * through which lookups would bypass the new mounts. */
+int sys_check_inherited_fds(const Plan *plan, Error *err);

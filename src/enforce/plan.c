@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Pure planning: no system calls here, only what the caller hands in. */
+#include "enforce/plan.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "path.h"
+
+static const char *const backend_names[_BACKEND_MAX] = {
+    [BACKEND_AUTO] = "auto",
+    [BACKEND_MOUNT] = "mount",
+    [BACKEND_LANDLOCK] = "landlock",
+};
+
+const char *backend_to_string(Backend b) {
+  if (b < 0 || b >= _BACKEND_MAX) {
+    return NULL;
+  }
+  return backend_names[b];
+}
+
+Backend backend_from_string(const char *s) {
+  for (int b = 0; b < _BACKEND_MAX; b++) {
+    if (streq(backend_names[b], s)) {
+      return (Backend)b;
+    }
+  }
+  return _BACKEND_INVALID;
+}
+
+static int compare_strings(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts and removes duplicates; strcmp order puts every parent before its
+ * children, because a parent is a prefix of them. */
+void plan_sort_unique(char **v, size_t *n) {
+  if (*n == 0) {
+    return;
+  }
+  qsort(v, *n, sizeof(char *), compare_strings);
+  size_t o = 1;
+  for (size_t i = 1; i < *n; i++) {
+    if (streq(v[i], v[o - 1])) {
+      free(v[i]);
+    } else {
+      v[o++] = v[i];
+    }
+  }
+  *n = o;
+}
+
+/* Whether `path` is a protected directory target or lies below one. */
+bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path) {
+  for (size_t i = 0; i < n; i++) {
+    if (!t[i].missing && S_ISDIR(t[i].mode) && path_relative(t[i].path, path) != NULL) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Appends every proper ancestor of `path` below `/` to *v. */
+void plan_add_ancestors(const char *path, char ***v, size_t *n, size_t *cap) {
+  for (const char *s = strchr(path + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
+    char **slot = grow_array(v, n, cap, sizeof(char *));
+    *slot = xstrndup(path, (size_t)(s - path));
+  }
+}
+
+int plan_pinned(const PlanTarget *targets, size_t n, char ***ret, size_t *ret_n) {
+  char **v = NULL;
+  size_t nv = 0, cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (targets[i].missing) {
+      continue;
+    }
+    plan_add_ancestors(targets[i].path, &v, &nv, &cap);
+  }
+  plan_sort_unique(v, &nv);
+  size_t o = 0;
+  for (size_t i = 0; i < nv; i++) {
+    /* An ancestor inside a protected directory is read-only already. */
+    if (plan_inside_protected_dir(targets, n, v[i])) {
+      free(v[i]);
+    } else {
+      v[o++] = v[i];
+    }
+  }
+  *ret = v;
+  *ret_n = o;
+  return 0;
+}
+
+int plan_build(Backend backend, PlanTarget *targets, size_t n, DirLister lister, void *userdata,
+               Plan *ret, Error *err) {
+  memset(ret, 0, sizeof(*ret));
+  ret->backend = backend;
+  ret->targets = targets;
+  ret->n_targets = n;
+  if (backend == BACKEND_MOUNT) {
+    return plan_pinned(targets, n, &ret->pinned, &ret->n_pinned);
+  }
+  if (backend == BACKEND_LANDLOCK) {
+    return carve_plan(targets, n, lister, userdata, &ret->carve, err);
+  }
+  return 0;
+}
+
+void plan_targets_free(PlanTarget *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(t[i].path);
+    free(t[i].relative);
+    free(t[i].link);
+  }
+  free(t);
+}
+
+void plan_clear(Plan *p) {
+  for (size_t i = 0; i < p->n_pinned; i++) {
+    free(p->pinned[i]);
+  }
+  free(p->pinned);
+  carve_clear(&p->carve);
+  plan_targets_free(p->targets, p->n_targets);
+  memset(p, 0, sizeof(*p));
+}

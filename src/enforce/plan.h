@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The Plan: what a backend will do, built by pure code from the scan so
+ * `run --dry-run` can print it on any machine (DESIGN.md §4). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+typedef enum {
+  BACKEND_AUTO,
+  BACKEND_MOUNT,
+  BACKEND_LANDLOCK,
+  _BACKEND_MAX,
+  _BACKEND_INVALID = -EINVAL,
+} Backend;
+
+const char *backend_to_string(Backend b);
+Backend backend_from_string(const char *s);
+
+/* One object to protect, by canonical path and identity. */
+typedef struct {
+  char *path;       /* canonical absolute path (symbolic links resolved) */
+  char *relative;   /* as the scan named it, relative to the project root */
+  dev_t dev;
+  ino_t ino;
+  mode_t mode;
+  bool missing;     /* a literal pattern naming nothing yet (ino unknown) */
+  char *link;       /* when the policy named a symbolic link: its own path */
+} PlanTarget;
+
+/* One entry of a directory, as the Landlock carve-out sees it. */
+typedef struct {
+  char *name;
+  dev_t dev;
+  ino_t ino;
+  mode_t mode;
+} DirEntry;
+
+/* Lists the entries of `dir` (no "." or ".."), without following symbolic
+ * links. Production code reads the filesystem; unit tests pass a fake tree.
+ * Returns 0 or -errno. */
+typedef int (*DirLister)(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
+
+typedef struct {
+  char *path;
+  bool is_dir;
+} CarveGrant;
+
+typedef struct {
+  /* Full write access below each of these (siblings of the chain). */
+  CarveGrant *grants;
+  size_t n_grants;
+  /* Directories on the way to a protected path: they get no rights, so
+   * they accept no new entries and lose none. Sorted, parents first. */
+  char **restricted;
+  size_t n_restricted;
+} Carve;
+
+typedef struct {
+  Backend backend;
+  PlanTarget *targets; /* sorted by path, unique by identity */
+  size_t n_targets;
+  /* Mount backend: every ancestor of a target from the first component
+   * below `/` down, parents first; each becomes a mount point so it cannot
+   * be renamed or removed. */
+  char **pinned;
+  size_t n_pinned;
+  Carve carve; /* Landlock backend */
+} Plan;
+
+/* The ancestors of every (existing) target, from below `/` down, parents
+ * first, skipping anything inside a protected directory. */
+int plan_pinned(const PlanTarget *targets, size_t n, char ***ret, size_t *ret_n);
+
+/* The Landlock carve-out for `targets` (DESIGN.md §4, seed "The landlock
+ * backend"): every directory on the way from `/` to a target is restricted,
+ * every other entry of those directories is granted. Everything is compared
+ * by device and inode, never by name, so a hard link or bind alias of a
+ * protected object or chain directory is never granted. */
+int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *userdata, Carve *ret,
+               Error *err);
+
+int plan_build(Backend backend, PlanTarget *targets, size_t n, DirLister lister, void *userdata,
+               Plan *ret, Error *err);
+
+void dir_entries_free(DirEntry *e, size_t n);
+void carve_clear(Carve *c);
+void plan_targets_free(PlanTarget *t, size_t n);
+void plan_clear(Plan *p);
+
+/* Shared by plan.c and carve.c. */
+void plan_sort_unique(char **v, size_t *n);
+bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path);
+void plan_add_ancestors(const char *path, char ***v, size_t *n, size_t *cap);

@@ -1,0 +1,1200 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end tests of the real `ralon` binary on real temporary projects.
+
+The binary is $RALON_BINARY (meson sets it to the one it built; point it at
+/usr/bin/ralon to test an installed package), or build/src/ralon in the
+source tree. Python 3 standard library only.
+
+Every invocation runs with LC_ALL=C.UTF-8 (so messages are untranslated), a
+fresh empty HOME, no NO_COLOR and TERM=xterm-256color, so that "no colour"
+can only come from stdout not being a terminal.
+"""
+
+import errno
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RALON = os.environ.get("RALON_BINARY") or os.path.normpath(
+    os.path.join(HERE, "..", "..", "build", "src", "ralon"))
+
+# Every command that scans the project warns when it runs as root.
+ROOT_WARNING = "ralon: warning: running as root"
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+# The hard-link finding, word for word as the Rust ralon prints it.
+HARD_LINKS = ("has {n} hard links; the other names are not protected and "
+              "writing one changes this file")
+
+
+class Result:
+    def __init__(self, rc, out, err):
+        self.rc = rc
+        self.out = out
+        self.err = err
+
+    def __repr__(self):
+        return "Result(rc=%r, out=%r, err=%r)" % (self.rc, self.out, self.err)
+
+
+def clean_env(home):
+    env = {}
+    for k, v in os.environ.items():
+        if k.startswith(("RALON_", "LC_", "XDG_")) or k in (
+                "LANG", "LANGUAGE", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
+                "FORCE_COLOR", "TERM"):
+            continue
+        env[k] = v
+    env["LC_ALL"] = "C.UTF-8"
+    env["TERM"] = "xterm-256color"
+    env["HOME"] = home
+    env["XDG_CONFIG_HOME"] = os.path.join(home, ".config")
+    env["XDG_STATE_HOME"] = os.path.join(home, ".local", "state")
+    env["XDG_DATA_HOME"] = os.path.join(home, ".local", "share")
+    env["XDG_CACHE_HOME"] = os.path.join(home, ".cache")
+    return env
+
+
+def write(path, data="x\n"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with open(path, mode) as f:
+        f.write(data)
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def policy_items(text):
+    """The `- item` lines of a policy that are not commented out."""
+    items = []
+    for line in text.splitlines():
+        m = re.match(r"^\s*-\s+(\S.*?)\s*$", line)
+        if m:
+            items.append(m.group(1))
+    return items
+
+
+def locked(rel, pattern):
+    return "locked    %s  (matches `%s`)" % (rel, pattern)
+
+
+def locked_via(rel, resolved, pattern):
+    return "locked    %s  (resolves to %s, matches `%s`)" % (rel, resolved, pattern)
+
+
+def writable(rel):
+    return "writable  %s" % rel
+
+
+def outside(path):
+    return "outside   %s" % path
+
+
+class RalonTestCase(unittest.TestCase):
+    maxDiff = None
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="ralon-cli-")
+        self.addCleanup(self._tmp.cleanup)
+        # Real path: the tool reports the working directory as getcwd(3)
+        # sees it, with every symbolic link resolved.
+        self.base = os.path.realpath(self._tmp.name)
+        self.home = os.path.join(self.base, "home")
+        os.mkdir(self.home)
+        self.env = clean_env(self.home)
+
+    # -- running ---------------------------------------------------------
+
+    def run_ralon(self, *args, cwd=None, env=None, stdout=subprocess.PIPE,
+                  **kwargs):
+        p = subprocess.run(
+            [RALON, *args], cwd=cwd or self.base, env=env or self.env,
+            stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
+            timeout=120, **kwargs)
+        out = p.stdout.decode("utf-8") if p.stdout is not None else ""
+        return Result(p.returncode, out, p.stderr.decode("utf-8"))
+
+    def project(self, policy, files=(), dirs=(), name="proj"):
+        root = os.path.join(self.base, name)
+        os.makedirs(root, exist_ok=True)
+        if policy is not None:
+            write(os.path.join(root, "agent.lock"), policy)
+        for d in dirs:
+            os.makedirs(os.path.join(root, d), exist_ok=True)
+        for f in files:
+            write(os.path.join(root, f))
+        return root
+
+    # -- asserting -------------------------------------------------------
+
+    def audit_err(self, r):
+        """stderr of a command that scanned the project (check without
+        PATH, status), less the warning every such command gives when run
+        as root, which must be there exactly when euid is 0."""
+        lines = r.err.splitlines(keepends=True)
+        root = [l for l in lines if l.startswith(ROOT_WARNING)]
+        self.assertEqual(len(root), 1 if os.geteuid() == 0 else 0, r)
+        return "".join(l for l in lines if not l.startswith(ROOT_WARNING))
+
+    def assertOutput(self, r, rc, out, err="", scanned=False):
+        got_err = self.audit_err(r) if scanned else r.err
+        self.assertEqual((r.rc, r.out, got_err), (rc, out, err), r)
+
+    def assertLines(self, r, rc, lines, err="", scanned=False):
+        self.assertOutput(r, rc, "".join(l + "\n" for l in lines), err, scanned)
+
+    def assertFails(self, r, err=None, err_re=None):
+        """Exit 2, nothing on stdout, one `ralon: ` diagnostic on stderr."""
+        self.assertEqual(r.rc, 2, r)
+        self.assertEqual(r.out, "", r)
+        self.assertTrue(r.err.startswith("ralon: "), r)
+        self.assertTrue(r.err.endswith("\n"), r)
+        if err is not None:
+            self.assertEqual(r.err, err)
+        if err_re is not None:
+            self.assertRegex(r.err, err_re)
+
+    def assertSubsequence(self, needles, haystack):
+        it = iter(haystack)
+        for n in needles:
+            for h in it:
+                if h == n:
+                    break
+            else:
+                self.fail("%r not found (in order) in %r" % (n, haystack))
+
+
+GOLDEN = "protect:\n  - tests/golden/**\n"
+
+
+# ===========================================================================
+class VersionAndHelpTest(RalonTestCase):
+
+    VERSION_RE = r"\Aralon [0-9]+\.[0-9]+\.[0-9]+\n\Z"
+
+    def test_version(self):
+        for opt in ("--version", "-V"):
+            with self.subTest(opt=opt):
+                r = self.run_ralon(opt)
+                self.assertEqual((r.rc, r.err), (0, ""), r)
+                self.assertRegex(r.out, self.VERSION_RE)
+
+    def test_version_matches_the_source_tree(self):
+        meson = os.path.join(HERE, "..", "..", "meson.build")
+        if os.path.realpath(RALON).startswith("/usr/"):
+            self.skipTest("installed binary: its version need not be this tree's")
+        if not os.path.exists(meson):
+            self.skipTest("no meson.build beside the tests")
+        with open(meson) as f:
+            m = re.search(r"version:\s*'([0-9.]+)'", f.read())
+        r = self.run_ralon("--version")
+        self.assertOutput(r, 0, "ralon %s\n" % m.group(1))
+
+    def test_version_needs_no_policy_and_ignores_a_bogus_dir(self):
+        expected = self.run_ralon("--version").out
+        empty = os.path.join(self.base, "empty")
+        os.mkdir(empty)
+        cases = [
+            (["--version"], empty),
+            (["-C", "/nonexistent/ralon-test", "--version"], empty),
+            (["--dir", "/nonexistent/ralon-test", "-V"], empty),
+            (["-C", "/nonexistent/ralon-test", "check", "--version"], empty),
+        ]
+        for args, cwd in cases:
+            with self.subTest(args=args):
+                self.assertOutput(self.run_ralon(*args, cwd=cwd), 0, expected)
+
+    def test_help(self):
+        for opt in ("--help", "-h"):
+            with self.subTest(opt=opt):
+                r = self.run_ralon(opt)
+                self.assertEqual((r.rc, r.err), (0, ""), r)
+                self.assertTrue(r.out.startswith("Usage: ralon "), r.out)
+                for cmd in ("init", "check", "status", "help"):
+                    self.assertRegex(r.out, r"(?m)^  %s  " % cmd)
+                for opt2 in ("--dir", "--json", "--help", "--version"):
+                    self.assertIn(opt2, r.out)
+
+    def test_help_command_equals_dash_dash_help(self):
+        self.assertEqual(self.run_ralon("help").out, self.run_ralon("--help").out)
+        r = self.run_ralon("help")
+        self.assertEqual((r.rc, r.err), (0, ""), r)
+
+    def test_command_help(self):
+        tool_help = self.run_ralon("--help").out
+        for cmd in ("init", "check", "status"):
+            for opt in ("--help", "-h"):
+                with self.subTest(cmd=cmd, opt=opt):
+                    r = self.run_ralon(cmd, opt, cwd=self.base)
+                    self.assertEqual((r.rc, r.err), (0, ""), r)
+                    self.assertTrue(r.out.startswith("Usage: ralon %s" % cmd), r.out)
+                    self.assertNotEqual(r.out, tool_help)
+        init = self.run_ralon("init", "--help").out
+        self.assertIn("--force", init)
+        self.assertIn("--no-hooks", init)
+        # Asking for help writes nothing.
+        self.assertEqual(os.listdir(self.base), ["home"])
+
+    def test_help_check(self):
+        r = self.run_ralon("help", "check")
+        self.assertOutput(r, 0, self.run_ralon("check", "--help").out)
+        self.assertTrue(r.out.startswith("Usage: ralon check"), r.out)
+        for line in ("locked    REL  (matches `PATTERN`)", "writable  REL", "outside   PATH"):
+            self.assertIn(line, r.out)
+
+    def test_help_unknown_command(self):
+        r = self.run_ralon("help", "frobnicate")
+        self.assertFails(r, err_re=r"\Aralon: [^\n]*`frobnicate`[^\n]*\n\Z")
+
+    def test_no_command(self):
+        self.assertFails(self.run_ralon(), err_re=r"\Aralon: [^\n]*--help[^\n]*\n\Z")
+        self.assertFails(self.run_ralon("-C", self.base),
+                         err_re=r"\Aralon: [^\n]*--help[^\n]*\n\Z")
+
+    def test_unknown_command(self):
+        root = self.project(GOLDEN)
+        r = self.run_ralon("frobnicate", cwd=root)
+        self.assertFails(r, err_re=r"\Aralon: unknown command `frobnicate`[^\n]*\n\Z")
+
+    def test_unknown_option(self):
+        root = self.project(GOLDEN)
+        cases = [
+            (["--bogus"], "--bogus"),
+            (["-x", "check"], "-x"),
+            (["check", "--bogus"], "--bogus"),
+            (["check", "-x", "src/a"], "-x"),
+            (["status", "--force"], "--force"),   # an init option
+            (["init", "--frob"], "--frob"),
+        ]
+        for args, opt in cases:
+            with self.subTest(args=args):
+                r = self.run_ralon(*args, cwd=root)
+                self.assertFails(r, err_re=r"\Aralon: unknown option `%s`[^\n]*\n\Z"
+                                 % re.escape(opt))
+        # Nothing written by a refused init.
+        self.assertEqual(sorted(os.listdir(root)), ["agent.lock"])
+
+    def test_missing_option_value(self):
+        root = self.project(GOLDEN)
+        for args, opt in ((["-C"], "-C"), (["--dir"], "--dir"),
+                          (["check", "-C"], "-C"), (["status", "--dir"], "--dir")):
+            with self.subTest(args=args):
+                r = self.run_ralon(*args, cwd=root)
+                self.assertFails(r, err_re=r"\Aralon: [^\n]*`%s`[^\n]*\n\Z" % re.escape(opt))
+
+    def test_unexpected_argument(self):
+        root = self.project(GOLDEN)
+        for cmd in ("status", "init"):
+            with self.subTest(cmd=cmd):
+                r = self.run_ralon(cmd, "extra", cwd=root)
+                self.assertFails(r, err_re=r"\Aralon: [^\n]*`extra`[^\n]*\n\Z")
+        self.assertEqual(read_bytes(os.path.join(root, "agent.lock")), GOLDEN.encode())
+
+
+# ===========================================================================
+class InitTest(RalonTestCase):
+
+    def init(self, *args, cwd=None):
+        return self.run_ralon("init", "--no-hooks", *args, cwd=cwd)
+
+    def test_init_writes_a_policy_status_accepts(self):
+        root = self.project(None)
+        r = self.init(cwd=root)
+        path = os.path.join(root, "agent.lock")
+        self.assertEqual((r.rc, r.err), (0, ""), r)
+        lines = r.out.splitlines()
+        self.assertEqual(lines[0], "wrote %s" % path)
+        # The Rust ralon's next lines, which users have seen in its docs.
+        self.assertSubsequence(["", "Now edit agent.lock, then protect it:",
+                                "  ralon run -- <your agent>   the agent and everything it spawns"],
+                               lines[1:])
+        self.assertTrue(stat.S_ISREG(os.lstat(path).st_mode))
+        s = self.run_ralon("status", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        self.assertIn("policy     %s" % path, s.out.splitlines())
+        c = self.run_ralon("check", "agent.lock", cwd=root)
+        self.assertLines(c, 1, [locked("agent.lock", "agent.lock")])
+
+    def test_init_file_is_commented_and_mode_follows_umask(self):
+        root = self.project(None)
+        r = self.run_ralon("init", "--no-hooks", cwd=root, preexec_fn=lambda: os.umask(0o027))
+        self.assertEqual(r.rc, 0, r)
+        path = os.path.join(root, "agent.lock")
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o640)
+        text = read_bytes(path).decode("utf-8")
+        self.assertTrue(text.startswith("#"), text)
+        self.assertIn("agent.lock", policy_items(text))
+
+    def test_init_without_no_hooks(self):
+        root = self.project(None)
+        r = self.run_ralon("init", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(r.out.splitlines()[0], "wrote %s" % os.path.join(root, "agent.lock"))
+        self.assertEqual(self.run_ralon("status", cwd=root).rc, 0)
+
+    def test_init_refuses_to_overwrite(self):
+        root = self.project(None)
+        path = os.path.join(root, "agent.lock")
+        custom = b"# mine\nprotect:\n  - precious.txt\n"
+        write(path, custom)
+        before = os.lstat(path)
+        for args in ([], ["--no-hooks"]):
+            with self.subTest(args=args):
+                r = self.run_ralon("init", *args, cwd=root)
+                self.assertFails(r, err="ralon: %s already exists (use --force to overwrite)\n"
+                                 % path)
+                self.assertEqual(read_bytes(path), custom)
+                after = os.lstat(path)
+                self.assertEqual((after.st_ino, after.st_mtime_ns), (before.st_ino, before.st_mtime_ns))
+        self.assertEqual(sorted(os.listdir(root)), ["agent.lock"])
+
+    def test_init_refuses_a_second_time(self):
+        root = self.project(None)
+        path = os.path.join(root, "agent.lock")
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        first = read_bytes(path)
+        r = self.init(cwd=root)
+        self.assertFails(r, err="ralon: %s already exists (use --force to overwrite)\n" % path)
+        self.assertEqual(read_bytes(path), first)
+
+    def test_init_force_replaces(self):
+        root = self.project(None)
+        path = os.path.join(root, "agent.lock")
+        write(path, "protect:\n  - precious.txt\n")
+        r = self.init("--force", cwd=root)
+        self.assertEqual((r.rc, r.err), (0, ""), r)
+        self.assertEqual(r.out.splitlines()[0], "wrote %s" % path)
+        text = read_bytes(path).decode()
+        self.assertNotIn("precious.txt", text)
+        self.assertIn("agent.lock", policy_items(text))
+        self.assertEqual(sorted(os.listdir(root)), ["agent.lock"])
+        self.assertEqual(self.run_ralon("status", cwd=root).rc, 0)
+
+    def test_init_dash_C(self):
+        target = self.project(None, name="target")
+        for n, args in enumerate((["-C", "target", "init", "--no-hooks"],
+                                  ["init", "--no-hooks", "-C", "target"],
+                                  ["init", "--dir=target", "--no-hooks"])):
+            with self.subTest(args=args):
+                path = os.path.join(target, "agent.lock")
+                if os.path.exists(path):
+                    os.unlink(path)
+                r = self.run_ralon(*args, cwd=self.base)
+                self.assertEqual((r.rc, r.err), (0, ""), r)
+                self.assertEqual(r.out.splitlines()[0], "wrote %s" % path)
+                self.assertTrue(os.path.isfile(path))
+                self.assertFalse(os.path.exists(os.path.join(self.base, "agent.lock")))
+
+    def test_init_does_not_walk_up(self):
+        parent = self.project(GOLDEN)
+        sub = os.path.join(parent, "sub")
+        os.mkdir(sub)
+        r = self.init(cwd=sub)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(r.out.splitlines()[0], "wrote %s" % os.path.join(sub, "agent.lock"))
+        self.assertEqual(read_bytes(os.path.join(parent, "agent.lock")), GOLDEN.encode())
+
+    def test_init_in_a_git_repository(self):
+        root = self.project(None, dirs=[".git/hooks"], files=[".git/config"])
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
+        self.assertIn(".git/hooks", items)
+        self.assertIn(".git/config", items)
+        # Then status has nothing to say about git.
+        s = self.run_ralon("status", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        self.assertNotIn(".git/", s.err)
+        c = self.run_ralon("check", ".git/hooks/pre-commit", ".git/config", cwd=root)
+        self.assertLines(c, 1, [locked(".git/hooks/pre-commit", ".git/hooks"),
+                                locked(".git/config", ".git/config")])
+
+    def test_init_outside_git_does_not_list_git(self):
+        root = self.project(None)
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
+        self.assertNotIn(".git/hooks", items)
+        self.assertNotIn(".git/config", items)
+        self.assertNotIn("Cargo.lock", items)
+
+    def test_init_lists_existing_ci_and_lock_files(self):
+        root = self.project(None, dirs=[".github/workflows"], files=["Cargo.lock", "go.sum"])
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
+        for p in ("Cargo.lock", ".github/workflows", "go.sum"):
+            self.assertIn(p, items)
+        for p in ("yarn.lock", "package-lock.json", ".gitlab-ci.yml"):
+            self.assertNotIn(p, items)
+        c = self.run_ralon("check", cwd=root)
+        self.assertEqual(c.rc, 0, c)
+        out = c.out.splitlines()
+        self.assertIn(locked(".github/workflows/", ".github/workflows"), out)
+        self.assertIn(locked("Cargo.lock", "Cargo.lock"), out)
+        self.assertIn(locked("agent.lock", "agent.lock"), out)
+
+    def test_init_in_a_missing_directory(self):
+        missing = os.path.join(self.base, "no", "such", "dir")
+        for args in (["-C", missing, "init", "--no-hooks"], ["init", "-C", missing]):
+            with self.subTest(args=args):
+                r = self.run_ralon(*args)
+                self.assertFails(r, err_re=re.escape(missing))
+        self.assertFalse(os.path.exists(os.path.join(self.base, "no")))
+
+    def test_init_on_a_file_as_dir(self):
+        f = os.path.join(self.base, "plain")
+        write(f)
+        r = self.run_ralon("init", "--no-hooks", "-C", f)
+        self.assertFails(r, err_re=re.escape(f))
+        self.assertEqual(read_bytes(f), b"x\n")
+
+    def test_init_failing_to_replace_leaves_nothing_behind(self):
+        root = self.project(None, dirs=["agent.lock/inner"])
+        path = os.path.join(root, "agent.lock")
+        r = self.init("--force", cwd=root)
+        self.assertFails(r, err_re=r"\Aralon: [^\n]*%s[^\n]*\n\Z" % re.escape(path))
+        r = self.init(cwd=root)
+        self.assertFails(r, err="ralon: %s already exists (use --force to overwrite)\n" % path)
+        self.assertEqual(sorted(os.listdir(root)), ["agent.lock"])
+        self.assertEqual(os.listdir(path), ["inner"])
+
+    def test_init_leaves_no_temporary_files(self):
+        root = self.project(None)
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        self.assertEqual(self.init(cwd=root).rc, 2)
+        self.assertEqual(self.init("--force", cwd=root).rc, 0)
+        self.assertEqual(sorted(os.listdir(root)), ["agent.lock"])
+
+
+# ===========================================================================
+class CheckPathsTest(RalonTestCase):
+
+    def test_the_documented_example(self):
+        root = self.project(GOLDEN, files=["tests/golden/a.txt"])
+        r = self.run_ralon("check", "src/auth.c", "tests/golden/a.txt", "../elsewhere", cwd=root)
+        self.assertOutput(r, 1, "writable  src/auth.c\n"
+                                "locked    tests/golden/a.txt  (matches `tests/golden/**`)\n"
+                                "outside   ../elsewhere\n")
+
+    def test_all_writable_exits_zero(self):
+        root = self.project(GOLDEN, files=["src/a.c"])
+        r = self.run_ralon("check", "src/a.c", "README", "tests/goldenish", "tests", cwd=root)
+        self.assertLines(r, 0, [writable("src/a.c"), writable("README"),
+                                writable("tests/goldenish"), writable("tests")])
+
+    def test_only_outside_exits_zero(self):
+        root = self.project(GOLDEN)
+        r = self.run_ralon("check", "/", "../x", self.base, cwd=root)
+        self.assertLines(r, 0, [outside("/"), outside("../x"), outside(self.base)])
+
+    def test_dash_C_before_and_after_the_command(self):
+        self.project(GOLDEN, files=["tests/golden/a.txt"])
+        expected = [locked("tests/golden/a.txt", "tests/golden/**"), writable("src/x.c")]
+        for args in (["-C", "proj", "check"], ["check", "-C", "proj"],
+                     ["--dir", "proj", "check"], ["check", "--dir=proj"]):
+            with self.subTest(args=args):
+                r = self.run_ralon(*args, "tests/golden/a.txt", "src/x.c", cwd=self.base)
+                self.assertLines(r, 1, expected)
+        # Options after the paths, too (GNU argument order).
+        r = self.run_ralon("check", "tests/golden/a.txt", "src/x.c", "-C", "proj", cwd=self.base)
+        self.assertLines(r, 1, expected)
+
+    def test_dash_C_with_absolute_paths(self):
+        root = self.project(GOLDEN)
+        other = os.path.join(self.base, "other")
+        os.mkdir(other)
+        r = self.run_ralon("-C", root, "check", os.path.join(root, "tests/golden/z"),
+                           os.path.join(root, "src"), os.path.join(other, "f"), cwd=other)
+        self.assertLines(r, 1, [locked("tests/golden/z", "tests/golden/**"), writable("src"),
+                                outside(os.path.join(other, "f"))])
+
+    def test_double_dash_ends_options(self):
+        root = self.project(GOLDEN)
+        r = self.run_ralon("check", "--", "-weird", "--json", cwd=root)
+        self.assertLines(r, 0, [writable("-weird"), writable("--json")])
+
+    def test_dotdot_is_resolved_lexically(self):
+        root = self.project(GOLDEN, files=["tests/golden/x"])
+        r = self.run_ralon("check", "src/../tests/golden/x", "nonexistent/../../proj/tests/golden/y",
+                           "tests/golden/../../src/a", "./tests//golden/./z", cwd=root)
+        self.assertLines(r, 1, [locked("tests/golden/x", "tests/golden/**"),
+                                locked("tests/golden/y", "tests/golden/**"),
+                                writable("src/a"),
+                                locked("tests/golden/z", "tests/golden/**")])
+
+    def test_lexical_dotdot_wins_over_a_symlinked_parent(self):
+        # `link/..` is the project lexically, even though `link` leads elsewhere.
+        root = self.project(GOLDEN)
+        elsewhere = os.path.join(self.base, "elsewhere", "deep")
+        os.makedirs(elsewhere)
+        os.symlink(elsewhere, os.path.join(root, "link"))
+        r = self.run_ralon("check", "link/../tests/golden/a", cwd=root)
+        self.assertLines(r, 1, [locked("tests/golden/a", "tests/golden/**")])
+
+    def test_symlink_inside_to_a_protected_file(self):
+        root = self.project(GOLDEN, files=["tests/golden/a.txt"])
+        os.symlink("tests/golden/a.txt", os.path.join(root, "link"))
+        r = self.run_ralon("check", "link", cwd=root)
+        self.assertEqual((r.rc, r.err), (1, ""), r)
+        # The name as typed, and the protected name it leads to.
+        self.assertEqual(r.out, locked_via("link", "tests/golden/a.txt", "tests/golden/**") + "\n")
+
+    def test_symlink_inside_to_a_protected_directory(self):
+        root = self.project(GOLDEN, dirs=["tests/golden"])
+        os.symlink("tests/golden", os.path.join(root, "g"))
+        r = self.run_ralon("check", "g/new.txt", cwd=root)
+        self.assertEqual((r.rc, r.err), (1, ""), r)
+        self.assertEqual(r.out,
+                         locked_via("g/new.txt", "tests/golden/new.txt", "tests/golden/**") + "\n")
+
+    def test_symlink_outside_into_a_protected_directory(self):
+        root = self.project(GOLDEN, files=["tests/golden/a.txt"], dirs=["src"])
+        out = os.path.join(self.base, "out")
+        os.mkdir(out)
+        os.symlink(os.path.join(root, "tests", "golden"), os.path.join(out, "gl"))
+        os.symlink(os.path.join(root, "tests", "golden", "a.txt"), os.path.join(out, "file"))
+        os.symlink(os.path.join(root, "src"), os.path.join(out, "src"))
+        r = self.run_ralon("check", os.path.join(out, "gl", "a.txt"), "../out/gl/new",
+                           "../out/file", "../out/src/main.c", "../out/other", cwd=root)
+        self.assertLines(r, 1, [locked("tests/golden/a.txt", "tests/golden/**"),
+                                locked("tests/golden/new", "tests/golden/**"),
+                                locked("tests/golden/a.txt", "tests/golden/**"),
+                                writable("src/main.c"),
+                                outside("../out/other")])
+
+    def test_project_reached_through_a_symlinked_dir(self):
+        root = self.project(GOLDEN, files=["tests/golden/a.txt"])
+        alias = os.path.join(self.base, "alias")
+        os.symlink(root, alias)
+        r = self.run_ralon("-C", alias, "check", "tests/golden/a.txt",
+                           os.path.join(root, "tests/golden/a.txt"),
+                           os.path.join(alias, "src/x"), cwd=self.base)
+        self.assertLines(r, 1, [locked("tests/golden/a.txt", "tests/golden/**"),
+                                locked("tests/golden/a.txt", "tests/golden/**"),
+                                writable("src/x")])
+
+    def test_dangling_symlink_into_a_protected_directory(self):
+        # Writing through `dl` creates tests/golden/new.txt: the link's
+        # resolved name is protected although nothing exists there yet.
+        root = self.project(GOLDEN, dirs=["tests/golden"])
+        os.symlink("tests/golden/new.txt", os.path.join(root, "dl"))
+        r = self.run_ralon("check", "dl", cwd=root)
+        self.assertEqual((r.rc, r.err), (1, ""), r)
+        self.assertEqual(r.out,
+                         locked_via("dl", "tests/golden/new.txt", "tests/golden/**") + "\n")
+
+    def test_paths_that_do_not_exist_yet(self):
+        root = self.project(GOLDEN + "  - Cargo.lock\n")
+        r = self.run_ralon("check", "tests/golden/new/deeper.txt", "Cargo.lock",
+                           "not/there/either", cwd=root)
+        self.assertLines(r, 1, [locked("tests/golden/new/deeper.txt", "tests/golden/**"),
+                                locked("Cargo.lock", "Cargo.lock"),
+                                writable("not/there/either")])
+
+    def test_agent_lock_is_always_locked(self):
+        root = self.project("protect:\n  - other.txt\n")
+        r = self.run_ralon("check", "agent.lock", "./agent.lock", os.path.join(root, "agent.lock"),
+                           "agent.lock/x", "agent.lockx", cwd=root)
+        self.assertLines(r, 1, [locked("agent.lock", "agent.lock")] * 3 +
+                         [locked("agent.lock/x", "agent.lock"), writable("agent.lockx")])
+
+    def test_agent_lock_listed_explicitly_is_still_pattern_zero(self):
+        root = self.project("protect:\n  - other.txt\n  - ./agent.lock\n")
+        r = self.run_ralon("check", "agent.lock", cwd=root)
+        self.assertLines(r, 1, [locked("agent.lock", "agent.lock")])
+
+    def test_the_project_root_itself(self):
+        root = self.project(GOLDEN)
+        r = self.run_ralon("check", ".", root, "tests/..", cwd=root)
+        self.assertLines(r, 0, [writable(".")] * 3)
+        r = self.run_ralon("check", "..", cwd=root)
+        self.assertLines(r, 0, [outside("..")])
+
+    def test_from_a_subdirectory(self):
+        root = self.project(GOLDEN, dirs=["tests/golden", "src/deep/er"])
+        tests = os.path.join(root, "tests")
+        r = self.run_ralon("check", "golden/a.txt", "../src/x", "../../x", "unit.c", cwd=tests)
+        self.assertLines(r, 1, [locked("tests/golden/a.txt", "tests/golden/**"),
+                                writable("src/x"), outside("../../x"), writable("tests/unit.c")])
+        deep = os.path.join(root, "src", "deep", "er")
+        r = self.run_ralon("check", "../../../agent.lock", "f", cwd=deep)
+        self.assertLines(r, 1, [locked("agent.lock", "agent.lock"), writable("src/deep/er/f")])
+
+    def test_a_directory_pattern(self):
+        root = self.project("protect:\n  - config\n")
+        r = self.run_ralon("check", "config", "config/a/b", "configuration", "config.bak",
+                           "src/config", cwd=root)
+        self.assertLines(r, 1, [locked("config", "config"), locked("config/a/b", "config"),
+                                writable("configuration"), writable("config.bak"),
+                                writable("src/config")])
+
+    def test_pattern_normalisation(self):
+        root = self.project("protect:\n  - ./docs/\n  - 'a\\b'\n  - \"  spaced  \"\n")
+        r = self.run_ralon("check", "docs/x", "a/b", "a\\b", "spaced", cwd=root)
+        self.assertLines(r, 1, [locked("docs/x", "docs"), locked("a/b", "a/b"),
+                                writable("a\\b"), locked("spaced", "spaced")])
+
+    def test_glob_syntax(self):
+        root = self.project("protect:\n  - 'src/*.c'\n  - 'docs/**/*.md'\n  - 'f?.txt'\n"
+                            "  - 'data[12]'\n")
+        r = self.run_ralon("check", "src/a.c", "src/sub/a.c", "src/a.c/x", "docs/a.md",
+                           "docs/x/y/b.md", "docs/a.txt", "f1.txt", "f12.txt", "f/.txt",
+                           "data1/x", "data3", cwd=root)
+        self.assertLines(r, 1, [locked("src/a.c", "src/*.c"), writable("src/sub/a.c"),
+                                locked("src/a.c/x", "src/*.c"), locked("docs/a.md", "docs/**/*.md"),
+                                locked("docs/x/y/b.md", "docs/**/*.md"), writable("docs/a.txt"),
+                                locked("f1.txt", "f?.txt"), writable("f12.txt"),
+                                writable("f/.txt"), locked("data1/x", "data[12]"),
+                                writable("data3")])
+
+    def test_first_matching_pattern_is_reported(self):
+        root = self.project("protect:\n  - 'tests/**'\n  - tests/golden\n")
+        r = self.run_ralon("check", "tests/golden/a", cwd=root)
+        self.assertLines(r, 1, [locked("tests/golden/a", "tests/**")])
+
+    @unittest.skipUnless(sys.platform.startswith("linux"), "case-sensitive only on Linux")
+    def test_case_sensitive_on_linux(self):
+        root = self.project("protect:\n  - Cargo.lock\n")
+        r = self.run_ralon("check", "cargo.lock", "CARGO.LOCK", "Agent.lock", cwd=root)
+        self.assertLines(r, 0, [writable("cargo.lock"), writable("CARGO.LOCK"),
+                                writable("Agent.lock")])
+
+    def test_json(self):
+        root = self.project(GOLDEN, files=["tests/golden/a.txt"])
+        for args in (["check", "--json"], ["--json", "check"]):
+            with self.subTest(args=args):
+                r = self.run_ralon(*args, "src/auth.c", "tests/golden/a.txt", "../elsewhere",
+                                   cwd=root)
+                self.assertEqual((r.rc, r.err), (1, ""), r)
+                doc = json.loads(r.out)
+                self.assertEqual(doc, {
+                    "policy": os.path.join(root, "agent.lock"),
+                    "root": root,
+                    "paths": [
+                        {"path": "src/auth.c", "status": "writable", "relative": "src/auth.c",
+                         "pattern": None},
+                        {"path": "tests/golden/a.txt", "status": "locked",
+                         "relative": "tests/golden/a.txt", "pattern": "tests/golden/**"},
+                        {"path": "../elsewhere", "status": "outside", "relative": None,
+                         "pattern": None},
+                    ],
+                    "locked": True,
+                })
+
+    def test_json_nothing_locked(self):
+        root = self.project(GOLDEN)
+        r = self.run_ralon("check", "--json", ".", "src", cwd=root)
+        self.assertEqual((r.rc, r.err), (0, ""), r)
+        doc = json.loads(r.out)
+        self.assertIs(doc["locked"], False)
+        self.assertEqual([(p["path"], p["status"], p["relative"]) for p in doc["paths"]],
+                         [(".", "writable", "."), ("src", "writable", "src")])
+        self.assertNotIn("\x1b", r.out)
+
+
+# ===========================================================================
+class CheckListTest(RalonTestCase):
+
+    def test_lists_what_is_protected_sorted_directories_once(self):
+        policy = ("protect:\n  - zeta.txt\n  - tests/golden/**\n  - Cargo.lock\n"
+                  "  - big\n  - 'logs/*.log'\n")
+        files = ["zeta.txt", "Cargo.lock", "tests/golden/a", "tests/golden/sub/b",
+                 "logs/b.log", "logs/a.log", "logs/c.txt", "src/main.c"]
+        files += ["big/f%03d" % i for i in range(100)]
+        root = self.project(policy, files=files)
+        r = self.run_ralon("check", cwd=root)
+        self.assertLines(r, 0, [
+            locked("Cargo.lock", "Cargo.lock"),
+            locked("agent.lock", "agent.lock"),
+            locked("big/", "big"),
+            locked("logs/a.log", "logs/*.log"),
+            locked("logs/b.log", "logs/*.log"),
+            locked("tests/golden/", "tests/golden/**"),
+            locked("zeta.txt", "zeta.txt"),
+        ], scanned=True)
+
+    def test_list_from_a_subdirectory_and_with_dash_C(self):
+        root = self.project(GOLDEN, files=["tests/golden/a"])
+        expected = [locked("agent.lock", "agent.lock"), locked("tests/golden/", "tests/golden/**")]
+        self.assertLines(self.run_ralon("check", cwd=os.path.join(root, "tests", "golden")),
+                         0, expected, scanned=True)
+        self.assertLines(self.run_ralon("check", "-C", "proj", cwd=self.base), 0, expected,
+                         scanned=True)
+
+    def test_unmatched_patterns_are_warned_about(self):
+        root = self.project("protect:\n  - missing.txt\n  - 'nothing/**'\n  - here\n",
+                            files=["here"])
+        r = self.run_ralon("check", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(r.out, locked("agent.lock", "agent.lock") + "\n" +
+                         locked("here", "here") + "\n")
+        err = self.audit_err(r).splitlines()
+        self.assertEqual(len(err), 2, r.err)
+        self.assertTrue(err[0].startswith(
+            "ralon: warning: `missing.txt` matches nothing on disk, so there is nothing to lock"),
+            err)
+        self.assertTrue(err[1].startswith(
+            "ralon: warning: `nothing/**` matches nothing on disk, so there is nothing to lock"),
+            err)
+
+    def test_no_warning_when_everything_matches(self):
+        root = self.project(GOLDEN, files=["tests/golden/a"])
+        self.assertEqual(self.audit_err(self.run_ralon("check", cwd=root)), "")
+
+    def test_symlinks_are_not_followed_by_the_listing(self):
+        # A symlink to a directory full of files is one entry, not a tree.
+        root = self.project("protect:\n  - 'vendor/**'\n  - ln\n", files=["real/a", "real/b"])
+        os.symlink("real", os.path.join(root, "ln"))
+        r = self.run_ralon("check", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(r.out, locked("agent.lock", "agent.lock") + "\n" +
+                         locked("ln", "ln") + "\n")
+
+    def test_json(self):
+        root = self.project(GOLDEN + "  - missing.txt\n", files=["tests/golden/a"])
+        r = self.run_ralon("check", "--json", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        doc = json.loads(r.out)
+        self.assertEqual(doc["policy"], os.path.join(root, "agent.lock"))
+        self.assertEqual(doc["root"], root)
+        self.assertEqual([(p["path"], p["kind"], p["pattern"]) for p in doc["protected"]],
+                         [("agent.lock", "file", "agent.lock"),
+                          ("tests/golden", "directory", "tests/golden/**")])
+        for p in doc["protected"]:
+            st = os.lstat(os.path.join(root, p["path"]))
+            self.assertEqual(p["absolute"], os.path.join(root, p["path"]))
+            self.assertEqual((p["device"], p["inode"], p["links"]),
+                             (st.st_dev, st.st_ino, st.st_nlink))
+        self.assertIn("`missing.txt`", [f["subject"] for f in doc["findings"]])
+
+
+# ===========================================================================
+class StatusTest(RalonTestCase):
+
+    def test_status_lines(self):
+        root = self.project(GOLDEN + "  - Cargo.lock\n  - missing.txt\n",
+                            files=["tests/golden/a", "tests/golden/b", "Cargo.lock"])
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertSubsequence([
+            "policy     %s" % os.path.join(root, "agent.lock"),
+            "root       %s" % root,
+            "version    1",
+            "patterns   3 declared (+1 implicit: agent.lock)",
+            "protected  3 path(s) currently on disk",
+        ], r.out.splitlines())
+        self.assertEqual(r.out.splitlines()[0], "policy     %s" % os.path.join(root, "agent.lock"))
+        self.assertNotIn("\x1b", r.out + r.err)
+        err = self.audit_err(r)
+        self.assertEqual(len(err.splitlines()), 1, r.err)
+        self.assertTrue(err.startswith("ralon: warning: `missing.txt` matches nothing on disk"),
+                        r.err)
+
+    def test_status_counts_with_explicit_agent_lock_and_duplicates(self):
+        root = self.project("version: 1\nprotect:\n  - agent.lock\n  - a\n  - ./a/\n  - b\n",
+                            files=["a", "b"])
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual((r.rc, self.audit_err(r)), (0, ""), r)
+        self.assertSubsequence(["version    1",
+                                "patterns   2 declared (+1 implicit: agent.lock)",
+                                "protected  3 path(s) currently on disk"], r.out.splitlines())
+
+    def test_status_from_a_deep_subdirectory(self):
+        root = self.project(GOLDEN, dirs=["a/b/c/d"])
+        r = self.run_ralon("status", cwd=os.path.join(root, "a", "b", "c", "d"))
+        self.assertEqual(r.rc, 0, r)
+        self.assertSubsequence(["policy     %s" % os.path.join(root, "agent.lock"),
+                                "root       %s" % root], r.out.splitlines())
+
+    def test_nearest_policy_wins(self):
+        outer = self.project(GOLDEN)
+        inner = os.path.join(outer, "vendor", "lib")
+        write(os.path.join(inner, "agent.lock"), "protect:\n  - x\n")
+        r = self.run_ralon("status", cwd=inner)
+        self.assertEqual(r.rc, 0, r)
+        self.assertIn("root       %s" % inner, r.out.splitlines())
+        c = self.run_ralon("check", "x", "../../tests/golden/a", cwd=inner)
+        self.assertLines(c, 1, [locked("x", "x"), outside("../../tests/golden/a")])
+
+    def test_a_directory_named_agent_lock_is_not_a_policy(self):
+        root = self.project(GOLDEN)
+        sub = os.path.join(root, "sub")
+        os.makedirs(os.path.join(sub, "agent.lock"))
+        r = self.run_ralon("status", cwd=sub)
+        self.assertEqual(r.rc, 0, r)
+        self.assertIn("root       %s" % root, r.out.splitlines())
+
+    def test_hard_link_warning(self):
+        root = self.project("protect:\n  - secret.txt\n", files=["secret.txt"])
+        os.link(os.path.join(root, "secret.txt"), os.path.join(root, "copy.txt"))
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(self.audit_err(r),
+                         "ralon: warning: secret.txt %s\n" % HARD_LINKS.format(n=2))
+        os.link(os.path.join(root, "secret.txt"), os.path.join(root, "third.txt"))
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(self.audit_err(r),
+                         "ralon: warning: secret.txt %s\n" % HARD_LINKS.format(n=3))
+
+    def test_symlink_warning(self):
+        root = self.project("protect:\n  - link\n", files=["target.txt"])
+        os.symlink("target.txt", os.path.join(root, "link"))
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        lines = self.audit_err(r).splitlines()
+        self.assertEqual(len(lines), 1, r.err)
+        self.assertTrue(lines[0].startswith("ralon: warning: link "), lines)
+        self.assertIn("symbolic link", lines[0])
+
+    def test_git_warnings(self):
+        root = self.project("protect:\n  - src\n", dirs=[".git/hooks", "src"],
+                            files=[".git/config"])
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        lines = self.audit_err(r).splitlines()
+        self.assertEqual(len(lines), 2, r.err)
+        self.assertTrue(lines[0].startswith("ralon: warning: .git/hooks "), lines)
+        self.assertTrue(lines[1].startswith("ralon: warning: .git/config "), lines)
+        for line in lines:
+            self.assertIn("not protected", line)
+
+    def test_no_git_warnings_when_protected(self):
+        for policy in ("protect:\n  - .git/hooks\n  - .git/config\n", "protect:\n  - .git\n"):
+            with self.subTest(policy=policy):
+                root = self.project(policy, dirs=[".git/hooks"], files=[".git/config"])
+                r = self.run_ralon("status", cwd=root)
+                self.assertEqual((r.rc, self.audit_err(r)), (0, ""), r)
+                os.unlink(os.path.join(root, "agent.lock"))
+
+    def test_no_git_warnings_without_git(self):
+        root = self.project("protect:\n  - src\n", dirs=["src"])
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual((r.rc, self.audit_err(r)), (0, ""), r)
+
+    def test_json(self):
+        root = self.project(GOLDEN + "  - secret.txt\n  - missing.txt\n",
+                            files=["tests/golden/a", "secret.txt"], dirs=[".git"])
+        os.link(os.path.join(root, "secret.txt"), os.path.join(root, "copy.txt"))
+        r = self.run_ralon("status", "--json", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        doc = json.loads(r.out)
+        for key in ("policy", "root", "version", "patterns", "protected", "findings"):
+            self.assertIn(key, doc)
+        self.assertEqual(doc["policy"], os.path.join(root, "agent.lock"))
+        self.assertEqual(doc["root"], root)
+        self.assertEqual(doc["version"], 1)
+        self.assertEqual([p["pattern"] for p in doc["patterns"]],
+                         ["agent.lock", "tests/golden/**", "secret.txt", "missing.txt"])
+        self.assertEqual([p["path"] for p in doc["protected"]],
+                         ["agent.lock", "secret.txt", "tests/golden"])
+        kinds = {"agent.lock": "file", "secret.txt": "file", "tests/golden": "directory"}
+        pats = {"agent.lock": "agent.lock", "secret.txt": "secret.txt",
+                "tests/golden": "tests/golden/**"}
+        for p in doc["protected"]:
+            for key in ("path", "absolute", "kind", "pattern", "device", "inode", "links"):
+                self.assertIn(key, p)
+            abspath = os.path.join(root, p["path"])
+            st = os.lstat(abspath)
+            self.assertEqual(p["absolute"], abspath)
+            self.assertEqual(p["kind"], kinds[p["path"]])
+            self.assertEqual(p["pattern"], pats[p["path"]])
+            self.assertEqual((p["device"], p["inode"], p["links"]),
+                             (st.st_dev, st.st_ino, st.st_nlink))
+        self.assertEqual([p["links"] for p in doc["protected"] if p["path"] == "secret.txt"], [2])
+        for f in doc["findings"]:
+            self.assertEqual(sorted(f), ["kind", "message", "subject"])
+        by_subject = {f["subject"]: f for f in doc["findings"]}
+        self.assertEqual(by_subject["secret.txt"]["kind"], "hard-links")
+        self.assertEqual(by_subject["secret.txt"]["message"],
+                         "secret.txt " + HARD_LINKS.format(n=2))
+        self.assertTrue(by_subject["`missing.txt`"]["message"].startswith(
+            "`missing.txt` matches nothing on disk"))
+        self.assertIn(".git/hooks", by_subject)
+        self.assertIn(".git/config", by_subject)
+        self.assertNotIn("`tests/golden/**`", by_subject)
+
+
+# ===========================================================================
+class BadPolicyTest(RalonTestCase):
+    """Every command refuses a malformed agent.lock: exit 2, nothing on
+    stdout, `ralon: FILE:LINE:COL: ...` on stderr."""
+
+    COMMANDS = (["check"], ["check", "src/a"], ["check", "--json", "src/a"], ["check", "--json"],
+                ["status"], ["status", "--json"])
+
+    def check_rejected(self, content, line=None, col=None, contains=()):
+        root = self.project(content, dirs=["src/deep"])
+        file = os.path.join(root, "agent.lock")
+        runs = []
+        for cwd in (root, os.path.join(root, "src", "deep")):
+            for args in self.COMMANDS:
+                runs.append((args, cwd, self.run_ralon(*args, cwd=cwd)))
+        runs.append((["-C", "proj", "check", "src/a"], self.base,
+                     self.run_ralon("-C", "proj", "check", "src/a", cwd=self.base)))
+        r = runs[0][2]
+        # Every command, from anywhere, says the same thing the same way.
+        self.assertEqual([(a, c, x.rc, x.out, x.err) for a, c, x in runs],
+                         [(a, c, 2, "", r.err) for a, c, _ in runs])
+        m = re.match(r"ralon: %s:([0-9]+):([0-9]+): \S" % re.escape(file), r.err)
+        self.assertIsNotNone(m, "no `ralon: FILE:LINE:COL: ` in %r" % r.err)
+        if line is not None:
+            self.assertEqual((int(m.group(1)), int(m.group(2))), (line, col), r.err)
+        for text in contains:
+            self.assertIn(text, r.err)
+        self.assertTrue(r.err.endswith("\n"), r.err)
+
+    def test_unknown_key(self):
+        self.check_rejected("protect:\n  - a\nfoo: 1\n", 3, 1, ["`foo`"])
+
+    def test_misspelled_key(self):
+        self.check_rejected("protects:\n  - a\n", 1, 1, ["`protects`"])
+
+    def test_alias(self):
+        self.check_rejected("protect:\n  - *a\n", 2, 5, ["alias"])
+
+    def test_anchor(self):
+        self.check_rejected("protect:\n  - &x a\n  - *x\n", 2, 5, ["anchor"])
+
+    def test_tag(self):
+        self.check_rejected("protect:\n  - !foo a\n", 2, 5, ["tag"])
+
+    def test_tag_on_the_list(self):
+        self.check_rejected("protect: !!seq\n  - a\n", 1, 10, ["tag"])
+
+    def test_duplicate_key(self):
+        self.check_rejected("protect:\n  - a\nprotect:\n  - b\n", 3, 1, ["duplicate", "protect"])
+
+    def test_leading_slash(self):
+        self.check_rejected("protect:\n  - ok\n  - /etc/passwd\n", 3, 5, ["/etc/passwd"])
+
+    def test_dotdot(self):
+        self.check_rejected("protect:\n  - a/../b\n", 2, 5, ["`..`"])
+
+    def test_leading_dotdot(self):
+        self.check_rejected("protect:\n  - ../outside\n", 2, 5, ["`..`"])
+
+    def test_tilde(self):
+        self.check_rejected("protect:\n  - ~/x\n", 2, 5, ["~"])
+
+    def test_negation(self):
+        self.check_rejected("protect:\n  - \"!x\"\n", 2, 5, ["!x"])
+
+    def test_colon(self):
+        self.check_rejected("protect:\n  - \"c:/x\"\n", 2, 5, ["c:/x"])
+
+    def test_empty_pattern(self):
+        self.check_rejected("protect:\n  - \"\"\n", 2, 5)
+
+    def test_non_string_item(self):
+        self.check_rejected("protect:\n  - [a, b]\n", 2, 5)
+
+    def test_protect_not_a_list(self):
+        self.check_rejected("protect: a\n", 1, 10)
+
+    def test_protect_empty(self):
+        self.check_rejected("protect:\n", contains=["protect:"])
+
+    def test_top_level_list(self):
+        self.check_rejected("- a\n- b\n", 1, 1)
+
+    def test_unsupported_version(self):
+        self.check_rejected("version: 2\nprotect:\n  - a\n", 1, 10, ["version"])
+
+    def test_second_document(self):
+        self.check_rejected("protect:\n  - a\n---\nprotect:\n  - b\n", 3, 1)
+
+    def test_yaml_syntax_error(self):
+        self.check_rejected("protect: [a\n")
+
+    def test_empty_file(self):
+        self.check_rejected("", contains=["protects nothing", "protect:"])
+
+    def test_whitespace_only(self):
+        self.check_rejected("\n   \n\n", contains=["protects nothing", "protect:"])
+
+    def test_comment_only(self):
+        self.check_rejected("# nothing yet\n# really\n", contains=["protects nothing", "protect:"])
+
+    def test_nul_byte(self):
+        self.check_rejected(b"protect:\n  - a\x00b\n", 2, 6)
+
+    def test_invalid_utf8(self):
+        self.check_rejected(b"protect:\n  - \xff\n", 2, 5, ["UTF-8"])
+
+    def test_overlong_utf8(self):
+        self.check_rejected(b"protect:\n  - a\xc0\xaf\n", 2, 6, ["UTF-8"])
+
+    def test_larger_than_one_mib(self):
+        body = "protect:\n  - a\n"
+        self.check_rejected(body + "#" * (1024 * 1024 + 1 - len(body)) + "\n")
+
+    def test_exactly_one_mib_is_accepted(self):
+        body = "protect:\n  - a\n"
+        text = body + "#" * (1024 * 1024 - len(body) - 1) + "\n"
+        self.assertEqual(len(text), 1024 * 1024)
+        root = self.project(text, files=["a"])
+        r = self.run_ralon("check", "a", cwd=root)
+        self.assertLines(r, 1, [locked("a", "a")])
+
+
+# ===========================================================================
+class NoPolicyTest(RalonTestCase):
+
+    def setUp(self):
+        super().setUp()
+        d = self.base
+        while True:
+            if os.path.isfile(os.path.join(d, "agent.lock")):
+                self.skipTest("this machine has %s/agent.lock above the temporary directory" % d)
+            if d == "/":
+                break
+            d = os.path.dirname(d)
+
+    def test_no_policy_anywhere(self):
+        empty = os.path.join(self.base, "empty", "sub")
+        os.makedirs(empty)
+        msg = ("ralon: no agent.lock found in %s or any parent directory (run `ralon init`)\n"
+               % empty)
+        for args in (["check"], ["check", "x"], ["check", "--json", "x"], ["status"],
+                     ["status", "--json"]):
+            with self.subTest(args=args):
+                self.assertFails(self.run_ralon(*args, cwd=empty), err=msg)
+                self.assertFails(self.run_ralon("-C", empty, *args, cwd=self.base), err=msg)
+                self.assertFails(self.run_ralon("-C", "empty/sub", *args, cwd=self.base), err=msg)
+
+    def test_missing_dash_C_directory(self):
+        missing = os.path.join(self.base, "missing")
+        for args in (["check"], ["check", "x"], ["status"]):
+            with self.subTest(args=args):
+                r = self.run_ralon("-C", missing, *args)
+                self.assertFails(r, err_re=r"\Aralon: [^\n]*%s[^\n]*\n\Z" % re.escape(missing))
+
+
+# ===========================================================================
+class OutputTest(RalonTestCase):
+
+    def run_pty(self, args, cwd, env):
+        """Runs ralon with stdout on a pseudo-terminal; returns (rc, out, err)."""
+        master, slave = os.openpty()
+        try:
+            p = subprocess.Popen([RALON, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                 stdout=slave, stderr=subprocess.PIPE)
+        finally:
+            os.close(slave)
+        chunks = []
+        try:
+            while True:
+                try:
+                    data = os.read(master, 65536)
+                except OSError as e:
+                    if e.errno == errno.EIO:
+                        break
+                    raise
+                if not data:
+                    break
+                chunks.append(data)
+        finally:
+            os.close(master)
+        err = p.stderr.read()
+        p.stderr.close()
+        rc = p.wait(timeout=60)
+        return rc, b"".join(chunks).decode("utf-8").replace("\r\n", "\n"), err.decode("utf-8")
+
+    def colour_project(self):
+        return self.project(GOLDEN, files=["tests/golden/a.txt"])
+
+    def test_colour_on_a_terminal(self):
+        root = self.colour_project()
+        args = ["check", "tests/golden/a.txt", "src/b.c"]
+        plain = [locked("tests/golden/a.txt", "tests/golden/**"), writable("src/b.c")]
+        for no_color in (None, ""):
+            with self.subTest(NO_COLOR=no_color):
+                env = dict(self.env)
+                if no_color is not None:
+                    env["NO_COLOR"] = no_color   # empty means unset (no-color.org)
+                rc, out, err = self.run_pty(args, root, env)
+                self.assertEqual((rc, err), (1, ""))
+                self.assertIn("\x1b[", out)
+                self.assertEqual(ANSI.sub("", out).splitlines(), plain)
+
+    def test_no_colour_with_NO_COLOR(self):
+        root = self.colour_project()
+        env = dict(self.env, NO_COLOR="1")
+        rc, out, err = self.run_pty(["check", "tests/golden/a.txt", "src/b.c"], root, env)
+        self.assertEqual((rc, err), (1, ""))
+        self.assertEqual(out, locked("tests/golden/a.txt", "tests/golden/**") + "\n" +
+                         writable("src/b.c") + "\n")
+        rc, out, err = self.run_pty(["check"], root, env)
+        self.assertEqual(rc, 0)
+        self.assertNotIn("\x1b", out)
+
+    def test_no_colour_when_piped(self):
+        root = self.colour_project()
+        r = self.run_ralon("check", "tests/golden/a.txt", "src/b.c", cwd=root)
+        self.assertLines(r, 1, [locked("tests/golden/a.txt", "tests/golden/**"), writable("src/b.c")])
+        for args in (["check"], ["status"], ["check", "--json"], ["--help"]):
+            r = self.run_ralon(*args, cwd=root)
+            self.assertNotIn("\x1b", r.out + r.err)
+
+    def many_protected_files(self):
+        files = ["data/file-%05d.txt" % i for i in range(3000)]
+        root = self.project("protect:\n  - 'data/*.txt'\n", files=files)
+        return root
+
+    def test_sigpipe_ends_quietly(self):
+        root = self.many_protected_files()
+        # Even when the parent ignores SIGPIPE (Python does, and
+        # restore_signals=False passes that on), ralon must not complain.
+        self.assertEqual(signal.getsignal(signal.SIGPIPE), signal.SIG_IGN)
+        p = subprocess.Popen([RALON, "check"], cwd=root, env=self.env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             restore_signals=False)
+        self.assertEqual(p.stdout.read(1), b"l")
+        p.stdout.close()
+        err = p.stderr.read()
+        p.stderr.close()
+        rc = p.wait(timeout=60)
+        self.assertEqual(err, b"")
+        self.assertEqual(rc, -signal.SIGPIPE)
+
+    def test_pipe_into_head(self):
+        root = self.many_protected_files()
+        p = subprocess.run(["sh", "-c", '"$0" check | head -c1', RALON], cwd=root, env=self.env,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"l", b""))
+
+    @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
+    def test_write_error_is_reported(self):
+        # `missing` makes every scanning command print a warning too, which
+        # must not hide the write error.
+        root = self.project(GOLDEN + "  - missing\n", files=["tests/golden/a"])
+        for args in (["check"], ["check", "tests/golden/a"], ["check", "--json", "x"],
+                     ["status"], ["status", "--json"], ["--version"], ["--help"],
+                     ["help", "check"]):
+            with self.subTest(args=args):
+                with open("/dev/full", "wb") as full:
+                    r = self.run_ralon(*args, cwd=root, stdout=full)
+                self.assertEqual(r.rc, 2, r)
+                self.assertTrue(r.err.endswith("\n"), r)
+                lines = r.err.splitlines()
+                # Warnings may come first; the last word is the write error.
+                for line in lines[:-1]:
+                    self.assertTrue(line.startswith("ralon: warning: "), r)
+                self.assertRegex(lines[-1], r"\Aralon: .*No space left on device")
+
+
+if __name__ == "__main__":
+    if not os.access(RALON, os.X_OK):
+        sys.exit("test_cli.py: no executable ralon at %s (set RALON_BINARY)" % RALON)
+    unittest.main()

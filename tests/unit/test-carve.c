@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The pure planning code: ancestor pinning and the Landlock carve-out on a
+ * fake tree, including the aliases (hard links, bind mounts, other
+ * spellings) that must never be granted. */
+#include <check.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "enforce/plan.h"
+#include "path.h"
+
+/* A fake filesystem: each node is "path mode dev ino". */
+typedef struct {
+  const char *path;
+  mode_t mode;
+  dev_t dev;
+  ino_t ino;
+} Node;
+
+typedef struct {
+  const Node *nodes;
+  size_t n;
+  int fail_errno;       /* make listing this directory fail */
+  const char *fail_dir;
+  size_t calls;
+} FakeFs;
+
+static int fake_list(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n) {
+  FakeFs *fs = userdata;
+  DirEntry *v = NULL;
+  size_t n = 0, cap = 0;
+  bool exists = streq(dir, "/");
+  fs->calls++;
+  if (fs->fail_dir != NULL && streq(dir, fs->fail_dir)) {
+    return -fs->fail_errno;
+  }
+  for (size_t i = 0; i < fs->n; i++) {
+    const char *p = fs->nodes[i].path;
+    exists |= streq(p, dir);
+    _cleanup_free_ char *parent = path_dirname(p);
+    if (!streq(parent, dir)) {
+      continue;
+    }
+    DirEntry *e = grow_array(&v, &n, &cap, sizeof(DirEntry));
+    e->name = xstrdup(path_basename(p));
+    e->mode = fs->nodes[i].mode;
+    e->dev = fs->nodes[i].dev;
+    e->ino = fs->nodes[i].ino;
+  }
+  if (!exists) {
+    dir_entries_free(v, n);
+    return -ENOENT;
+  }
+  *ret = v;
+  *ret_n = n;
+  return 0;
+}
+
+#define D (S_IFDIR | 0755)
+#define F (S_IFREG | 0644)
+#define L (S_IFLNK | 0777)
+
+/* /home/dev/proj with agent.lock, src/{index.tsx,App.tsx}, tests/ */
+static const Node tree[] = {
+    {"/usr", D, 1, 10},
+    {"/tmp", D, 2, 11},
+    {"/home", D, 1, 12},
+    {"/home/other", D, 1, 13},
+    {"/home/dev", D, 1, 14},
+    {"/home/dev/.bashrc", F, 1, 15},
+    {"/home/dev/proj", D, 1, 16},
+    {"/home/dev/proj/agent.lock", F, 1, 17},
+    {"/home/dev/proj/package.json", F, 1, 18},
+    {"/home/dev/proj/tests", D, 1, 19},
+    {"/home/dev/proj/tests/a.test", F, 1, 20},
+    {"/home/dev/proj/src", D, 1, 21},
+    {"/home/dev/proj/src/App.tsx", F, 1, 22},
+    {"/home/dev/proj/src/index.tsx", F, 1, 23},
+    /* A hard link of the protected file, as a sibling of a chain dir. */
+    {"/home/dev/proj/zz_hardlink", F, 1, 23},
+    /* A bind alias of the project root, as a sibling of a chain dir. */
+    {"/home/dev/proj-alias", D, 1, 16},
+    /* The same chain directory under another spelling (case folding). */
+    {"/home/dev/PROJ", D, 1, 16},
+    /* A symlink sibling pointing at the protected file. */
+    {"/home/dev/proj/link.tsx", L, 1, 30},
+};
+
+static PlanTarget target(const char *path, mode_t mode, dev_t dev, ino_t ino) {
+  PlanTarget t = {0};
+  t.path = xstrdup(path);
+  t.relative = xstrdup(path);
+  t.mode = mode;
+  t.dev = dev;
+  t.ino = ino;
+  return t;
+}
+
+static bool has_grant(const Carve *c, const char *path) {
+  for (size_t i = 0; i < c->n_grants; i++) {
+    if (streq(c->grants[i].path, path)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool has_restricted(const Carve *c, const char *path) {
+  for (size_t i = 0; i < c->n_restricted; i++) {
+    if (streq(c->restricted[i], path)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+START_TEST(carve_seed_example) {
+  FakeFs fs = {tree, ELEMENTSOF(tree), 0, NULL, 0};
+  PlanTarget t[2] = {target("/home/dev/proj/agent.lock", F, 1, 17),
+                     target("/home/dev/proj/src/index.tsx", F, 1, 23)};
+  Carve c;
+  Error err = {0};
+  ck_assert_int_eq(carve_plan(t, 2, fake_list, &fs, &c, &err), 0);
+
+  /* The chain, parents first, from / down. */
+  const char *restricted[] = {"/", "/home", "/home/dev", "/home/dev/proj", "/home/dev/proj/src"};
+  ck_assert_uint_eq(c.n_restricted, ELEMENTSOF(restricted));
+  for (size_t i = 0; i < ELEMENTSOF(restricted); i++) {
+    ck_assert_str_eq(c.restricted[i], restricted[i]);
+  }
+  /* Siblings off the way are granted, whole subtrees. */
+  ck_assert(has_grant(&c, "/usr"));
+  ck_assert(has_grant(&c, "/tmp"));
+  ck_assert(has_grant(&c, "/home/other"));
+  ck_assert(has_grant(&c, "/home/dev/.bashrc"));
+  ck_assert(has_grant(&c, "/home/dev/proj/package.json"));
+  ck_assert(has_grant(&c, "/home/dev/proj/tests"));
+  ck_assert(has_grant(&c, "/home/dev/proj/src/App.tsx"));
+  /* The protected objects and the chain itself are not. */
+  ck_assert(!has_grant(&c, "/home/dev/proj/agent.lock"));
+  ck_assert(!has_grant(&c, "/home/dev/proj/src/index.tsx"));
+  ck_assert(!has_grant(&c, "/home/dev/proj/src"));
+  ck_assert(!has_grant(&c, "/home/dev/proj"));
+  ck_assert(!has_grant(&c, "/home"));
+  /* Aliases, found by identity rather than by name (ATTACKS.md rows 30,
+   * 32, 70): a grant there would land on the protected inode or on the
+   * whole project. */
+  ck_assert(!has_grant(&c, "/home/dev/proj/zz_hardlink"));
+  ck_assert(!has_grant(&c, "/home/dev/proj-alias"));
+  ck_assert(!has_grant(&c, "/home/dev/PROJ"));
+  /* Symbolic links are never granted through (row 33). */
+  ck_assert(!has_grant(&c, "/home/dev/proj/link.tsx"));
+  ck_assert_uint_eq(c.n_grants, 7);
+  carve_clear(&c);
+  plan_targets_free(NULL, 0);
+  free(t[0].path), free(t[0].relative), free(t[1].path), free(t[1].relative);
+}
+END_TEST
+
+START_TEST(carve_protected_directory_not_listed) {
+  FakeFs fs = {tree, ELEMENTSOF(tree), 0, NULL, 0};
+  /* A protected directory plus a target inside it (a symlink target):
+   * nothing inside the directory may be granted. */
+  PlanTarget t[2] = {target("/home/dev/proj/tests", D, 1, 19),
+                     target("/home/dev/proj/tests/a.test", F, 1, 20)};
+  Carve c;
+  Error err = {0};
+  ck_assert_int_eq(carve_plan(t, 2, fake_list, &fs, &c, &err), 0);
+  ck_assert(!has_restricted(&c, "/home/dev/proj/tests"));
+  ck_assert(!has_grant(&c, "/home/dev/proj/tests"));
+  ck_assert(!has_grant(&c, "/home/dev/proj/tests/a.test"));
+  ck_assert(has_restricted(&c, "/home/dev/proj"));
+  ck_assert(has_grant(&c, "/home/dev/proj/src"));
+  carve_clear(&c);
+  for (int i = 0; i < 2; i++) {
+    free(t[i].path), free(t[i].relative);
+  }
+}
+END_TEST
+
+START_TEST(carve_missing_target_restricts_its_parent) {
+  FakeFs fs = {tree, ELEMENTSOF(tree), 0, NULL, 0};
+  PlanTarget t = target("/home/dev/proj/src/new/secret.env", F, 0, 0);
+  t.missing = true;
+  Carve c;
+  Error err = {0};
+  ck_assert_int_eq(carve_plan(&t, 1, fake_list, &fs, &c, &err), 0);
+  /* src is restricted (nothing new in it, so `new` cannot be created);
+   * the directory that does not exist has nothing to list. */
+  ck_assert(has_restricted(&c, "/home/dev/proj/src"));
+  ck_assert(has_restricted(&c, "/home/dev/proj/src/new"));
+  ck_assert(has_grant(&c, "/home/dev/proj/src/index.tsx"));
+  ck_assert(has_grant(&c, "/home/dev/proj/src/App.tsx"));
+  carve_clear(&c);
+  free(t.path), free(t.relative);
+}
+END_TEST
+
+START_TEST(carve_symlink_target_also_restricts_link_dir) {
+  FakeFs fs = {tree, ELEMENTSOF(tree), 0, NULL, 0};
+  PlanTarget t = target("/home/dev/proj/src/index.tsx", F, 1, 23);
+  t.link = xstrdup("/home/dev/proj/tests/link.lock");
+  Carve c;
+  Error err = {0};
+  ck_assert_int_eq(carve_plan(&t, 1, fake_list, &fs, &c, &err), 0);
+  /* The link's directory is on a chain too, so the link cannot be
+   * replaced (ATTACKS.md row 35). */
+  ck_assert(has_restricted(&c, "/home/dev/proj/tests"));
+  ck_assert(has_grant(&c, "/home/dev/proj/tests/a.test"));
+  ck_assert(!has_grant(&c, "/home/dev/proj/tests"));
+  carve_clear(&c);
+  free(t.path), free(t.relative), free(t.link);
+}
+END_TEST
+
+START_TEST(carve_lister_error_is_reported) {
+  FakeFs fs = {tree, ELEMENTSOF(tree), EACCES, "/home/dev", 0};
+  PlanTarget t = target("/home/dev/proj/agent.lock", F, 1, 17);
+  Carve c;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(carve_plan(&t, 1, fake_list, &fs, &c, &err), -1);
+  ck_assert_ptr_nonnull(err.message);
+  ck_assert_ptr_nonnull(strstr(err.message, "/home/dev"));
+  ck_assert_int_eq(err.errnum, EACCES);
+  ck_assert_uint_eq(c.n_grants, 0);
+  free(t.path), free(t.relative);
+}
+END_TEST
+
+START_TEST(pinned_every_ancestor_parents_first) {
+  PlanTarget t[3] = {target("/home/dev/proj/agent.lock", F, 1, 17),
+                     target("/home/dev/proj/src/deep/x.c", F, 1, 40),
+                     target("/home/dev/proj/tests", D, 1, 19)};
+  char **pinned;
+  size_t n;
+  ck_assert_int_eq(plan_pinned(t, 3, &pinned, &n), 0);
+  const char *want[] = {"/home", "/home/dev", "/home/dev/proj", "/home/dev/proj/src",
+                        "/home/dev/proj/src/deep"};
+  ck_assert_uint_eq(n, ELEMENTSOF(want));
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_str_eq(pinned[i], want[i]);
+    free(pinned[i]);
+  }
+  free(pinned);
+  for (int i = 0; i < 3; i++) {
+    free(t[i].path), free(t[i].relative);
+  }
+}
+END_TEST
+
+START_TEST(pinned_skips_missing_and_inside_protected) {
+  PlanTarget t[3] = {target("/p/conf", D, 1, 2), target("/p/conf/sub/file", F, 1, 3),
+                     target("/q/missing/x", F, 0, 0)};
+  t[2].missing = true;
+  char **pinned;
+  size_t n;
+  ck_assert_int_eq(plan_pinned(t, 3, &pinned, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(pinned[0], "/p");
+  free(pinned[0]);
+  free(pinned);
+  for (int i = 0; i < 3; i++) {
+    free(t[i].path), free(t[i].relative);
+  }
+}
+END_TEST
+
+START_TEST(backend_names_round_trip) {
+  ck_assert_int_eq(backend_from_string("auto"), BACKEND_AUTO);
+  ck_assert_int_eq(backend_from_string("mount"), BACKEND_MOUNT);
+  ck_assert_int_eq(backend_from_string("landlock"), BACKEND_LANDLOCK);
+  ck_assert_int_eq(backend_from_string("seatbelt"), _BACKEND_INVALID);
+  ck_assert_str_eq(backend_to_string(BACKEND_LANDLOCK), "landlock");
+  ck_assert_ptr_null(backend_to_string(_BACKEND_MAX));
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("carve");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, carve_seed_example);
+  tcase_add_test(tc, carve_protected_directory_not_listed);
+  tcase_add_test(tc, carve_missing_target_restricts_its_parent);
+  tcase_add_test(tc, carve_symlink_target_also_restricts_link_dir);
+  tcase_add_test(tc, carve_lister_error_is_reported);
+  tcase_add_test(tc, pinned_every_ancestor_parents_first);
+  tcase_add_test(tc, pinned_skips_missing_and_inside_protected);
+  tcase_add_test(tc, backend_names_round_trip);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

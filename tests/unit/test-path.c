@@ -1,0 +1,730 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* path.h (lexical helpers and path_resolve on a real tree) and the two file
+ * helpers of util.h: write_file_atomic and read_fd_limited. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "path.h"
+#include "util.h"
+
+/* One scratch directory per test case, made and removed by the runner
+ * process (an unchecked fixture), so a failing test leaves nothing behind. */
+static char *scratch;
+
+static void rm_rf_at(int parent, const char *name) {
+  struct stat st;
+  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    (void)fchmodat(parent, name, 0700, 0);
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      DIR *d = fdopendir(fd);
+      if (d == NULL) {
+        close(fd);
+      } else {
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+          if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+            continue;
+          }
+          rm_rf_at(dirfd(d), de->d_name);
+        }
+        closedir(d);
+      }
+    }
+    (void)unlinkat(parent, name, AT_REMOVEDIR);
+  } else {
+    (void)unlinkat(parent, name, 0);
+  }
+}
+
+static void scratch_setup(void) {
+  const char *tmp = getenv("TMPDIR");
+  _cleanup_free_ char *tmpl = xasprintf("%s/ralon-test-path.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  ck_assert_ptr_nonnull(mkdtemp(tmpl));
+  /* Compare against resolved names whatever TMPDIR looks like. */
+  scratch = realpath(tmpl, NULL);
+  ck_assert_ptr_nonnull(scratch);
+}
+
+static void scratch_teardown(void) {
+  if (scratch != NULL) {
+    rm_rf_at(AT_FDCWD, scratch);
+    free(scratch);
+    scratch = NULL;
+  }
+}
+
+/* A fresh, empty directory for one test, below the scratch directory. */
+static char *make_tmpdir(void) {
+  char *tmpl = xasprintf("%s/t.XXXXXX", scratch);
+  ck_assert_ptr_nonnull(mkdtemp(tmpl));
+  return tmpl;
+}
+
+static void make_dir(const char *dir, const char *rel) {
+  _cleanup_free_ char *p = path_join(dir, rel);
+  ck_assert_msg(mkdir(p, 0755) == 0, "mkdir %s: %s", p, strerror(errno));
+}
+
+static void make_file(const char *dir, const char *rel, const char *content) {
+  _cleanup_free_ char *p = path_join(dir, rel);
+  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ck_assert_msg(fd >= 0, "create %s: %s", p, strerror(errno));
+  size_t len = strlen(content);
+  ck_assert_int_eq(write(fd, content, len), (ssize_t)len);
+  ck_assert_int_eq(close(fd), 0);
+}
+
+static void make_symlink(const char *dir, const char *rel, const char *target) {
+  _cleanup_free_ char *p = path_join(dir, rel);
+  ck_assert_msg(symlink(target, p) == 0, "symlink %s: %s", p, strerror(errno));
+}
+
+static char *slurp(const char *dir, const char *rel) {
+  _cleanup_free_ char *p = path_join(dir, rel);
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  ck_assert_msg(fd >= 0, "open %s: %s", p, strerror(errno));
+  char *buf = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(read_fd_limited(fd, 1 << 20, &buf, &len), 0);
+  close(fd);
+  ck_assert_uint_eq(strlen(buf), len);
+  return buf;
+}
+
+/* The names in `dir`, sorted and joined with '|' ("" when empty). */
+static char *list_dir(const char *dir) {
+  struct dirent **names = NULL;
+  int n = scandir(dir, &names, NULL, alphasort);
+  ck_assert_int_ge(n, 0);
+  char *out = xstrdup("");
+  for (int i = 0; i < n; i++) {
+    if (!streq(names[i]->d_name, ".") && !streq(names[i]->d_name, "..")) {
+      char *next = xasprintf("%s%s%s", out, out[0] ? "|" : "", names[i]->d_name);
+      free(out);
+      out = next;
+    }
+    free(names[i]);
+  }
+  free(names);
+  return out;
+}
+
+/* ---- path_join ---------------------------------------------------------- */
+
+static const struct {
+  const char *a, *b, *want;
+} join_table[] = {
+    {"a", "b", "a/b"},
+    {"a/", "b", "a/b"},
+    {"/a/b", "c/d", "/a/b/c/d"},
+    {"/", "b", "/b"},
+    {"a", "/b", "/b"},
+    {"/x/y", "/b/c", "/b/c"},
+    {"", "b", "b"},
+    {"", "/b", "/b"},
+    {"a b", "c\nd", "a b/c\nd"},
+};
+
+START_TEST(test_path_join) {
+  _cleanup_free_ char *got = path_join(join_table[_i].a, join_table[_i].b);
+  ck_assert_msg(streq(got, join_table[_i].want), "path_join(\"%s\", \"%s\") = \"%s\", want \"%s\"",
+                join_table[_i].a, join_table[_i].b, got, join_table[_i].want);
+}
+END_TEST
+
+/* ---- path_normalize ----------------------------------------------------- */
+
+static const struct {
+  const char *in, *want;
+} normalize_table[] = {
+    {"a/./b", "a/b"},
+    {"a//b", "a/b"},
+    {"a///b/", "a/b"},
+    {"/..", "/"},
+    {"/../a", "/a"},
+    {"../a", "../a"},
+    {"../..", "../.."},
+    {"../a/..", ".."},
+    {"a/../..", ".."},
+    {"a/../../b", "../b"},
+    {"a/b/../../../c", "../c"},
+    {"a/..", "."},
+    {"", "."},
+    {".", "."},
+    {"./", "."},
+    {"./a", "a"},
+    {"a/b/", "a/b"},
+    {"a/b//", "a/b"},
+    {"/", "/"},
+    {"//", "/"},
+    {"///a//", "/a"},
+    {"/a/b/../../..", "/"},
+    {"/a/b/../../../c", "/c"},
+    {"/a/./b/../c/", "/a/c"},
+    {"a/b/../../c", "c"},
+    {"...", "..."},
+    {".a/..b/b..", ".a/..b/b.."},
+    {"a/.../..", "a"},
+    {"x y/ z ", "x y/ z "},
+};
+
+START_TEST(test_path_normalize) {
+  _cleanup_free_ char *got = path_normalize(normalize_table[_i].in);
+  ck_assert_msg(streq(got, normalize_table[_i].want),
+                "path_normalize(\"%s\") = \"%s\", want \"%s\"", normalize_table[_i].in, got,
+                normalize_table[_i].want);
+}
+END_TEST
+
+/* ---- path_absolute ------------------------------------------------------ */
+
+static const struct {
+  const char *base, *p, *want;
+} absolute_table[] = {
+    {"/base", "x", "/base/x"},
+    {"/base", "x/./y/", "/base/x/y"},
+    {"/base", "x/../y", "/base/y"},
+    {"/base/", "x", "/base/x"},
+    {"/base", "..", "/"},
+    {"/base/sub", "../../..", "/"},
+    {"/base", ".", "/base"},
+    {"/base", "", "/base"},
+    {"/base", "/abs/./p/", "/abs/p"},
+    {"/", "a", "/a"},
+    {"/b//c/", "d", "/b/c/d"},
+    {NULL, "/abs//p/..", "/abs"},
+};
+
+START_TEST(test_path_absolute) {
+  _cleanup_free_ char *got = path_absolute(absolute_table[_i].base, absolute_table[_i].p);
+  ck_assert_ptr_nonnull(got);
+  ck_assert_msg(streq(got, absolute_table[_i].want),
+                "path_absolute(\"%s\", \"%s\") = \"%s\", want \"%s\"",
+                absolute_table[_i].base ? absolute_table[_i].base : "(null)", absolute_table[_i].p,
+                got, absolute_table[_i].want);
+}
+END_TEST
+
+/* Restores the working directory even when the test is not forked. */
+static void restore_cwd(int *fd) {
+  if (*fd >= 0) {
+    (void)!fchdir(*fd);
+    close(*fd);
+  }
+}
+
+START_TEST(test_path_absolute_cwd) {
+  __attribute__((cleanup(restore_cwd))) int saved = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(saved, 0);
+  _cleanup_free_ char *dir = make_tmpdir();
+  ck_assert_int_eq(chdir(dir), 0);
+
+  _cleanup_free_ char *a = path_absolute(NULL, "x/./y/");
+  _cleanup_free_ char *want_a = xasprintf("%s/x/y", dir);
+  ck_assert_str_eq(a, want_a);
+
+  _cleanup_free_ char *b = path_absolute(NULL, ".");
+  ck_assert_str_eq(b, dir);
+
+  _cleanup_free_ char *c = path_absolute(NULL, "..");
+  ck_assert_str_eq(c, scratch);
+
+  /* A relative base is taken relative to the working directory. */
+  _cleanup_free_ char *d = path_absolute("rel/", "../p");
+  _cleanup_free_ char *want_d = xasprintf("%s/p", dir);
+  ck_assert_str_eq(d, want_d);
+
+  _cleanup_free_ char *e = path_absolute(NULL, "");
+  ck_assert_str_eq(e, dir);
+}
+END_TEST
+
+START_TEST(test_path_absolute_deleted_cwd) {
+  __attribute__((cleanup(restore_cwd))) int saved = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(saved, 0);
+  _cleanup_free_ char *dir = make_tmpdir();
+  ck_assert_int_eq(chdir(dir), 0);
+  ck_assert_int_eq(rmdir(dir), 0);
+
+  errno = 0;
+  char *got = path_absolute(NULL, "x");
+  ck_assert_ptr_null(got);
+  ck_assert_int_eq(errno, ENOENT);
+
+  /* An absolute path needs no working directory. */
+  _cleanup_free_ char *abs = path_absolute(NULL, "/a/../b");
+  ck_assert_str_eq(abs, "/b");
+}
+END_TEST
+
+/* ---- path_relative ------------------------------------------------------ */
+
+static const struct {
+  const char *root, *path, *want; /* want NULL: outside */
+} relative_table[] = {
+    {"/", "/a/b", "a/b"},
+    {"/", "/", ""},
+    {"/a", "/a", ""},
+    {"/a", "/a/b", "b"},
+    {"/a", "/a/b/c", "b/c"},
+    {"/a", "/ab", NULL},
+    {"/a", "/ab/c", NULL},
+    {"/a", "/b", NULL},
+    {"/a", "/", NULL},
+    {"/a/b", "/a", NULL},
+    {"/a/b", "/a/bc", NULL},
+    {"/a/b", "/a/b/c/d", "c/d"},
+    {"/a", "/b/a", NULL},
+};
+
+START_TEST(test_path_relative) {
+  const char *root = relative_table[_i].root, *path = relative_table[_i].path;
+  const char *want = relative_table[_i].want;
+  const char *got = path_relative(root, path);
+  if (want == NULL) {
+    ck_assert_msg(got == NULL, "path_relative(\"%s\", \"%s\") = \"%s\", want NULL", root, path,
+                  got);
+    return;
+  }
+  ck_assert_msg(got != NULL, "path_relative(\"%s\", \"%s\") = NULL, want \"%s\"", root, path, want);
+  ck_assert_str_eq(got, want);
+  /* A pointer into `path`, not a copy. */
+  ck_assert_ptr_eq(got, path + strlen(path) - strlen(want));
+}
+END_TEST
+
+/* ---- path_basename / path_dirname --------------------------------------- */
+
+static const struct {
+  const char *in, *base, *dir;
+} name_table[] = {
+    {"/a/b", "b", "/a"},
+    {"/a", "a", "/"},
+    {"a", "a", "."},
+    {"a/b", "b", "a"},
+    {"a/b/c", "c", "a/b"},
+    {"/", "/", "/"},
+    {".", ".", "."},
+    {"/x y/a\nb", "a\nb", "/x y"},
+};
+
+START_TEST(test_path_basename_dirname) {
+  const char *in = name_table[_i].in;
+  const char *base = path_basename(in);
+  ck_assert_str_eq(base, name_table[_i].base);
+  ck_assert_ptr_eq(base, in + strlen(in) - strlen(name_table[_i].base));
+  _cleanup_free_ char *dir = path_dirname(in);
+  ck_assert_str_eq(dir, name_table[_i].dir);
+}
+END_TEST
+
+/* ---- path_resolve ------------------------------------------------------- */
+
+/* T/real/sub/, T/real/file, T/link -> real/sub, T/abslink -> T/real,
+ * T/loop1 <-> T/loop2, T/self -> self, T/dangling -> real/newfile,
+ * T/real/sub/up -> ../newthing, T/chain -> link/newdir/f. */
+static char *resolve_tree(void) {
+  char *t = make_tmpdir();
+  make_dir(t, "real");
+  make_dir(t, "real/sub");
+  make_file(t, "real/file", "x");
+  make_file(t, "real/sub/inner", "y");
+  make_symlink(t, "link", "real/sub");
+  _cleanup_free_ char *real = path_join(t, "real");
+  make_symlink(t, "abslink", real);
+  make_symlink(t, "loop1", "loop2");
+  make_symlink(t, "loop2", "loop1");
+  make_symlink(t, "self", "self");
+  make_symlink(t, "dangling", "real/newfile");
+  make_symlink(t, "real/sub/up", "../newthing");
+  make_symlink(t, "chain", "link/newdir/f");
+  return t;
+}
+
+static void assert_resolves(const char *t, const char *in_rel, const char *want_rel) {
+  _cleanup_free_ char *in = xasprintf("%s/%s", t, in_rel);
+  _cleanup_free_ char *want = want_rel[0] ? xasprintf("%s/%s", t, want_rel) : xstrdup(t);
+  errno = 0;
+  _cleanup_free_ char *got = path_resolve(in);
+  ck_assert_msg(got != NULL, "path_resolve(\"%s\") = NULL (%s), want \"%s\"", in, strerror(errno),
+                want);
+  ck_assert_msg(streq(got, want), "path_resolve(\"%s\") = \"%s\", want \"%s\"", in, got, want);
+}
+
+static void assert_resolve_fails(const char *t, const char *in_rel, int want_errno) {
+  _cleanup_free_ char *in = xasprintf("%s/%s", t, in_rel);
+  errno = 0;
+  char *got = path_resolve(in);
+  ck_assert_msg(got == NULL, "path_resolve(\"%s\") = \"%s\", want NULL", in, got);
+  ck_assert_msg(errno == want_errno, "path_resolve(\"%s\"): errno %s, want %s", in, strerror(errno),
+                strerror(want_errno));
+}
+
+START_TEST(test_path_resolve_existing) {
+  _cleanup_free_ char *t = resolve_tree();
+  assert_resolves(t, "real/sub/inner", "real/sub/inner");
+  assert_resolves(t, "link", "real/sub");
+  assert_resolves(t, "link/inner", "real/sub/inner");
+  assert_resolves(t, "link/", "real/sub");
+  assert_resolves(t, "abslink/sub", "real/sub");
+  assert_resolves(t, "./real//sub/./inner", "real/sub/inner");
+  /* ".." after a symbolic link is the target's parent, as the kernel sees
+   * it, not the link's. */
+  assert_resolves(t, "link/../file", "real/file");
+  assert_resolves(t, "link/..", "real");
+  _cleanup_free_ char *root = path_resolve("/");
+  ck_assert_str_eq(root, "/");
+}
+END_TEST
+
+START_TEST(test_path_resolve_missing_tail) {
+  _cleanup_free_ char *t = resolve_tree();
+  assert_resolves(t, "new", "new");
+  assert_resolves(t, "link/new", "real/sub/new");
+  assert_resolves(t, "link/new/file", "real/sub/new/file");
+  assert_resolves(t, "link/new/file/", "real/sub/new/file");
+  assert_resolves(t, "abslink/sub/a/b/c", "real/sub/a/b/c");
+  /* The existing part keeps kernel semantics for "..". */
+  assert_resolves(t, "link/../x", "real/x");
+  assert_resolves(t, "link/../x/y", "real/x/y");
+  assert_resolves(t, "link/../sub/new", "real/sub/new");
+  /* Like `realpath -m`: below a file is as missing as anywhere else. */
+  assert_resolves(t, "real/file/x", "real/file/x");
+  assert_resolves(t, "real/file/x/y", "real/file/x/y");
+  assert_resolves(t, "real/file/../x", "real/x");
+}
+END_TEST
+
+START_TEST(test_path_resolve_relative) {
+  __attribute__((cleanup(restore_cwd))) int saved = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(saved, 0);
+  _cleanup_free_ char *t = resolve_tree();
+  ck_assert_int_eq(chdir(t), 0);
+
+  _cleanup_free_ char *a = path_resolve("link/new");
+  _cleanup_free_ char *want_a = xasprintf("%s/real/sub/new", t);
+  ck_assert_str_eq(a, want_a);
+
+  _cleanup_free_ char *b = path_resolve("new");
+  _cleanup_free_ char *want_b = xasprintf("%s/new", t);
+  ck_assert_str_eq(b, want_b);
+
+  _cleanup_free_ char *c = path_resolve("link");
+  _cleanup_free_ char *want_c = xasprintf("%s/real/sub", t);
+  ck_assert_str_eq(c, want_c);
+}
+END_TEST
+
+START_TEST(test_path_resolve_errors) {
+  _cleanup_free_ char *t = resolve_tree();
+  assert_resolve_fails(t, "loop1", ELOOP);
+  assert_resolve_fails(t, "loop1/new", ELOOP);
+  assert_resolve_fails(t, "loop1/new/deeper", ELOOP);
+  assert_resolve_fails(t, "self", ELOOP);
+  assert_resolve_fails(t, "link/../../loop2/x", ELOOP);
+}
+END_TEST
+
+/* A dangling symbolic link is still a symbolic link: creating a file
+ * through it creates the target, so that is the resolved name. */
+START_TEST(test_path_resolve_dangling_symlink) {
+  _cleanup_free_ char *t = resolve_tree();
+  assert_resolves(t, "dangling", "real/newfile");
+  assert_resolves(t, "dangling/x", "real/newfile/x");
+  /* A relative target is relative to the link's own directory. */
+  assert_resolves(t, "real/sub/up", "real/newthing");
+  assert_resolves(t, "link/up", "real/newthing");
+  /* The target's own path is resolved in turn. */
+  assert_resolves(t, "chain", "real/sub/newdir/f");
+}
+END_TEST
+
+/* A missing component cancelled by ".." must not leave the links after it
+ * unresolved: `missing/../link/x` names the same file as `link/x`. */
+START_TEST(test_path_resolve_missing_then_dotdot) {
+  _cleanup_free_ char *t = resolve_tree();
+  assert_resolves(t, "missing/../link/x", "real/sub/x");
+}
+END_TEST
+
+/* ---- write_file_atomic -------------------------------------------------- */
+
+START_TEST(test_write_atomic_creates) {
+  _cleanup_free_ char *t = make_tmpdir();
+  static const struct {
+    mode_t umask, want;
+  } modes[] = {{022, 0644}, {027, 0640}, {077, 0600}, {0, 0666}};
+  for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+    _cleanup_free_ char *name = xasprintf("f%zu", i);
+    mode_t old = umask(modes[i].umask);
+    int r = write_file_atomic(t, name, "hello\n", 6, false);
+    umask(old);
+    ck_assert_int_eq(r, 0);
+    _cleanup_free_ char *got = slurp(t, name);
+    ck_assert_str_eq(got, "hello\n");
+    _cleanup_free_ char *p = path_join(t, name);
+    struct stat st;
+    ck_assert_int_eq(lstat(p, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_msg((st.st_mode & 07777) == modes[i].want, "umask %03o: mode %04o, want %04o",
+                  (unsigned)modes[i].umask, (unsigned)(st.st_mode & 07777),
+                  (unsigned)modes[i].want);
+  }
+  _cleanup_free_ char *names = list_dir(t);
+  ck_assert_str_eq(names, "f0|f1|f2|f3");
+}
+END_TEST
+
+START_TEST(test_write_atomic_binary_and_empty) {
+  _cleanup_free_ char *t = make_tmpdir();
+  static const char data[] = {'a', '\0', 'b', '\n', '\xff'};
+  ck_assert_int_eq(write_file_atomic(t, "bin", data, sizeof(data), false), 0);
+  ck_assert_int_eq(write_file_atomic(t, "empty", "", 0, false), 0);
+
+  _cleanup_free_ char *p = path_join(t, "bin");
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(read_fd_limited(fd, 100, &buf, &len), 0);
+  close(fd);
+  ck_assert_uint_eq(len, sizeof(data));
+  ck_assert_mem_eq(buf, data, sizeof(data));
+
+  _cleanup_free_ char *e = path_join(t, "empty");
+  struct stat st;
+  ck_assert_int_eq(stat(e, &st), 0);
+  ck_assert_int_eq(st.st_size, 0);
+  _cleanup_free_ char *names = list_dir(t);
+  ck_assert_str_eq(names, "bin|empty");
+}
+END_TEST
+
+START_TEST(test_write_atomic_no_replace) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "agent.lock", "old content\n");
+  _cleanup_free_ char *p = path_join(t, "agent.lock");
+  struct stat before, after;
+  ck_assert_int_eq(lstat(p, &before), 0);
+
+  ck_assert_int_eq(write_file_atomic(t, "agent.lock", "new\n", 4, false), -EEXIST);
+
+  _cleanup_free_ char *got = slurp(t, "agent.lock");
+  ck_assert_str_eq(got, "old content\n");
+  ck_assert_int_eq(lstat(p, &after), 0);
+  ck_assert_uint_eq(after.st_ino, before.st_ino);
+  ck_assert_uint_eq(after.st_mode, before.st_mode);
+  _cleanup_free_ char *names = list_dir(t);
+  ck_assert_str_eq(names, "agent.lock");
+
+  /* A dangling symbolic link is an existing name, too: it is neither
+   * followed nor replaced. */
+  make_symlink(t, "dangling", "nowhere");
+  ck_assert_int_eq(write_file_atomic(t, "dangling", "x", 1, false), -EEXIST);
+  _cleanup_free_ char *d = path_join(t, "dangling");
+  ck_assert_int_eq(lstat(d, &after), 0);
+  ck_assert(S_ISLNK(after.st_mode));
+  _cleanup_free_ char *names2 = list_dir(t);
+  ck_assert_str_eq(names2, "agent.lock|dangling");
+}
+END_TEST
+
+START_TEST(test_write_atomic_replace) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "f", "old content that is longer\n");
+  _cleanup_free_ char *p = path_join(t, "f");
+  struct stat before, after;
+  ck_assert_int_eq(lstat(p, &before), 0);
+
+  mode_t old = umask(022);
+  int r = write_file_atomic(t, "f", "new\n", 4, true);
+  umask(old);
+  ck_assert_int_eq(r, 0);
+
+  _cleanup_free_ char *got = slurp(t, "f");
+  ck_assert_str_eq(got, "new\n");
+  ck_assert_int_eq(lstat(p, &after), 0);
+  /* Renamed into place: a new inode, not the old one rewritten. */
+  ck_assert_uint_ne(after.st_ino, before.st_ino);
+  ck_assert_uint_eq(after.st_mode & 07777, 0644);
+  _cleanup_free_ char *names = list_dir(t);
+  ck_assert_str_eq(names, "f");
+
+  /* Replacing a name that does not exist creates it. */
+  ck_assert_int_eq(write_file_atomic(t, "g", "g\n", 2, true), 0);
+  _cleanup_free_ char *g = slurp(t, "g");
+  ck_assert_str_eq(g, "g\n");
+  _cleanup_free_ char *names2 = list_dir(t);
+  ck_assert_str_eq(names2, "f|g");
+}
+END_TEST
+
+START_TEST(test_write_atomic_errors) {
+  _cleanup_free_ char *t = make_tmpdir();
+  _cleanup_free_ char *missing = path_join(t, "missing");
+  ck_assert_int_eq(write_file_atomic(missing, "f", "x", 1, false), -ENOENT);
+  ck_assert_int_eq(write_file_atomic(missing, "f", "x", 1, true), -ENOENT);
+
+  /* Replacing a directory fails and leaves no temporary file behind. */
+  make_dir(t, "d");
+  int r = write_file_atomic(t, "d", "x", 1, true);
+  ck_assert_int_eq(r, -EISDIR);
+  _cleanup_free_ char *names = list_dir(t);
+  ck_assert_str_eq(names, "d");
+}
+END_TEST
+
+/* ---- read_fd_limited ---------------------------------------------------- */
+
+static int open_file_with(const char *t, const char *name, const char *data, size_t len) {
+  ck_assert_int_eq(write_file_atomic(t, name, data, len, true), 0);
+  _cleanup_free_ char *p = path_join(t, name);
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  return fd;
+}
+
+START_TEST(test_read_limited_regular) {
+  _cleanup_free_ char *t = make_tmpdir();
+  char *buf = NULL;
+  size_t len = 99;
+
+  int fd = open_file_with(t, "a", "abc", 3);
+  ck_assert_int_eq(read_fd_limited(fd, 3, &buf, &len), 0);
+  close(fd);
+  ck_assert_uint_eq(len, 3);
+  ck_assert_str_eq(buf, "abc");
+  ck_assert_int_eq(buf[3], '\0');
+  free(buf);
+  buf = NULL;
+
+  fd = open_file_with(t, "b", "abcd", 4);
+  ck_assert_int_eq(read_fd_limited(fd, 3, &buf, &len), -EFBIG);
+  close(fd);
+
+  fd = open_file_with(t, "empty", "", 0);
+  len = 99;
+  ck_assert_int_eq(read_fd_limited(fd, 3, &buf, &len), 0);
+  close(fd);
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_uint_eq(len, 0);
+  ck_assert_str_eq(buf, "");
+  free(buf);
+  buf = NULL;
+
+  /* Larger than the first buffer. */
+  size_t big_len = 3 * 4096 + 17;
+  _cleanup_free_ char *big = xmalloc(big_len);
+  for (size_t i = 0; i < big_len; i++) {
+    big[i] = (char)('a' + i % 26);
+  }
+  fd = open_file_with(t, "big", big, big_len);
+  ck_assert_int_eq(read_fd_limited(fd, big_len, &buf, &len), 0);
+  ck_assert_uint_eq(len, big_len);
+  ck_assert_mem_eq(buf, big, big_len);
+  ck_assert_int_eq(buf[big_len], '\0');
+  free(buf);
+  buf = NULL;
+  ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+  ck_assert_int_eq(read_fd_limited(fd, big_len - 1, &buf, &len), -EFBIG);
+  close(fd);
+}
+END_TEST
+
+/* A pipe has no size to look at first: the limit is enforced while
+ * reading. */
+static int pipe_with(size_t n) {
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  char *data = xmalloc(n ? n : 1);
+  memset(data, 'p', n);
+  ck_assert_int_eq(write(p[1], data, n), (ssize_t)n);
+  free(data);
+  close(p[1]);
+  return p[0];
+}
+
+START_TEST(test_read_limited_pipe) {
+  static const struct {
+    size_t n, max;
+    int want;
+  } cases[] = {
+      {10, 10, 0},        {11, 10, -EFBIG},     {0, 0, 0},          {1, 0, -EFBIG},
+      {4096, 4096, 0},    {4096, 4095, -EFBIG}, {4097, 4096, -EFBIG}, {10000, 10000, 0},
+      {10000, 9999, -EFBIG}, {10000, 50000, 0},
+  };
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    int fd = pipe_with(cases[i].n);
+    char *buf = NULL;
+    size_t len = 12345;
+    int r = read_fd_limited(fd, cases[i].max, &buf, &len);
+    close(fd);
+    ck_assert_msg(r == cases[i].want, "%zu bytes, max %zu: %d, want %d", cases[i].n, cases[i].max,
+                  r, cases[i].want);
+    if (r == 0) {
+      ck_assert_uint_eq(len, cases[i].n);
+      ck_assert_uint_eq(strlen(buf), cases[i].n);
+      for (size_t k = 0; k < len; k++) {
+        ck_assert_int_eq(buf[k], 'p');
+      }
+      free(buf);
+    }
+  }
+}
+END_TEST
+
+static Suite *path_suite(void) {
+  Suite *s = suite_create("path");
+
+  TCase *tc = tcase_create("lexical");
+  tcase_add_loop_test(tc, test_path_join, 0, (int)ELEMENTSOF(join_table));
+  tcase_add_loop_test(tc, test_path_normalize, 0, (int)ELEMENTSOF(normalize_table));
+  tcase_add_loop_test(tc, test_path_absolute, 0, (int)ELEMENTSOF(absolute_table));
+  tcase_add_loop_test(tc, test_path_relative, 0, (int)ELEMENTSOF(relative_table));
+  tcase_add_loop_test(tc, test_path_basename_dirname, 0, (int)ELEMENTSOF(name_table));
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("filesystem");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, test_path_absolute_cwd);
+  tcase_add_test(tc, test_path_absolute_deleted_cwd);
+  tcase_add_test(tc, test_path_resolve_existing);
+  tcase_add_test(tc, test_path_resolve_missing_tail);
+  tcase_add_test(tc, test_path_resolve_relative);
+  tcase_add_test(tc, test_path_resolve_errors);
+  tcase_add_test(tc, test_path_resolve_dangling_symlink);
+  tcase_add_test(tc, test_path_resolve_missing_then_dotdot);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("files");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, test_write_atomic_creates);
+  tcase_add_test(tc, test_write_atomic_binary_and_empty);
+  tcase_add_test(tc, test_write_atomic_no_replace);
+  tcase_add_test(tc, test_write_atomic_replace);
+  tcase_add_test(tc, test_write_atomic_errors);
+  tcase_add_test(tc, test_read_limited_regular);
+  tcase_add_test(tc, test_read_limited_pipe);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(path_suite());
+  srunner_run_all(sr, CK_ENV);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,775 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* scan_project() on real temporary trees. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "matcher.h"
+#include "path.h"
+#include "policy.h"
+#include "scan.h"
+#include "util.h"
+
+/* ---- temporary trees ---------------------------------------------------- */
+
+/* One scratch directory per test case, made and removed by the runner
+ * process (an unchecked fixture), so a failing test leaves nothing behind.
+ * World-traversable: one test scans it as an unprivileged user. */
+static char *scratch;
+
+static void rm_rf_at(int parent, const char *name) {
+  struct stat st;
+  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    (void)fchmodat(parent, name, 0700, 0);
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      DIR *d = fdopendir(fd);
+      if (d == NULL) {
+        close(fd);
+      } else {
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+          if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+            continue;
+          }
+          rm_rf_at(dirfd(d), de->d_name);
+        }
+        closedir(d);
+      }
+    }
+    (void)unlinkat(parent, name, AT_REMOVEDIR);
+  } else {
+    (void)unlinkat(parent, name, 0);
+  }
+}
+
+static void scratch_setup(void) {
+  const char *tmp = getenv("TMPDIR");
+  _cleanup_free_ char *tmpl = xasprintf("%s/ralon-test-scan.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  ck_assert_ptr_nonnull(mkdtemp(tmpl));
+  ck_assert_int_eq(chmod(tmpl, 0755), 0);
+  scratch = realpath(tmpl, NULL);
+  ck_assert_ptr_nonnull(scratch);
+}
+
+static void scratch_teardown(void) {
+  if (scratch != NULL) {
+    rm_rf_at(AT_FDCWD, scratch);
+    free(scratch);
+    scratch = NULL;
+  }
+}
+
+static char *make_tmpdir(void) {
+  char *tmpl = xasprintf("%s/t.XXXXXX", scratch);
+  ck_assert_ptr_nonnull(mkdtemp(tmpl));
+  ck_assert_int_eq(chmod(tmpl, 0755), 0);
+  return tmpl;
+}
+
+static void make_dir(const char *dir, const char *rel) {
+  _cleanup_free_ char *p = path_join(dir, rel);
+  ck_assert_msg(mkdir(p, 0755) == 0, "mkdir %s: %s", p, strerror(errno));
+}
+
+static void make_file(const char *dir, const char *rel, const char *content) {
+  _cleanup_free_ char *p = path_join(dir, rel);
+  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ck_assert_msg(fd >= 0, "create %s: %s", p, strerror(errno));
+  size_t len = strlen(content);
+  ck_assert_int_eq(write(fd, content, len), (ssize_t)len);
+  ck_assert_int_eq(close(fd), 0);
+}
+
+static void make_symlink(const char *dir, const char *rel, const char *target) {
+  _cleanup_free_ char *p = path_join(dir, rel);
+  ck_assert_msg(symlink(target, p) == 0, "symlink %s: %s", p, strerror(errno));
+}
+
+static void make_hardlink(const char *dir, const char *existing, const char *rel) {
+  _cleanup_free_ char *a = path_join(dir, existing);
+  _cleanup_free_ char *b = path_join(dir, rel);
+  ck_assert_msg(link(a, b) == 0, "link %s: %s", b, strerror(errno));
+}
+
+static void set_mode(const char *dir, const char *rel, mode_t mode) {
+  _cleanup_free_ char *p = path_join(dir, rel);
+  ck_assert_int_eq(chmod(p, mode), 0);
+}
+
+/* ---- policy, matcher, scan ---------------------------------------------- */
+
+typedef struct {
+  Policy *policy;
+  Matcher *m;
+  ScanResult *r;
+} Project;
+
+static void project_clear(Project *p) {
+  scan_result_free(p->r);
+  matcher_free(p->m);
+  policy_free(p->policy);
+  *p = (Project){0};
+}
+
+/* Parses `yaml` as `root`/agent.lock (writing it there too when `write`)
+ * and compiles its patterns, without scanning. */
+static void project_load(Project *p, const char *root, const char *yaml, bool write) {
+  _cleanup_free_ char *file = path_join(root, POLICY_FILE_NAME);
+  _cleanup_error_ Error err = {0};
+  if (write) {
+    make_file(root, POLICY_FILE_NAME, yaml);
+  }
+  *p = (Project){0};
+  ck_assert_msg(policy_parse(file, yaml, strlen(yaml), &p->policy, &err) == 0, "policy: %s",
+                err.message);
+  _cleanup_free_ const char **pats = xcalloc(p->policy->n_patterns, sizeof(char *));
+  for (size_t i = 0; i < p->policy->n_patterns; i++) {
+    pats[i] = p->policy->patterns[i].pattern;
+  }
+  ck_assert_msg(matcher_new(pats, p->policy->n_patterns, 0, &p->m, &err) == 0, "matcher: %s",
+                err.message);
+}
+
+static void project_scan(Project *p, const char *root, const char *yaml) {
+  project_load(p, root, yaml, true);
+  _cleanup_error_ Error err = {0};
+  ck_assert_msg(scan_project(p->policy, p->m, &p->r, &err) == 0, "scan: %s", err.message);
+  ck_assert_ptr_nonnull(p->r);
+  ck_assert_uint_eq(p->r->n_patterns, p->policy->n_patterns);
+}
+
+/* The relative names found, joined with '|'. */
+static char *joined_paths(const ScanResult *r) {
+  char *out = xstrdup("");
+  for (size_t i = 0; i < r->n_paths; i++) {
+    char *next = xasprintf("%s%s%s", out, i ? "|" : "", r->paths[i].relative);
+    free(out);
+    out = next;
+  }
+  return out;
+}
+
+static const ProtectedPath *find_path(const ScanResult *r, const char *rel) {
+  for (size_t i = 0; i < r->n_paths; i++) {
+    if (streq(r->paths[i].relative, rel)) {
+      return &r->paths[i];
+    }
+  }
+  return NULL;
+}
+
+/* The entry for `rel`, which must be there. */
+__attribute__((returns_nonnull)) static const ProtectedPath *get_path(const ScanResult *r,
+                                                                      const char *rel) {
+  const ProtectedPath *pp = find_path(r, rel);
+  if (pp == NULL) {
+    ck_abort_msg("\"%s\" not found", rel);
+    abort();
+  }
+  return pp;
+}
+
+/* Every entry: sorted, absolute = root/relative, identity as lstat(2)
+ * sees it right now; nothing unreadable. */
+static void assert_consistent(const Project *p) {
+  const ScanResult *r = p->r;
+  size_t sum = 0;
+  for (size_t i = 0; i < r->n_patterns; i++) {
+    sum += r->hits[i];
+  }
+  ck_assert_uint_eq(sum, r->n_paths);
+  /* Every tree checked in-process is readable throughout. */
+  ck_assert_uint_eq(r->n_unreadable, 0);
+  for (size_t i = 0; i < r->n_paths; i++) {
+    const ProtectedPath *pp = &r->paths[i];
+    if (i > 0) {
+      ck_assert_msg(strcmp(r->paths[i - 1].relative, pp->relative) < 0, "not sorted: %s, %s",
+                    r->paths[i - 1].relative, pp->relative);
+    }
+    _cleanup_free_ char *want_abs = xasprintf("%s/%s", p->policy->root, pp->relative);
+    ck_assert_str_eq(pp->absolute, want_abs);
+    ck_assert_uint_lt(pp->pattern, r->n_patterns);
+    ck_assert_int_eq(matcher_match(p->m, pp->relative), (long)pp->pattern);
+    struct stat st;
+    ck_assert_msg(lstat(pp->absolute, &st) == 0, "lstat %s: %s", pp->absolute, strerror(errno));
+    ck_assert_uint_eq(pp->dev, st.st_dev);
+    ck_assert_uint_eq(pp->ino, st.st_ino);
+    ck_assert_uint_eq(pp->mode, st.st_mode);
+    ck_assert_uint_eq(pp->nlink, st.st_nlink);
+  }
+}
+
+static void assert_hits(const ScanResult *r, const size_t *want, size_t n) {
+  ck_assert_uint_eq(r->n_patterns, n);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_msg(r->hits[i] == want[i], "hits[%zu] = %zu, want %zu", i, r->hits[i], want[i]);
+  }
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+START_TEST(test_scan_sorted_identity) {
+  _cleanup_free_ char *t = make_tmpdir();
+  /* Created out of order; "a/x.txt" sorts between "a.txt" and "agent.lock"
+   * byte-wise, which is the order promised. */
+  make_file(t, "b.txt", "b");
+  make_dir(t, "c");
+  make_dir(t, "c/d");
+  make_file(t, "c/d/e.txt", "e");
+  make_file(t, "zz.md", "z");
+  make_dir(t, "a");
+  make_file(t, "a/x.txt", "x");
+  make_file(t, "a/y.md", "y");
+  make_file(t, "a.txt", "a");
+  make_file(t, "a-b.txt", "ab");
+  make_file(t, "B.txt", "B");
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - '**/*.txt'\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "B.txt|a-b.txt|a.txt|a/x.txt|agent.lock|b.txt|c/d/e.txt");
+  assert_consistent(&p);
+  static const size_t hits[] = {1, 6};
+  assert_hits(p.r, hits, ELEMENTSOF(hits));
+  ck_assert_uint_eq(get_path(p.r, "agent.lock")->pattern, 0);
+  ck_assert_uint_eq(get_path(p.r, "c/d/e.txt")->pattern, 1);
+  ck_assert(S_ISREG(get_path(p.r, "c/d/e.txt")->mode));
+  ck_assert_uint_eq(p.r->n_unreadable, 0);
+  /* Everything could hold a *.txt: all 12 entries are looked at. */
+  ck_assert_uint_eq(p.r->n_visited, 12);
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_protected_dir_once) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "node_modules");
+  for (int i = 0; i < 500; i++) {
+    _cleanup_free_ char *name = xasprintf("node_modules/f%03d.js", i);
+    make_file(t, name, "x");
+  }
+  make_dir(t, "node_modules/pkg");
+  make_file(t, "node_modules/pkg/index.js", "x");
+  make_dir(t, "src");
+  make_file(t, "src/main.c", "int main;");
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - node_modules\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "agent.lock|node_modules");
+  assert_consistent(&p);
+  const ProtectedPath *nm = get_path(p.r, "node_modules");
+  mode_t nm_mode = nm->mode;
+  size_t nm_pattern = nm->pattern;
+  ck_assert(S_ISDIR(nm_mode));
+  ck_assert_uint_eq(nm_pattern, 1);
+  static const size_t hits[] = {1, 1};
+  assert_hits(p.r, hits, ELEMENTSOF(hits));
+  /* agent.lock, node_modules, src: not one of the 501 entries inside, and
+   * src holds nothing a pattern could name. */
+  ck_assert_uint_eq(p.r->n_visited, 3);
+  project_clear(&p);
+
+  /* A trailing `**` segment protects the directory itself as well. */
+  project_scan(&p, t, "protect:\n  - node_modules/**\n");
+  _cleanup_free_ char *got2 = joined_paths(p.r);
+  ck_assert_str_eq(got2, "agent.lock|node_modules");
+  ck_assert_uint_eq(p.r->n_visited, 3);
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_prunes_unreachable) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "big");
+  for (int i = 0; i < 200; i++) {
+    _cleanup_free_ char *name = xasprintf("big/f%03d", i);
+    make_file(t, name, "x");
+  }
+  make_dir(t, "big/src");
+  make_file(t, "big/src/secret.txt", "not this one");
+  make_dir(t, "docs");
+  make_file(t, "docs/a.md", "x");
+  make_dir(t, "src");
+  make_file(t, "src/secret.txt", "s");
+  make_file(t, "src/other.c", "o");
+  make_dir(t, "src/sub");
+  make_file(t, "src/sub/secret.txt", "not this one either");
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - src/secret.txt\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "agent.lock|src/secret.txt");
+  assert_consistent(&p);
+  /* The four root entries and the three in src; big, docs and src/sub are
+   * never opened. */
+  ck_assert_uint_eq(p.r->n_visited, 7);
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_symlinks_not_followed) {
+  _cleanup_free_ char *t = make_tmpdir();
+  _cleanup_free_ char *out = make_tmpdir();
+  make_file(out, "x.pem", "outside");
+  make_dir(out, "sub");
+  make_file(out, "sub/y.pem", "outside");
+  _cleanup_free_ char *out_x = path_join(out, "x.pem");
+
+  make_symlink(t, "linkdir", out);       /* a directory with *.pem inside */
+  make_symlink(t, "rellink", "realdir"); /* same, relative, inside */
+  make_dir(t, "realdir");
+  make_file(t, "realdir/in.pem", "in");
+  make_symlink(t, "key.pem", out_x);     /* the link itself matches */
+  make_symlink(t, "dirlink.pem", out);   /* matches, points at a directory */
+  make_symlink(t, "dangling.pem", "nowhere");
+  make_file(t, "real.pem", "r");
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - '**/*.pem'\n  - linkdir/x.pem\n  - rellink/in.pem\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got,
+                   "agent.lock|dangling.pem|dirlink.pem|key.pem|real.pem|realdir/in.pem");
+  assert_consistent(&p);
+  ck_assert(S_ISLNK(get_path(p.r, "key.pem")->mode));
+  ck_assert(S_ISLNK(get_path(p.r, "dirlink.pem")->mode));
+  ck_assert(S_ISLNK(get_path(p.r, "dangling.pem")->mode));
+  ck_assert(S_ISREG(get_path(p.r, "real.pem")->mode));
+  /* The identity is the link's, not its target's. */
+  struct stat target;
+  ck_assert_int_eq(stat(out_x, &target), 0);
+  ck_assert_uint_ne(get_path(p.r, "key.pem")->ino, target.st_ino);
+  static const size_t hits[] = {1, 5, 0, 0};
+  assert_hits(p.r, hits, ELEMENTSOF(hits));
+  /* Root: agent.lock and 7 entries; realdir: 1. Neither link to a
+   * directory is opened. */
+  ck_assert_uint_eq(p.r->n_visited, 9);
+  project_clear(&p);
+
+  /* A literal pattern through a symbolic link finds nothing either. */
+  project_scan(&p, t, "protect:\n  - linkdir/x.pem\n  - linkdir/sub\n");
+  _cleanup_free_ char *got2 = joined_paths(p.r);
+  ck_assert_str_eq(got2, "agent.lock");
+  static const size_t hits2[] = {1, 0, 0};
+  assert_hits(p.r, hits2, ELEMENTSOF(hits2));
+  /* The root's 8 entries; linkdir could hold a match but is a link. */
+  ck_assert_uint_eq(p.r->n_visited, 8);
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_hard_links) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "a.txt", "a");
+  make_hardlink(t, "a.txt", "b.txt");
+  make_file(t, "three", "3");
+  make_hardlink(t, "three", "three-2");
+  make_hardlink(t, "three", "three-3");
+  make_file(t, "single", "1");
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - a.txt\n  - three\n  - single\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "a.txt|agent.lock|single|three");
+  assert_consistent(&p);
+  ck_assert_uint_eq(get_path(p.r, "a.txt")->nlink, 2);
+  ck_assert_uint_eq(get_path(p.r, "three")->nlink, 3);
+  ck_assert_uint_eq(get_path(p.r, "single")->nlink, 1);
+  /* Same inode as the other name. */
+  _cleanup_free_ char *b = path_join(t, "b.txt");
+  struct stat st;
+  ck_assert_int_eq(lstat(b, &st), 0);
+  ck_assert_uint_eq(get_path(p.r, "a.txt")->ino, st.st_ino);
+  ck_assert_uint_eq(get_path(p.r, "a.txt")->dev, st.st_dev);
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_hits_per_pattern) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "a.txt", "a");
+  make_file(t, "b.txt", "b");
+  make_file(t, "c.md", "c");
+  make_dir(t, "docs");
+  make_file(t, "docs/x.md", "x");
+  make_file(t, "docs/y.md", "y");
+  _cleanup_free_ char *fifo = path_join(t, "pipe.txt");
+  ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+
+  Project p;
+  /* a.txt is claimed by `*.txt` first; the docs pattern after it lies
+   * in a pruned directory; `missing` names nothing. */
+  project_scan(&p, t,
+               "protect:\n  - '*.txt'\n  - a.txt\n  - docs\n  - missing\n  - docs/*.md\n"
+               "  - agent.lock\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "a.txt|agent.lock|b.txt|docs|pipe.txt");
+  assert_consistent(&p);
+  /* Listing agent.lock again does not add a pattern. */
+  static const size_t hits[] = {1, 3, 0, 1, 0, 0};
+  assert_hits(p.r, hits, ELEMENTSOF(hits));
+  ck_assert_uint_eq(get_path(p.r, "a.txt")->pattern, 1);
+  ck_assert_uint_eq(get_path(p.r, "docs")->pattern, 3);
+  ck_assert(S_ISFIFO(get_path(p.r, "pipe.txt")->mode));
+  ck_assert_str_eq(scan_kind_name(get_path(p.r, "pipe.txt")->mode), "other");
+  ck_assert_str_eq(scan_kind_name(get_path(p.r, "docs")->mode), "directory");
+  ck_assert_str_eq(scan_kind_name(get_path(p.r, "a.txt")->mode), "file");
+  ck_assert_str_eq(scan_kind_name(S_IFLNK | 0777), "symlink");
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_deep_globstar) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "top.pem", "t");
+  make_dir(t, "a");
+  make_dir(t, "a/b");
+  make_dir(t, "a/b/c");
+  make_dir(t, "a/b/c/d");
+  make_dir(t, "a/b/c/d/e");
+  make_file(t, "a/b/c/d/e/key.pem", "k");
+  make_file(t, "a/b/c/d/e/key.pem.bak", "k");
+  make_file(t, "a/b/notpem.txt", "n");
+  make_file(t, "a/b/pem", "n");
+  make_dir(t, "a/dir.pem");
+  make_file(t, "a/dir.pem/inner.pem", "i");
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - '**/*.pem'\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "a/b/c/d/e/key.pem|a/dir.pem|agent.lock|top.pem");
+  assert_consistent(&p);
+  ck_assert(S_ISDIR(get_path(p.r, "a/dir.pem")->mode));
+  static const size_t hits[] = {1, 3};
+  assert_hits(p.r, hits, ELEMENTSOF(hits));
+  project_clear(&p);
+
+  /* `**` in the middle: zero or more directories. */
+  project_scan(&p, t, "protect:\n  - a/**/e/*.pem\n  - a/**/notpem.txt\n");
+  _cleanup_free_ char *got2 = joined_paths(p.r);
+  ck_assert_str_eq(got2, "a/b/c/d/e/key.pem|a/b/notpem.txt|agent.lock");
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_everything) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "a");
+  make_dir(t, "a/b");
+  make_file(t, "a/b/c", "c");
+  make_file(t, "x.txt", "x");
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - '**'\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "a|agent.lock|x.txt");
+  assert_consistent(&p);
+  static const size_t hits[] = {1, 2};
+  assert_hits(p.r, hits, ELEMENTSOF(hits));
+  ck_assert_uint_eq(p.r->n_visited, 3);
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_empty) {
+  _cleanup_free_ char *t = make_tmpdir();
+  Project p;
+  /* No agent.lock on disk, nothing else either. */
+  project_load(&p, t, "protect:\n  - src\n", false);
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(scan_project(p.policy, p.m, &p.r, &err), 0);
+  ck_assert_ptr_null(err.message);
+  ck_assert_uint_eq(p.r->n_paths, 0);
+  ck_assert_uint_eq(p.r->n_visited, 0);
+  ck_assert_uint_eq(p.r->n_unreadable, 0);
+  static const size_t hits[] = {0, 0};
+  assert_hits(p.r, hits, ELEMENTSOF(hits));
+  project_clear(&p);
+
+  make_dir(t, "empty");
+  project_scan(&p, t, "protect:\n  - empty\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "agent.lock|empty");
+  assert_consistent(&p);
+  ck_assert(S_ISREG(get_path(p.r, "agent.lock")->mode));
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_missing_root) {
+  _cleanup_free_ char *t = make_tmpdir();
+  _cleanup_free_ char *gone = path_join(t, "gone");
+  Project p;
+  project_load(&p, gone, "protect:\n  - src\n", false);
+  _cleanup_error_ Error err = {0};
+  ScanResult *r = NULL;
+  ck_assert_int_lt(scan_project(p.policy, p.m, &r, &err), 0);
+  ck_assert_ptr_null(r);
+  ck_assert_ptr_nonnull(err.message);
+  ck_assert_int_eq(err.errnum, ENOENT);
+  ck_assert_ptr_nonnull(strstr(err.message, gone));
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_odd_names) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "my key.pem", "1");
+  make_file(t, "new\nline.pem", "2");
+  make_file(t, "\xff\xfe.pem", "3");
+  make_dir(t, "\xff");
+  make_file(t, "\xff/k.pem", "4");
+  make_file(t, "\xff/k.txt", "-");
+  make_file(t, "caf\xc3\xa9.txt", "5"); /* é is one character */
+  make_file(t, "cafe.txt", "6");
+  make_file(t, "caf\xc3\xa9s.txt", "-");
+  make_dir(t, "with space");
+  make_file(t, "with space/inner file.txt", "7");
+  make_file(t, "with space/other.txt", "-");
+  make_dir(t, "nl\ndir");
+  make_file(t, "nl\ndir/hidden.pem", "-"); /* inside a protected directory */
+  make_dir(t, "d");
+  make_file(t, "d/.a", "8");
+  make_file(t, "d/..a", "9");
+  make_file(t, "d/...", "10");
+  make_file(t, "d/ ", "11");
+  make_file(t, "-", "-");
+
+  Project p;
+  project_scan(&p, t,
+               "protect:\n"
+               "  - '**/*.pem'\n"
+               "  - caf?.txt\n"
+               "  - with space/inner file.txt\n"
+               "  - \"nl\\ndir\"\n"
+               "  - d/*\n");
+  assert_consistent(&p);
+  static const struct {
+    const char *rel;
+    size_t pattern;
+  } want[] = {
+      {"my key.pem", 1},   {"new\nline.pem", 1},
+      {"\xff\xfe.pem", 1}, {"\xff/k.pem", 1},
+      {"caf\xc3\xa9.txt", 2}, {"cafe.txt", 2},
+      {"with space/inner file.txt", 3}, {"nl\ndir", 4},
+      {"d/.a", 5},         {"d/..a", 5},
+      {"d/...", 5},        {"d/ ", 5},
+      {"agent.lock", 0},
+  };
+  for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+    const ProtectedPath *pp = find_path(p.r, want[i].rel);
+    ck_assert_msg(pp != NULL, "\"%s\" not found", want[i].rel);
+    ck_assert_uint_eq(pp->pattern, want[i].pattern);
+  }
+  ck_assert_uint_eq(p.r->n_paths, ELEMENTSOF(want));
+  ck_assert(S_ISDIR(get_path(p.r, "nl\ndir")->mode));
+  static const size_t hits[] = {1, 4, 2, 1, 1, 4};
+  assert_hits(p.r, hits, ELEMENTSOF(hits));
+  /* Everything but the inside of "nl\ndir": 12 in the root, 2 in "\xff",
+   * 2 in "with space", 4 in d. */
+  ck_assert_uint_eq(p.r->n_visited, 20);
+  project_clear(&p);
+}
+END_TEST
+
+/* ---- unreadable directories --------------------------------------------- */
+
+/* Scanning as a user the permission bits apply to: as root, a forked child
+ * that becomes nobody; otherwise a forked child as we are. The child writes
+ * "P rel" per protected path, "U rel" per unreadable directory, or one line
+ * "SKIP why" when this system cannot make a directory unreadable. */
+static char *scan_unprivileged(const char *test, const char *root, const char *yaml,
+                               const char *probe_rel) {
+  Project p;
+  project_load(&p, root, yaml, true);
+  _cleanup_free_ char *probe = path_join(root, probe_rel);
+
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    FILE *out = fdopen(fds[1], "w");
+    if (out == NULL) {
+      _exit(3);
+    }
+    if (geteuid() == 0) {
+      if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+          setresuid(65534, 65534, 65534) < 0) {
+        fprintf(out, "SKIP cannot become nobody (65534): %s\n", strerror(errno));
+        fclose(out);
+        _exit(0);
+      }
+    }
+    DIR *d = opendir(probe);
+    if (d != NULL) {
+      closedir(d);
+      fprintf(out, "SKIP a directory of mode 000 stays readable for uid %u\n",
+              (unsigned)geteuid());
+      fclose(out);
+      _exit(0);
+    }
+    if (errno != EACCES) {
+      fprintf(out, "SKIP cannot reach %s as uid %u: %s\n", probe, (unsigned)geteuid(),
+              strerror(errno));
+      fclose(out);
+      _exit(0);
+    }
+    ScanResult *r = NULL;
+    Error err = {0};
+    if (scan_project(p.policy, p.m, &r, &err) < 0) {
+      fprintf(out, "ERROR %s\n", err.message);
+      fclose(out);
+      _exit(0);
+    }
+    for (size_t i = 0; i < r->n_paths; i++) {
+      fprintf(out, "P %s\n", r->paths[i].relative);
+    }
+    for (size_t i = 0; i < r->n_unreadable; i++) {
+      fprintf(out, "U %s\n", r->unreadable[i]);
+    }
+    scan_result_free(r);
+    fclose(out);
+    _exit(0);
+  }
+  close(fds[1]);
+  project_clear(&p);
+  char *buf = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(read_fd_limited(fds[0], 1 << 20, &buf, &len), 0);
+  close(fds[0]);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  if (startswith(buf, "SKIP ")) {
+    fprintf(stderr, "SKIPPED %s: %s", test, buf + 5);
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* Sorted lines, so the order directories are met in does not matter. */
+static char *sorted_lines(char *buf) {
+  char *lines[64];
+  size_t n = 0;
+  for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l != NULL;
+       l = strtok_r(NULL, "\n", &save)) {
+    ck_assert_uint_lt(n, ELEMENTSOF(lines));
+    lines[n++] = l;
+  }
+  for (size_t i = 1; i < n; i++) {
+    for (size_t k = i; k > 0 && strcmp(lines[k - 1], lines[k]) > 0; k--) {
+      char *tmp = lines[k];
+      lines[k] = lines[k - 1];
+      lines[k - 1] = tmp;
+    }
+  }
+  char *out = xstrdup("");
+  for (size_t i = 0; i < n; i++) {
+    char *next = xasprintf("%s%s\n", out, lines[i]);
+    free(out);
+    out = next;
+  }
+  return out;
+}
+
+START_TEST(test_scan_unreadable) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "keys");
+  make_file(t, "keys/ok.pem", "ok");
+  make_dir(t, "keys/locked");
+  make_file(t, "keys/locked/secret.pem", "s");
+  make_dir(t, "keys/a");
+  make_dir(t, "keys/a/locked2");
+  make_file(t, "keys/a/locked2/deep.pem", "d");
+  make_dir(t, "other");
+  make_dir(t, "other/locked3"); /* no pattern reaches it: never opened */
+  make_dir(t, "keys/prot");     /* protected itself: recorded, not opened */
+  set_mode(t, "keys/locked", 0);
+  set_mode(t, "keys/a/locked2", 0);
+  set_mode(t, "other/locked3", 0);
+  set_mode(t, "keys/prot", 0);
+
+  _cleanup_free_ char *raw =
+      scan_unprivileged(__func__, t, "protect:\n  - keys/**/*.pem\n  - keys/prot\n", "keys/locked");
+  if (raw == NULL) {
+    return;
+  }
+  _cleanup_free_ char *got = sorted_lines(raw);
+  ck_assert_str_eq(got, "P agent.lock\n"
+                        "P keys/ok.pem\n"
+                        "P keys/prot\n"
+                        "U keys/a/locked2\n"
+                        "U keys/locked\n");
+}
+END_TEST
+
+/* A directory that can be listed but not searched (r without x): its
+ * entries have names but cannot be examined, so it counts as unreadable
+ * rather than silently holding nothing. */
+START_TEST(test_scan_unsearchable) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "nox");
+  make_file(t, "nox/k.pem", "k");
+  make_file(t, "top.pem", "t");
+  set_mode(t, "nox", 0444);
+
+  _cleanup_free_ char *raw =
+      scan_unprivileged(__func__, t, "protect:\n  - '**/*.pem'\n", "nox/k.pem");
+  if (raw == NULL) {
+    return;
+  }
+  _cleanup_free_ char *got = sorted_lines(raw);
+  ck_assert_str_eq(got, "P agent.lock\n"
+                        "P top.pem\n"
+                        "U nox\n");
+}
+END_TEST
+
+static Suite *scan_suite(void) {
+  Suite *s = suite_create("scan");
+  TCase *tc = tcase_create("tree");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, test_scan_sorted_identity);
+  tcase_add_test(tc, test_scan_protected_dir_once);
+  tcase_add_test(tc, test_scan_prunes_unreachable);
+  tcase_add_test(tc, test_scan_symlinks_not_followed);
+  tcase_add_test(tc, test_scan_hard_links);
+  tcase_add_test(tc, test_scan_hits_per_pattern);
+  tcase_add_test(tc, test_scan_deep_globstar);
+  tcase_add_test(tc, test_scan_everything);
+  tcase_add_test(tc, test_scan_empty);
+  tcase_add_test(tc, test_scan_missing_root);
+  tcase_add_test(tc, test_scan_odd_names);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("unreadable");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, test_scan_unreadable);
+  tcase_add_test(tc, test_scan_unsearchable);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  umask(022);
+  SRunner *sr = srunner_create(scan_suite());
+  srunner_run_all(sr, CK_ENV);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
