@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "enforce/linux/dl.h"
 #include "enforce/linux/landlock.h"
 #include "enforce/linux/mount.h"
 #include "enforce/linux/sys.h"
@@ -149,7 +150,9 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
 
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  Error *err) {
-  if (sys_check_inherited_fds(plan, err) < 0) {
+  /* Everything that can fail for want of a library fails before the
+   * first irreversible step. */
+  if (dl_load_hardening(err) < 0 || sys_check_inherited_fds(plan, err) < 0) {
     return -1;
   }
   if (plan->backend == BACKEND_MOUNT) {

@@ -6,11 +6,9 @@
 #include <fcntl.h>
 #include <linux/securebits.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -20,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "enforce/linux/dl.h"
 #include "path.h"
 
 #ifndef AT_RECURSIVE
@@ -307,40 +306,40 @@ int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n)
 }
 
 static int drop_capabilities(Error *err) {
-  cap_t cur = cap_get_proc();
+  cap_t cur = sym_cap_get_proc();
   if (cur == NULL) {
     return error_set(err, errno, _("cannot read the capabilities of this process: %m"));
   }
   cap_flag_value_t setpcap = CAP_CLEAR;
-  cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap);
-  cap_free(cur);
+  sym_cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap);
+  sym_cap_free(cur);
 
   if (setpcap == CAP_SET) {
     /* Root in its namespace would get the bounding set back at execve;
      * without CAP_SETPCAP there is nothing to drop (no_new_privs keeps
      * setuid programs from adding any). */
-    for (cap_value_t c = 0; c < (cap_value_t)cap_max_bits(); c++) {
-      if (cap_get_bound(c) > 0 && cap_drop_bound(c) < 0) {
+    for (cap_value_t c = 0; c < (cap_value_t)sym_cap_max_bits(); c++) {
+      if (sym_cap_get_bound(c) > 0 && sym_cap_drop_bound(c) < 0) {
         return error_set(err, errno, _("cannot drop capability %d from the bounding set: %m"), c);
       }
     }
     unsigned bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
                     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-    if (cap_set_secbits(bits) < 0) {
+    if (sym_cap_set_secbits(bits) < 0) {
       return error_set(err, errno, _("cannot lock the securebits: %m"));
     }
   }
-  if (cap_reset_ambient() < 0 && errno != EINVAL) {
+  if (sym_cap_reset_ambient() < 0 && errno != EINVAL) {
     return error_set(err, errno, _("cannot clear the ambient capabilities: %m"));
   }
-  cap_t none = cap_init();
+  cap_t none = sym_cap_init();
   if (none == NULL) {
     oom();
   }
-  int r = cap_set_proc(none);
+  int r = sym_cap_set_proc(none);
   int saved = errno;
-  cap_free(none);
+  sym_cap_free(none);
   if (r < 0) {
     errno = saved;
     return error_set(err, saved, _("cannot drop capabilities: %m"));
@@ -349,7 +348,7 @@ static int drop_capabilities(Error *err) {
 }
 
 static int load_seccomp(Error *err) {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  scmp_filter_ctx ctx = sym_seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == NULL) {
     return error_set(err, ENOMEM, _("cannot set up the seccomp filter"));
   }
@@ -365,7 +364,7 @@ static int load_seccomp(Error *err) {
 #endif
   for (size_t i = 0; i < ELEMENTSOF(extra) && r == 0; i++) {
     if (extra[i] != 0) {
-      r = seccomp_arch_add(ctx, extra[i]);
+      r = sym_seccomp_arch_add(ctx, extra[i]);
       if (r == -EEXIST) {
         r = 0;
       }
@@ -375,13 +374,13 @@ static int load_seccomp(Error *err) {
    * TIOCSTI with high bits set is caught as well (CVE-2019-10063). */
   static const unsigned long cmds[] = {TIOCSTI, TIOCLINUX};
   for (size_t i = 0; i < ELEMENTSOF(cmds) && r == 0; i++) {
-    r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-                         SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (scmp_datum_t)cmds[i]));
+    const struct scmp_arg_cmp cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (scmp_datum_t)cmds[i]);
+    r = sym_seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, &cmp);
   }
   if (r == 0) {
-    r = seccomp_load(ctx);
+    r = sym_seccomp_load(ctx);
   }
-  seccomp_release(ctx);
+  sym_seccomp_release(ctx);
   if (r < 0) {
     errno = -r;
     return error_set(err, -r, _("cannot load the seccomp filter against TIOCSTI: %m"));
@@ -390,7 +389,7 @@ static int load_seccomp(Error *err) {
 }
 
 int sys_drop_privileges(Error *err) {
-  if (drop_capabilities(err) < 0) {
+  if (dl_load_hardening(err) < 0 || drop_capabilities(err) < 0) {
     return -1;
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
