@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "enforce/enforce.h"
 #include "enforce/plan.h"
 #include "path.h"
 
@@ -275,6 +276,76 @@ START_TEST(backend_names_round_trip) {
 }
 END_TEST
 
+/* Backend selection is pure: fed injected probe results. */
+static Availability avail(int abi, MountStep step, int errnum) {
+  Availability a = {.landlock_abi = abi, .mount = {.step = step, .errnum = errnum}};
+  return a;
+}
+
+START_TEST(select_auto_prefers_mount) {
+  Availability a = avail(7, MOUNT_STEP_NONE, 0);
+  Backend b = _BACKEND_INVALID;
+  _cleanup_free_ char *why = NULL;
+  Error err = {0};
+  ck_assert_int_eq(enforce_select(BACKEND_AUTO, &a, &b, &why, &err), 0);
+  ck_assert_int_eq(b, BACKEND_MOUNT);
+}
+END_TEST
+
+START_TEST(select_auto_falls_back_with_reason) {
+  /* AppArmor-style: unshare works, the mount does not. */
+  Availability a = avail(7, MOUNT_STEP_BIND, EACCES);
+  Backend b = _BACKEND_INVALID;
+  _cleanup_free_ char *why = NULL;
+  Error err = {0};
+  ck_assert_int_eq(enforce_select(BACKEND_AUTO, &a, &b, &why, &err), 0);
+  ck_assert_int_eq(b, BACKEND_LANDLOCK);
+  ck_assert_ptr_nonnull(strstr(why, "mount(MS_BIND|MS_REC) failed"));
+  ck_assert_ptr_nonnull(strstr(why, strerror(EACCES)));
+}
+END_TEST
+
+START_TEST(select_nothing_available_fails) {
+  Availability a = avail(-ENOSYS, MOUNT_STEP_UNSHARE, EPERM);
+  Backend b = _BACKEND_INVALID;
+  _cleanup_free_ char *why = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(enforce_select(BACKEND_AUTO, &a, &b, &why, &err), -1);
+  ck_assert_ptr_null(why);
+  ck_assert_ptr_nonnull(strstr(err.message, "no enforcement backend is available"));
+  ck_assert_ptr_nonnull(strstr(err.message, "unshare(CLONE_NEWUSER|CLONE_NEWNS) failed"));
+  ck_assert_ptr_nonnull(strstr(err.message, "no Landlock support"));
+}
+END_TEST
+
+START_TEST(select_requested_unavailable_fails) {
+  Availability a = avail(7, MOUNT_STEP_UID_MAP, EPERM);
+  Backend b = _BACKEND_INVALID;
+  _cleanup_free_ char *why = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(enforce_select(BACKEND_MOUNT, &a, &b, &why, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.message, "the mount backend is unavailable"));
+  ck_assert_ptr_nonnull(strstr(err.message, "uid_map"));
+  error_clear(&err);
+  a = avail(-EOPNOTSUPP, MOUNT_STEP_NONE, 0);
+  ck_assert_int_eq(enforce_select(BACKEND_LANDLOCK, &a, &b, &why, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.message, "not enabled"));
+  error_clear(&err);
+  ck_assert_int_eq(enforce_select(BACKEND_MOUNT, &a, &b, &why, &err), 0);
+  ck_assert_int_eq(b, BACKEND_MOUNT);
+}
+END_TEST
+
+START_TEST(describe_landlock_abi) {
+  Availability a = avail(2, MOUNT_STEP_NONE, 0);
+  _cleanup_free_ char *d2 = enforce_describe(&a, BACKEND_LANDLOCK);
+  ck_assert_ptr_nonnull(strstr(d2, "truncation is not controlled"));
+  a.landlock_abi = 7;
+  _cleanup_free_ char *d7 = enforce_describe(&a, BACKEND_LANDLOCK);
+  ck_assert_str_eq(d7, "available (kernel ABI v7)");
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("carve");
   TCase *tc = tcase_create("core");
@@ -286,6 +357,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, pinned_every_ancestor_parents_first);
   tcase_add_test(tc, pinned_skips_missing_and_inside_protected);
   tcase_add_test(tc, backend_names_round_trip);
+  tcase_add_test(tc, select_auto_prefers_mount);
+  tcase_add_test(tc, select_auto_falls_back_with_reason);
+  tcase_add_test(tc, select_nothing_available_fails);
+  tcase_add_test(tc, select_requested_unavailable_fails);
+  tcase_add_test(tc, describe_landlock_abi);
   suite_add_tcase(s, tc);
   return s;
 }
