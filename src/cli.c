@@ -15,13 +15,24 @@ enum {
   OPT_SEAL,
   OPT_DETACH,
   OPT_STOP,
+  OPT_AGENT,
+  OPT_USER,
 };
 
 static const char *const command_names[_CMD_MAX] = {
     [CMD_NONE] = NULL,     [CMD_HELP] = "help",     [CMD_VERSION] = NULL,
     [CMD_INIT] = "init",   [CMD_CHECK] = "check",   [CMD_STATUS] = "status",
-    [CMD_RUN] = "run",     [CMD_GUARD] = "guard",
+    [CMD_RUN] = "run",     [CMD_GUARD] = "guard",   [CMD_HOOK] = "hook",
 };
+
+void options_clear(Options *o) {
+  for (size_t i = 0; i < o->n_agents; i++) {
+    free((char *)o->agents[i]);
+  }
+  free(o->agents);
+  o->agents = NULL;
+  o->n_agents = 0;
+}
 
 const char *cli_command_name(Command c) {
   if (c < 0 || c >= _CMD_MAX) {
@@ -109,6 +120,23 @@ void cli_print_help(FILE *f, Command c) {
             "cannot start COMMAND.\n"),
           f);
     return;
+  case CMD_HOOK:
+    fputs(_("Usage: ralon hook check [--agent NAME]\n"
+            "       ralon hook install [--agent auto|all|NAME...] [--user] [--dry-run]\n"
+            "       ralon hook uninstall [--agent auto|all|NAME...] [--user] [--dry-run]\n"
+            "       ralon hook list\n"
+            "\n"
+            "check reads a coding agent's pre-tool payload on stdin, recognises the\n"
+            "agent from its shape, and refuses, in that agent's own terms, a call that\n"
+            "would modify a path agent.lock protects. install writes the hook into each\n"
+            "agent's project configuration (or the user's, with --user), keeping\n"
+            "everything else in it; uninstall removes exactly that.\n"
+            "\n"
+            "Agents: claude, cursor, opencode, copilot, codex, gemini, antigravity,\n"
+            "windsurf, cline, qwen. auto: those whose configuration directory exists in\n"
+            "the project or the home directory; all: every one.\n"),
+          f);
+    return;
   case CMD_GUARD:
     fputs(_("Usage: ralon guard [--detach | --stop]\n"
             "\n"
@@ -132,6 +160,7 @@ void cli_print_help(FILE *f, Command c) {
           "  check     say whether paths are protected, or list what is\n"
           "  status    show the policy, what it protects, and its weak spots\n"
           "  run       run an agent that cannot modify what the policy protects\n"
+          "  hook      check an agent's edit, or install hooks into agents\n"
           "  guard     (Linux: explains why no guard process is needed)\n"
           "  help      show the help of a command\n"
           "\n"
@@ -203,6 +232,13 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
       {"stop", no_argument, NULL, OPT_STOP},
       {NULL, 0, NULL, 0},
   };
+  static const struct option hook_opts[] = {
+      COMMON_LONG_OPTIONS,
+      {"agent", required_argument, NULL, OPT_AGENT},
+      {"user", no_argument, NULL, OPT_USER},
+      {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+      {NULL, 0, NULL, 0},
+  };
   static const struct option plain_opts[] = {
       COMMON_LONG_OPTIONS,
       {NULL, 0, NULL, 0},
@@ -211,6 +247,7 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
   const struct option *longopts = o->command == CMD_INIT    ? init_opts
                                   : o->command == CMD_RUN   ? run_opts
                                   : o->command == CMD_GUARD ? guard_opts
+                                  : o->command == CMD_HOOK  ? hook_opts
                                                             : plain_opts;
   /* run stops at the command: what follows belongs to it. */
   const char *optstring = o->command == CMD_RUN ? "+:C:hVq" : ":C:hV";
@@ -260,6 +297,19 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
     case OPT_STOP:
       o->stop = true;
       break;
+    case OPT_AGENT: {
+      _cleanup_free_ char *copy = xstrdup(optarg);
+      char *save = NULL;
+      for (char *t = strtok_r(copy, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        o->agents = xreallocarray(o->agents, o->n_agents + 1, sizeof(char *));
+        /* Points into argv: find the same text there. */
+        o->agents[o->n_agents++] = xstrdup(t);
+      }
+      break;
+    }
+    case OPT_USER:
+      o->user = true;
+      break;
     default:
       return bad_option(name, argc, argv, c, err);
     }
@@ -283,6 +333,23 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
     }
     o->paths = rest;
     o->n_paths = n_rest;
+    return 0;
+  case CMD_HOOK:
+    if (n_rest == 0) {
+      return error_set(err, EINVAL,
+                       _("`ralon hook` needs an action: check, install, uninstall or list"));
+    }
+    if (!streq(rest[0], "check") && !streq(rest[0], "install") && !streq(rest[0], "uninstall") &&
+        !streq(rest[0], "list")) {
+      return error_set(err, EINVAL,
+                       _("unknown hook action `%s`; expected check, install, uninstall or list"),
+                       rest[0]);
+    }
+    if (n_rest > 1) {
+      return error_set(err, EINVAL, _("`ralon hook %s` takes no arguments, but got `%s`"), rest[0],
+                       rest[1]);
+    }
+    o->hook_action = rest[0];
     return 0;
   case CMD_GUARD:
     if (o->detach && o->stop) {

@@ -17,6 +17,7 @@ typedef enum {
   CMD_STATUS,
   CMD_RUN,
   CMD_GUARD,
+  CMD_HOOK,
   _CMD_MAX,
   _CMD_INVALID = -EINVAL,
 } Command;
@@ -42,7 +43,14 @@ typedef struct {
   /* guard */
   bool detach;
   bool stop;
+  /* hook: "check", "install", "uninstall" or "list" */
+  const char *hook_action;
+  const char **agents; /* --agent values, split at commas; NULL: auto */
+  size_t n_agents;
+  bool user;
 } Options;
+
+void options_clear(Options *o);
 
 int cli_parse(int argc, char **argv, Options *ret, Error *err);
 

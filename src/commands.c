@@ -12,6 +12,8 @@
 #include "audit.h"
 #include "enforce/enforce.h"
 #include "enforce/unguarded.h"
+#include "hook/decision.h"
+#include "hook/hook.h"
 #include "matcher.h"
 #include "output.h"
 #include "path.h"
@@ -154,79 +156,20 @@ int command_init(const Options *o, Error *err) {
 
 /* ---- check ------------------------------------------------------------ */
 
-typedef enum {
-  VERDICT_WRITABLE,
-  VERDICT_LOCKED,
-  VERDICT_OUTSIDE,
-} Verdict;
-
-typedef struct {
-  Verdict verdict;
-  char *relative; /* NULL when outside */
-  char *via;      /* locked through its resolved name: that name */
-  long pattern;
-} CheckResult;
-
-/* Decides one path from the policy alone: no scan, O(patterns). */
-static int check_one(const Project *p, const char *base, const char *canon_root, const char *arg,
-                     CheckResult *ret, Error *err) {
-  memset(ret, 0, sizeof(*ret));
-  ret->pattern = -1;
-  _cleanup_free_ char *abs = path_absolute(base, arg);
-  if (abs == NULL) {
-    return error_set(err, errno, _("cannot determine the working directory: %m"));
-  }
-  const char *lex = path_relative(p->policy->root, abs);
-  long lex_idx = lex ? matcher_match(p->matcher, lex) : -1;
-
-  _cleanup_free_ char *resolved = NULL;
-  const char *res = NULL;
-  long res_idx = -1;
-  if (lex_idx < 0) {
-    /* Only needed when the name as written is not protected. */
-    _cleanup_free_ char *joined = arg[0] == '/' ? xstrdup(arg) : path_join(base, arg);
-    resolved = path_resolve(joined);
-    if (resolved == NULL) {
-      return error_set(err, errno, _("cannot resolve %s: %m"), arg);
-    }
-    res = canon_root ? path_relative(canon_root, resolved) : NULL;
-    res_idx = res ? matcher_match(p->matcher, res) : -1;
-  }
-
-  if (lex_idx >= 0) {
-    ret->verdict = VERDICT_LOCKED;
-    ret->relative = xstrdup(lex);
-    ret->pattern = lex_idx;
-  } else if (res_idx >= 0) {
-    /* Inside the project by name: that name, and where it leads. From
-     * outside: the name inside the project it resolves to. */
-    ret->verdict = VERDICT_LOCKED;
-    ret->relative = xstrdup(lex ? lex : res);
-    ret->via = lex ? xstrdup(res[0] ? res : ".") : NULL;
-    ret->pattern = res_idx;
-  } else if (lex != NULL || res != NULL) {
-    ret->verdict = VERDICT_WRITABLE;
-    ret->relative = xstrdup(lex ? lex : res);
-  } else {
-    ret->verdict = VERDICT_OUTSIDE;
-  }
-  return 0;
-}
-
 static int check_paths(const Options *o, Project *p, Error *err) {
   _cleanup_free_ char *base = path_absolute(NULL, o->dir ? o->dir : ".");
   if (base == NULL) {
     return error_set(err, errno, _("cannot determine the working directory: %m"));
   }
-  _cleanup_free_ char *canon_root = realpath(p->policy->root, NULL);
+  Decider d = {.policy = p->policy, .matcher = p->matcher, .canon_root = realpath(p->policy->root, NULL)};
   json_object *list = o->json ? json_object_new_array() : NULL;
   bool any_locked = false;
   int r = 0;
 
   for (size_t i = 0; i < o->n_paths; i++) {
     const char *arg = o->paths[i];
-    CheckResult cr;
-    if (check_one(p, base, canon_root, arg, &cr, err) < 0) {
+    PathDecision cr;
+    if (decide_path(&d, base, arg, &cr, err) < 0) {
       r = -1;
       break;
     }
@@ -234,10 +177,9 @@ static int check_paths(const Options *o, Project *p, Error *err) {
     const char *rel = cr.relative && cr.relative[0] ? cr.relative : ".";
     any_locked |= cr.verdict == VERDICT_LOCKED;
     if (list != NULL) {
-      static const char *const names[] = {"writable", "locked", "outside"};
       json_object *e = json_object_new_object();
       json_add_string(e, "path", arg);
-      json_add_string(e, "status", names[cr.verdict]);
+      json_add_string(e, "status", verdict_to_string(cr.verdict));
       json_add_string(e, "relative", cr.via ? cr.via : cr.relative ? rel : NULL);
       json_add_string(e, "pattern", pattern);
       json_object_array_add(list, e);
@@ -251,9 +193,9 @@ static int check_paths(const Options *o, Project *p, Error *err) {
     } else {
       printf("%s%s\n", _("outside   "), arg);
     }
-    free(cr.relative);
-    free(cr.via);
+    path_decision_clear(&cr);
   }
+  free(d.canon_root);
   if (list != NULL) {
     if (r < 0) {
       json_object_put(list);
@@ -642,4 +584,45 @@ int command_guard(const Options *o, Error *err) {
   }
   project_clear(&p);
   return error_set(err, ENOTSUP, "%s", unguarded_reason());
+}
+
+/* ---- hook ------------------------------------------------------------- */
+
+static int hook_check_command(const Options *o, Error *err) {
+  Agent agent = _AGENT_INVALID;
+  if (o->n_agents > 1) {
+    return error_set(err, EINVAL, _("`ralon hook check` takes one --agent"));
+  }
+  if (o->n_agents == 1) {
+    agent = agent_from_string(o->agents[0]);
+    if (agent < 0) {
+      return error_set(err, EINVAL, _("unknown agent `%s`"), o->agents[0]);
+    }
+  }
+  _cleanup_free_ char *payload = NULL;
+  size_t len = 0;
+  int r = read_fd_limited(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &len);
+  if (r < 0) {
+    /* Too big or unreadable: a length hook_check refuses unread. */
+    len = r == -EFBIG ? HOOK_MAX_PAYLOAD : 0;
+  }
+  HookAnswer a;
+  hook_check(payload ? payload : "", len, agent, o->dir, &a);
+  if (a.out != NULL) {
+    fputs(a.out, stdout);
+  }
+  if (a.err != NULL) {
+    (void)output_flush_stdout();
+    fputs(a.err, stderr);
+  }
+  int code = a.exit_code;
+  hook_answer_clear(&a);
+  return code;
+}
+
+int command_hook(const Options *o, Error *err) {
+  if (streq(o->hook_action, "check")) {
+    return hook_check_command(o, err);
+  }
+  return error_set(err, ENOTSUP, _("`ralon hook %s` is not available yet"), o->hook_action);
 }

@@ -9,3 +9,4 @@ int command_check(const Options *o, Error *err);
 int command_status(const Options *o, Error *err);
 int command_run(const Options *o, Error *err);
 int command_guard(const Options *o, Error *err);
+int command_hook(const Options *o, Error *err);

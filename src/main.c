@@ -30,6 +30,8 @@ static int dispatch(const Options *o, Error *err) {
     return command_run(o, err);
   case CMD_GUARD:
     return command_guard(o, err);
+  case CMD_HOOK:
+    return command_hook(o, err);
   case CMD_NONE:
   case _CMD_MAX:
   case _CMD_INVALID:
@@ -54,6 +56,7 @@ int main(int argc, char **argv) {
   if (r == 0) {
     r = dispatch(&o, &err);
   }
+  options_clear(&o);
   if (r < 0) {
     print_error("%s", err.message ? err.message : _("unknown error"));
     return EXIT_ERROR;

@@ -309,12 +309,18 @@ static bool segment_matches(const Matcher *m, const Segment *sg, const char *com
  * O(segments × components) whatever the pattern. Returns 1 when the pattern
  * matches `rel` or one of its ancestors, 0 when it cannot, and -1 (only
  * with `below`) when it could still match something deeper. */
-static int run_alternative(const Matcher *m, const Alternative *a, const char *rel, bool below) {
+static int run_alternative(const Matcher *m, const Alternative *a, const char *rel, bool below,
+                           bool suffix) {
   bool cur[MATCHER_MAX_SEGMENTS + 1], nxt[MATCHER_MAX_SEGMENTS + 1];
   size_t n = a->n_segs;
 
   memset(cur, 0, (n + 1) * sizeof(bool));
   cur[0] = true;
+  /* As a suffix, any number of leading segments may already have been
+   * matched by components we do not see. */
+  for (size_t s = 1; suffix && s < n; s++) {
+    cur[s] = true;
+  }
   for (size_t s = 0; s < n && cur[s] && a->segs[s].kind == SEG_GLOBSTAR; s++) {
     cur[s + 1] = true;
   }
@@ -365,7 +371,7 @@ long matcher_match(const Matcher *m, const char *rel) {
   for (size_t i = 0; i < m->n_alts; i++) {
     /* Alternatives are stored in pattern order: the first hit is the
      * lowest pattern index. */
-    if (run_alternative(m, &m->alts[i], rel, false) == 1) {
+    if (run_alternative(m, &m->alts[i], rel, false, false) == 1) {
       found = (long)m->alts[i].pattern;
       break;
     }
@@ -383,7 +389,7 @@ bool matcher_may_match_below(const Matcher *m, const char *rel) {
     old = uselocale(m->utf8);
   }
   for (size_t i = 0; i < m->n_alts && !found; i++) {
-    found = run_alternative(m, &m->alts[i], rel, true) != 0;
+    found = run_alternative(m, &m->alts[i], rel, true, false) != 0;
   }
   if (old != (locale_t)0) {
     uselocale(old);
@@ -400,7 +406,7 @@ static int run_one(const Matcher *m, size_t idx, const char *rel, bool below) {
   }
   for (size_t i = 0; i < m->n_alts && found == 0; i++) {
     if (m->alts[i].pattern == idx) {
-      found = run_alternative(m, &m->alts[i], rel, below);
+      found = run_alternative(m, &m->alts[i], rel, below, false);
     }
   }
   if (old != (locale_t)0) {
@@ -415,4 +421,22 @@ bool matcher_match_one(const Matcher *m, size_t idx, const char *rel) {
 
 bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel) {
   return run_one(m, idx, rel, true) != 0;
+}
+
+long matcher_match_suffix(const Matcher *m, const char *rel) {
+  locale_t old = (locale_t)0;
+  long found = -1;
+  if (m->needs_locale && m->utf8 != (locale_t)0) {
+    old = uselocale(m->utf8);
+  }
+  for (size_t i = 0; i < m->n_alts; i++) {
+    if (run_alternative(m, &m->alts[i], rel, false, true) == 1) {
+      found = (long)m->alts[i].pattern;
+      break;
+    }
+  }
+  if (old != (locale_t)0) {
+    uselocale(old);
+  }
+  return found;
 }

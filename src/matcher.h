@@ -53,5 +53,10 @@ bool matcher_may_match_below(const Matcher *m, const char *rel);
 bool matcher_match_one(const Matcher *m, size_t idx, const char *rel);
 bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel);
 
+/* Index of the first pattern that could protect some path ending with the
+ * components of `rel` (`x/.../rel`), or -1. An over-approximation: used to
+ * refuse where an agent may pick any file whose name ends with `rel`. */
+long matcher_match_suffix(const Matcher *m, const char *rel);
+
 /* Whether pattern `idx` has no wildcard at all (a literal path). */
 bool matcher_is_literal(const Matcher *m, size_t idx);

@@ -176,6 +176,13 @@ static int write_all(int fd, const char *data, size_t len) {
 
 int write_file_atomic(const char *dir, const char *name, const char *data, size_t len,
                       bool replace) {
+  mode_t mask = umask(0);
+  umask(mask);
+  return write_file_atomic_mode(dir, name, data, len, replace, 0666 & ~mask);
+}
+
+int write_file_atomic_mode(const char *dir, const char *name, const char *data, size_t len,
+                           bool replace, mode_t mode) {
   _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) {
     return -errno;
@@ -186,10 +193,8 @@ int write_file_atomic(const char *dir, const char *name, const char *data, size_
     return -errno;
   }
   const char *tmpname = strrchr(tmp, '/') + 1;
-  mode_t mask = umask(0);
-  umask(mask);
   int r = write_all(fd, data, len);
-  if (r == 0 && fchmod(fd, 0666 & ~mask) < 0) {
+  if (r == 0 && fchmod(fd, mode) < 0) {
     r = -errno;
   }
   if (r == 0 && fsync(fd) < 0) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #if ENABLE_NLS
@@ -107,3 +108,7 @@ int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len);
  * file gets mode 0666 less the umask. Returns 0 or -errno. */
 int write_file_atomic(const char *dir, const char *name, const char *data, size_t len,
                       bool replace);
+/* The same, giving the new file exactly `mode` (not filtered by the
+ * umask): for replacing a file while keeping its permission bits. */
+int write_file_atomic_mode(const char *dir, const char *name, const char *data, size_t len,
+                           bool replace, mode_t mode);

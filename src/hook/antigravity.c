@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Google Antigravity: .agents/hooks.json, Claude-like PreToolUse entries.
+ * Its payload is not documented, so it is never guessed from the shape:
+ * the installed command names it (`--agent antigravity`), and the request
+ * is read like any Claude-like one. Refusal: {"decision":"deny","reason"}
+ * and exit 2 with the reason on stderr. */
+#include "hook/hook.h"
+
+static void interpret(json_object *p, HookRequest *req) {
+  static const char *const shell[] = {"Bash", "run_shell_command", "shell", NULL};
+  static const HookTools tools = {NULL, shell, NULL, NULL};
+  json_object *owned = NULL;
+  json_object *input = hook_json_object(p, "tool_input", &owned);
+  const char *tool = hook_json_string(p, "tool_name");
+  if (tool == NULL) {
+    tool = hook_json_string(p, "toolName");
+  }
+  hook_interpret_common(p, tool, input ? input : p, &tools, req);
+  if (tool != NULL) {
+    req->unknown_target = false;
+  }
+  json_object_put(owned);
+}
+
+static void answer(const HookVerdict *v, HookAnswer *ret) {
+  if (v->deny) {
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "decision", json_object_new_string("deny"));
+    json_object_object_add(o, "reason", json_object_new_string(hook_reason(v)));
+    hook_answer_json(o, 2, ret);
+    hook_answer_exit2(v, ret);
+  }
+}
+
+const HookDialect hook_dialect_antigravity = {AGENT_ANTIGRAVITY, NULL, interpret, answer};

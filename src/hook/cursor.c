@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Cursor: .cursor/hooks.json, events preToolUse and beforeShellExecution.
+ * Payloads carry cursor_version, conversation_id, workspace_roots; the tool
+ * name is sometimes missing (or under tool_call/tool), paths sit in path,
+ * file_path, target_file or target_notebook. Cursor wants an explicit
+ * {"permission":"allow"} (with failClosed an empty answer is a refusal)
+ * and refuses with {"permission":"deny","user_message","agent_message"}. */
+#include "hook/hook.h"
+
+static bool recognize(json_object *p) {
+  json_object *v;
+  return json_object_object_get_ex(p, "cursor_version", &v) ||
+         json_object_object_get_ex(p, "workspace_roots", &v) ||
+         (json_object_object_get_ex(p, "conversation_id", &v) &&
+          json_object_object_get_ex(p, "generation_id", &v));
+}
+
+static void interpret(json_object *p, HookRequest *req) {
+  static const char *const edit[] = {"Write", "StrReplace", "Delete", "EditNotebook",
+                                     "MultiEdit", "Edit", NULL};
+  static const char *const shell[] = {"Shell", "Bash", NULL};
+  static const char *const patch[] = {"ApplyPatch", NULL};
+  static const char *const quiet[] = {"Read", "ReadFile", "Grep", "Glob", "LS",
+                                      "Task", "WebSearch", "WebFetch", "TodoWrite", NULL};
+  static const HookTools tools = {edit, shell, patch, quiet};
+
+  json_object *roots;
+  if (json_object_object_get_ex(p, "workspace_roots", &roots) &&
+      json_object_is_type(roots, json_type_array) && json_object_array_length(roots) > 0) {
+    json_object *r0 = json_object_array_get_idx(roots, 0);
+    if (json_object_is_type(r0, json_type_string)) {
+      hook_request_set_cwd(req, json_object_get_string(r0));
+    }
+  }
+  const char *ev = hook_json_string(p, "hook_event_name");
+  if (ev != NULL && streq(ev, "beforeShellExecution")) {
+    hook_request_set_tool(req, "Shell");
+    hook_request_set_cwd(req, hook_json_string(p, "cwd"));
+    const char *cmd = hook_json_string(p, "command");
+    if (cmd == NULL) {
+      req->unknown_target = true;
+    }
+    hook_request_add_command(req, cmd);
+    return;
+  }
+  if (ev != NULL && !streq(ev, "preToolUse")) {
+    /* beforeReadFile, afterFileEdit, …: nothing to refuse. */
+    return;
+  }
+  const char *tool = hook_json_string(p, "tool_name");
+  json_object *owned = NULL, *owned2 = NULL;
+  json_object *call = hook_json_object(p, "tool_call", &owned2);
+  if (tool == NULL) {
+    tool = hook_json_string(call, "name");
+  }
+  json_object *input = hook_json_object(p, "tool_input", &owned);
+  if (input == NULL && call != NULL) {
+    json_object_put(owned);
+    input = hook_json_object(call, "input", &owned);
+  }
+  hook_interpret_common(p, tool, input, &tools, req);
+  if (tool != NULL && !hook_name_in(tool, edit) && !hook_name_in(tool, patch)) {
+    req->unknown_target = false;
+  }
+  json_object_put(owned);
+  json_object_put(owned2);
+}
+
+static void answer(const HookVerdict *v, HookAnswer *ret) {
+  json_object *o = json_object_new_object();
+  if (v->deny) {
+    _cleanup_free_ char *user = xasprintf("ralon: %s", hook_reason(v));
+    json_object_object_add(o, "permission", json_object_new_string("deny"));
+    json_object_object_add(o, "user_message", json_object_new_string(user));
+    json_object_object_add(o, "agent_message", json_object_new_string(hook_reason(v)));
+  } else {
+    json_object_object_add(o, "permission", json_object_new_string("allow"));
+  }
+  hook_answer_json(o, 0, ret);
+}
+
+const HookDialect hook_dialect_cursor = {AGENT_CURSOR, recognize, interpret, answer};

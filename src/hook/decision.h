@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one decision `ralon check PATH` and every agent hook share: is this
+ * path protected, and by which pattern? From the policy alone, in
+ * O(patterns): no scan of the tree. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "matcher.h"
+#include "policy.h"
+#include "util.h"
+
+typedef enum {
+  VERDICT_WRITABLE,
+  VERDICT_LOCKED,
+  VERDICT_OUTSIDE,
+  _VERDICT_MAX,
+} Verdict;
+
+const char *verdict_to_string(Verdict v);
+
+/* A policy ready for decisions. */
+typedef struct {
+  Policy *policy;
+  Matcher *matcher;
+  char *canon_root; /* the root with symbolic links resolved, or NULL */
+} Decider;
+
+/* Loads the policy found from `start` upwards (policy_discover). */
+int decider_open(const char *start, Decider *ret, Error *err);
+/* Takes over an already loaded policy. */
+int decider_from_policy(Policy *policy, Decider *ret, Error *err);
+void decider_clear(Decider *d);
+
+typedef struct {
+  Verdict verdict;
+  char *relative; /* the name inside the project; NULL when outside */
+  char *via;      /* locked through the resolved name: that name, else NULL */
+  long pattern;   /* index of the matching pattern, or -1 */
+} PathDecision;
+
+/* Decides `arg` (relative to `base`, an absolute directory). Both the name
+ * as written, with `..` resolved lexically, and the name with symbolic
+ * links resolved count; a path that does not exist yet can be locked. */
+int decide_path(const Decider *d, const char *base, const char *arg, PathDecision *ret,
+                Error *err);
+void path_decision_clear(PathDecision *p);
+
+/* Whether some protected path could end with the relative path `rel`:
+ * for agents that "correct" a relative path to any file whose name ends
+ * with it (Gemini CLI's replace tool). */
+bool decide_suffix(const Decider *d, const char *rel, long *ret_pattern);

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `ralon hook check`: an agent's pre-tool payload in, a refusal or nothing
+ * out, in that agent's own dialect. Each agent has a file of its own
+ * (claude.c, gemini.c, …) that recognises its payloads, says which paths
+ * and shell commands a call touches, and answers; this header is what they
+ * share. Facts about each protocol: ../shared/agents/HOOKS.md. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hook/agents.h"
+#include "util.h"
+
+/* Payloads larger than this are refused unread. */
+#define HOOK_MAX_PAYLOAD (16u * 1024u * 1024u)
+
+/* What one tool call would touch, as its agent describes it. */
+typedef struct {
+  Agent agent;      /* the dialect answered in; _AGENT_INVALID: unknown */
+  char *tool;       /* the tool's name, when the payload gives one */
+  char *cwd;        /* what relative paths are relative to; NULL: ours */
+  char **paths;     /* files the call writes, deletes, moves or creates */
+  size_t n_paths;
+  char **trees;     /* directories whose whole subtree it removes or moves */
+  size_t n_trees;
+  char **commands;  /* shell commands it runs */
+  size_t n_commands;
+  /* Relative paths the agent may "correct" to any file whose name ends with
+   * them (Gemini's replace): refuse when a protected one could be meant. */
+  bool fuzzy_relative;
+  /* A tool that modifies files, whose targets could not be found: refuse. */
+  bool unknown_target;
+  /* Why the payload could not be understood (refused), or NULL. */
+  char *not_understood;
+} HookRequest;
+
+typedef struct {
+  char *path;    /* as the agent named it */
+  char *shown;   /* relative to its project, for the message */
+  char *pattern; /* the agent.lock pattern that protects it */
+  char *policy;  /* that agent.lock */
+} HookHit;
+
+typedef struct {
+  bool deny;
+  char *reason; /* one paragraph for the agent (and the user) */
+  HookHit *hits;
+  size_t n_hits;
+} HookVerdict;
+
+/* What to print and how to exit. */
+typedef struct {
+  char *out;
+  char *err;
+  int exit_code;
+} HookAnswer;
+
+typedef struct {
+  Agent agent;
+  /* Whether a parsed payload is this agent's (NULL: only with --agent). */
+  bool (*recognize)(json_object *payload);
+  /* Fills the request from a payload of this agent. */
+  void (*interpret)(json_object *payload, HookRequest *req);
+  /* The refusal, or the (often empty) consent, in this agent's words. */
+  void (*answer)(const HookVerdict *v, HookAnswer *ret);
+} HookDialect;
+
+extern const HookDialect hook_dialect_claude;
+extern const HookDialect hook_dialect_gemini;
+extern const HookDialect hook_dialect_codex;
+extern const HookDialect hook_dialect_copilot;
+extern const HookDialect hook_dialect_cursor;
+extern const HookDialect hook_dialect_windsurf;
+extern const HookDialect hook_dialect_cline;
+extern const HookDialect hook_dialect_qwen;
+extern const HookDialect hook_dialect_antigravity;
+extern const HookDialect hook_dialect_opencode;
+
+/* The whole of `ralon hook check`: `payload` as read from stdin, `agent` from
+ * --agent (or _AGENT_INVALID to recognise it), `start` from -C (or NULL).
+ * Never fails: whatever goes wrong becomes a refusal. */
+void hook_check(const char *payload, size_t len, Agent agent, const char *start,
+                HookAnswer *ret);
+
+void hook_answer_clear(HookAnswer *a);
+
+/* ---- helpers for the agent files (request.c) --------------------------- */
+
+void hook_request_add_path(HookRequest *req, const char *path);
+void hook_request_add_tree(HookRequest *req, const char *path);
+void hook_request_add_command(HookRequest *req, const char *command);
+void hook_request_set_tool(HookRequest *req, const char *tool);
+void hook_request_set_cwd(HookRequest *req, const char *cwd);
+void hook_request_clear(HookRequest *req);
+
+/* The string at `key` of object `o`, or NULL (also when not a string). */
+const char *hook_json_string(json_object *o, const char *key);
+/* The object at `key`, or NULL; a string holding a JSON object (Copilot's
+ * toolArgs) is parsed into *owned (freed by the caller with
+ * json_object_put). */
+json_object *hook_json_object(json_object *o, const char *key, json_object **owned);
+
+/* Adds every path in a patch envelope (`*** Add File:`, `*** Update File:`,
+ * `*** Delete File:`, `*** Move to:`); returns how many. */
+size_t hook_patch_paths(const char *text, HookRequest *req);
+
+/* For tools ralon does not know: every string under a key that names a path
+ * (file_path, path, notebook_path, target_file, …, at any depth), and the
+ * paths of any patch envelope. Returns how many were found. */
+size_t hook_generic_paths(json_object *input, HookRequest *req);
+
+/* A refusal's reason as one string, for the dialects that take one. */
+const char *hook_reason(const HookVerdict *v);
+
+/* Answers shared by several dialects (hook.c). */
+void hook_answer_exit2(const HookVerdict *v, HookAnswer *ret);     /* stderr + exit 2 */
+void hook_answer_json(json_object *o, int exit_code, HookAnswer *ret); /* stdout JSON */
+/* Claude Code's PreToolUse refusal (hookSpecificOutput), which Qwen Code
+ * and the agents that read Claude's files share. */
+json_object *hook_json_claude_deny(const HookVerdict *v);
+
+/* The fields most PreToolUse payloads share: tool_name, tool_input, cwd;
+ * recognises the shell tools named in `shell_tools` (NULL-terminated), and
+ * the edit tools in `edit_tools`, whose paths must be found. */
+typedef struct {
+  const char *const *edit_tools;  /* paths required */
+  const char *const *shell_tools; /* `command` is a shell command */
+  const char *const *patch_tools; /* every string may hold an envelope */
+  const char *const *quiet_tools; /* plainly modify nothing: skip */
+} HookTools;
+void hook_interpret_common(json_object *payload, const char *tool, json_object *input,
+                           const HookTools *tools, HookRequest *req);
+bool hook_name_in(const char *name, const char *const *list);
+
+/* JSON text of `o` (consumed) on one line with a newline. */
+char *hook_json_line(json_object *o);
+
+/* The targets a shell command plainly writes: redirections, rm, mv, cp,
+ * tee, truncate, sed -i, …, and patch envelopes given to apply_patch. Best
+ * effort; the kernel is the boundary. Paths stay relative to `cwd` unless a
+ * `cd` in the command moved it. */
+void hook_shell_targets(const char *command, HookRequest *req);

@@ -1,0 +1,1062 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Writes, upgrades and removes ralon's hook in each agent's configuration.
+ *
+ * JSON configurations are edited as documents (json-c), never as text: our
+ * entry is found by its command, replaced where it stands, and everything
+ * else is carried over in its order. Whether anything changed is decided by
+ * comparing the document before and after, so a file that already holds
+ * our hook is not rewritten, not even reformatted. */
+#include "hook/install.h"
+
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "path.h"
+
+/* The tools that modify files, by the verbs in their names, for agents
+ * whose matchers are regular expressions searched in the tool name (the
+ * Rust ralon's, so its entries compare equal where nothing else changed). */
+#define VERB_MATCHER                                                                   \
+  "[Ww]rite|[Ee]dit|[Cc]reate|[Rr]eplace|[Pp]atch|[Ii]nsert|[Uu]pdate|[Dd]elete|[Rr]emove|" \
+  "[Rr]ename|[Mm]ove"
+
+/* Where a missing or crashing ralon would let the tool run (only exit 2
+ * blocks), the shell turns any failure into exit 2; a missing ralon then
+ * leaves the shell's "not found" on stderr, which is the reason shown. */
+#define COMMAND_BLOCKING HOOK_COMMAND " || exit 2"
+
+/* A configuration larger than this is not a hook configuration. */
+#define CONFIG_MAX_SIZE (16u << 20)
+
+typedef enum {
+  SHAPE_GROUPED, /* hooks.EVENT[] = {matcher, hooks: [handler…]} (Claude Code and kin) */
+  SHAPE_FLAT,    /* hooks.EVENT[] = handler (Cursor, Windsurf) */
+  SHAPE_NAMED,   /* a top-level "ralon": {enabled, EVENT: [group]} (Antigravity) */
+  SHAPE_FILE,    /* a file ralon owns whole */
+} Shape;
+
+typedef struct {
+  const char *project; /* relative to the project root */
+  const char *user;    /* relative to home; NULL: no user-level file known */
+  Shape shape;
+  const char *events[2];
+  /* SHAPE_FILE: the name is generic, so the file is ours only when it
+   * runs HOOK_COMMAND; otherwise its name (ralon.*) says it is ours. */
+  bool marked;
+  bool executable;
+} AgentSpec;
+
+static const AgentSpec specs[_AGENT_MAX] = {
+    [AGENT_CLAUDE] = {".claude/settings.json", ".claude/settings.json", SHAPE_GROUPED,
+                      {"PreToolUse", NULL}, false, false},
+    [AGENT_CURSOR] = {".cursor/hooks.json", ".cursor/hooks.json", SHAPE_FLAT,
+                      {"preToolUse", NULL}, false, false},
+    [AGENT_OPENCODE] = {".opencode/plugins/ralon.js", ".config/opencode/plugins/ralon.js",
+                        SHAPE_FILE, {NULL, NULL}, false, false},
+    [AGENT_COPILOT] = {".github/hooks/ralon.json", ".copilot/hooks/ralon.json", SHAPE_FILE,
+                       {NULL, NULL}, false, false},
+    [AGENT_CODEX] = {".codex/hooks.json", ".codex/hooks.json", SHAPE_GROUPED,
+                     {"PreToolUse", NULL}, false, false},
+    [AGENT_GEMINI] = {".gemini/settings.json", ".gemini/settings.json", SHAPE_GROUPED,
+                      {"BeforeTool", NULL}, false, false},
+    [AGENT_ANTIGRAVITY] = {".agents/hooks.json", NULL, SHAPE_NAMED, {"PreToolUse", NULL}, false,
+                           false},
+    [AGENT_WINDSURF] = {".windsurf/hooks.json", ".codeium/windsurf/hooks.json", SHAPE_FLAT,
+                        {"pre_write_code", "pre_run_command"}, false, false},
+    [AGENT_CLINE] = {".clinerules/hooks/PreToolUse", "Documents/Cline/Hooks/PreToolUse",
+                     SHAPE_FILE, {NULL, NULL}, true, true},
+    [AGENT_QWEN] = {".qwen/settings.json", ".qwen/settings.json", SHAPE_GROUPED,
+                    {"PreToolUse", NULL}, false, false},
+};
+
+/* The key Antigravity's hooks.json names ralon's hook set by. */
+#define NAMED_KEY "ralon"
+
+/* Cline ignores a hook's exit status and lets the tool run when the hook
+ * prints nothing it can parse, so the script itself answers for a ralon
+ * that is missing or fails. Not translated: the file must not depend on
+ * the locale of whoever installed it, or reinstalling would rewrite it. */
+static const char cline_script[] =
+    "#!/bin/sh\n"
+    "# ralon: refuses tool calls that would modify a path agent.lock protects.\n"
+    "# Written by `ralon hook install`; `ralon hook uninstall` removes it.\n"
+    "#\n"
+    "# Cline ignores this script's exit status and lets the tool run when it\n"
+    "# prints nothing it understands, so a ralon that cannot run, or fails\n"
+    "# without answering, is answered here with a refusal.\n"
+    "out=$(" HOOK_COMMAND ")\n"
+    "status=$?\n"
+    "case $status in\n"
+    "0)\n"
+    "  [ -z \"$out\" ] || printf '%s\\n' \"$out\"\n"
+    "  ;;\n"
+    "1 | 2)\n"
+    "  if [ -n \"$out\" ]; then\n"
+    "    printf '%s\\n' \"$out\"\n"
+    "  else\n"
+    "    printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check failed (exit status %s), "
+    "so this tool call was refused.\"}\\n' \"$status\"\n"
+    "  fi\n"
+    "  ;;\n"
+    "*)\n"
+    "  printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check could not run (exit status %s; "
+    "is ralon installed and on PATH?), so agent.lock could not be checked and this tool call "
+    "was refused.\"}\\n' \"$status\"\n"
+    "  ;;\n"
+    "esac\n"
+    "exit 0\n";
+
+/* opencode has no command hooks: a plugin that asks ralon and throws to
+ * refuse. Anything but a clean exit refuses, including a ralon that cannot
+ * be started or does not answer in time. */
+static const char opencode_plugin[] =
+    "// ralon: refuses tool calls that would modify a path agent.lock protects.\n"
+    "// Written by `ralon hook install`; `ralon hook uninstall` removes it.\n"
+    "//\n"
+    "// Every tool call is put to `" HOOK_COMMAND "`. A refusal, a failure, or a\n"
+    "// ralon that cannot be started stops the call.\n"
+    "import { spawnSync } from \"node:child_process\";\n"
+    "\n"
+    "export const RalonPlugin = async ({ directory }) => ({\n"
+    "  \"tool.execute.before\": async (input, output) => {\n"
+    "    const request = JSON.stringify({\n"
+    "      tool_name: input.tool,\n"
+    "      tool_input: output.args,\n"
+    "      cwd: directory,\n"
+    "      hook_event_name: \"tool.execute.before\",\n"
+    "    });\n"
+    "    const result = spawnSync(\"ralon\", [\"hook\", \"check\"], {\n"
+    "      cwd: directory,\n"
+    "      input: request,\n"
+    "      encoding: \"utf8\",\n"
+    "      timeout: 30000,\n"
+    "    });\n"
+    "    if (result.error) {\n"
+    "      throw new Error(\n"
+    "        `ralon could not be run (${result.error.message}; is it installed and on PATH?), ` +\n"
+    "          \"so agent.lock could not be checked and this tool call was refused\",\n"
+    "      );\n"
+    "    }\n"
+    "    if (result.status !== 0) {\n"
+    "      const reason = (result.stderr || \"\").trim();\n"
+    "      const how = result.signal ? `signal ${result.signal}` : `exit status ${result.status}`;\n"
+    "      throw new Error(reason || `ralon hook check failed (${how}), so this tool call was refused`);\n"
+    "    }\n"
+    "  },\n"
+    "});\n";
+
+const char *hook_change_kind_to_string(HookChangeKind k) {
+  static const char *const names[_HOOK_CHANGE_MAX] = {
+      [HOOK_CHANGE_WROTE] = "wrote",         [HOOK_CHANGE_UPDATED] = "updated",
+      [HOOK_CHANGE_UNCHANGED] = "unchanged", [HOOK_CHANGE_REMOVED] = "removed",
+      [HOOK_CHANGE_ABSENT] = "absent",
+  };
+  return k >= 0 && k < _HOOK_CHANGE_MAX ? names[k] : NULL;
+}
+
+void hook_change_clear(HookChange *c) {
+  if (c == NULL) {
+    return;
+  }
+  free(c->path);
+  free(c->content);
+  c->path = NULL;
+  c->content = NULL;
+}
+
+/* ---- writing JSON ------------------------------------------------------- */
+
+/* The one layout every file we write gets: two-space indent, "key": value,
+ * empty containers as [] and {} (json-c's own pretty printer breaks those
+ * over two lines), a final newline. Scalars are json-c's, which keeps a
+ * parsed number's text (1.50 stays 1.50). */
+static void json_write_string(FILE *f, const char *s, size_t n) {
+  fputc('"', f);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    switch (c) {
+    case '"':
+      fputs("\\\"", f);
+      break;
+    case '\\':
+      fputs("\\\\", f);
+      break;
+    case '\b':
+      fputs("\\b", f);
+      break;
+    case '\f':
+      fputs("\\f", f);
+      break;
+    case '\n':
+      fputs("\\n", f);
+      break;
+    case '\r':
+      fputs("\\r", f);
+      break;
+    case '\t':
+      fputs("\\t", f);
+      break;
+    default:
+      if (c < 0x20) {
+        fprintf(f, "\\u%04x", (unsigned)c);
+      } else {
+        fputc(c, f);
+      }
+    }
+  }
+  fputc('"', f);
+}
+
+static void json_write_value(FILE *f, json_object *o, unsigned indent) {
+  switch (json_object_get_type(o)) {
+  case json_type_null:
+    fputs("null", f);
+    return;
+  case json_type_string:
+    json_write_string(f, json_object_get_string(o), (size_t)json_object_get_string_len(o));
+    return;
+  case json_type_boolean:
+  case json_type_int:
+  case json_type_double:
+    fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), f);
+    return;
+  case json_type_array: {
+    size_t n = json_object_array_length(o);
+    if (n == 0) {
+      fputs("[]", f);
+      return;
+    }
+    fputs("[\n", f);
+    for (size_t i = 0; i < n; i++) {
+      fprintf(f, "%*s", (int)indent + 2, "");
+      json_write_value(f, json_object_array_get_idx(o, i), indent + 2);
+      fputs(i + 1 < n ? ",\n" : "\n", f);
+    }
+    fprintf(f, "%*s]", (int)indent, "");
+    return;
+  }
+  case json_type_object: {
+    int n = json_object_object_length(o);
+    if (n == 0) {
+      fputs("{}", f);
+      return;
+    }
+    fputs("{\n", f);
+    int i = 0;
+    json_object_object_foreach(o, key, value) {
+      fprintf(f, "%*s", (int)indent + 2, "");
+      json_write_string(f, key, strlen(key));
+      fputs(": ", f);
+      json_write_value(f, value, indent + 2);
+      fputs(++i < n ? ",\n" : "\n", f);
+    }
+    fprintf(f, "%*s}", (int)indent, "");
+    return;
+  }
+  }
+}
+
+static char *json_pretty(json_object *o) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (f == NULL) {
+    oom();
+  }
+  json_write_value(f, o, 0);
+  fputc('\n', f);
+  if (fclose(f) != 0) {
+    oom();
+  }
+  return buf;
+}
+
+/* ---- reading JSON ------------------------------------------------------- */
+
+static void json_putp(json_object **o) {
+  if (*o != NULL) {
+    json_object_put(*o);
+  }
+}
+#define _cleanup_json_ _cleanup_(json_putp)
+
+static void tokener_freep(struct json_tokener **t) {
+  if (*t != NULL) {
+    json_tokener_free(*t);
+  }
+}
+
+static size_t tokener_end(struct json_tokener *tok) {
+#if JSON_C_VERSION_NUM >= ((0 << 16) | (15 << 8))
+  return json_tokener_get_parse_end(tok);
+#else
+  return (size_t)tok->char_offset;
+#endif
+}
+
+static struct json_tokener *tokener_new(int flags) {
+  struct json_tokener *tok = json_tokener_new();
+  if (tok == NULL) {
+    oom();
+  }
+  json_tokener_set_flags(tok, flags);
+  return tok;
+}
+
+/* Strict JSON only: json-c would otherwise accept comments and trailing
+ * commas and we would silently drop them on the way back out. */
+static int json_parse(const char *path, const char *text, size_t len, json_object **ret,
+                      Error *err) {
+  int flags = JSON_TOKENER_STRICT;
+#ifdef JSON_TOKENER_VALIDATE_UTF8
+  flags |= JSON_TOKENER_VALIDATE_UTF8;
+#endif
+  __attribute__((cleanup(tokener_freep))) struct json_tokener *tok = tokener_new(flags);
+  json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+  enum json_tokener_error e = json_tokener_get_error(tok);
+  if (e == json_tokener_success) {
+    *ret = o;
+    return 0;
+  }
+  json_putp(&o);
+  size_t end = e == json_tokener_continue ? len : tokener_end(tok);
+  unsigned line = 1, column = 1;
+  for (size_t i = 0; i < end && i < len; i++) {
+    if (text[i] == '\n') {
+      line++;
+      column = 1;
+    } else {
+      column++;
+    }
+  }
+  __attribute__((cleanup(tokener_freep))) struct json_tokener *lenient = tokener_new(0);
+  _cleanup_json_ json_object *lo = json_tokener_parse_ex(lenient, text, (int)len);
+  if (json_tokener_get_error(lenient) == json_tokener_success) {
+    return error_set(err, EINVAL,
+                     _("%s:%u:%u: comments and other extensions to JSON are not supported "
+                       "(ralon would lose them), so the file will not be modified"),
+                     path, line, column);
+  }
+  const char *what =
+      e == json_tokener_continue ? _("unexpected end of file") : json_tokener_error_desc(e);
+  return error_set(err, EINVAL, _("%s:%u:%u: not valid JSON (%s), so it will not be modified"),
+                   path, line, column, what);
+}
+
+/* ---- our entries -------------------------------------------------------- */
+
+static void add_string(json_object *o, const char *key, const char *value) {
+  json_object_object_add(o, key, json_object_new_string(value));
+}
+
+static json_object *new_handler(const char *command) {
+  json_object *h = json_object_new_object();
+  add_string(h, "type", "command");
+  add_string(h, "command", command);
+  return h;
+}
+
+static json_object *new_group(const char *matcher, json_object *handler) {
+  json_object *g = json_object_new_object();
+  add_string(g, "matcher", matcher);
+  json_object *hs = json_object_new_array();
+  json_object_array_add(hs, handler);
+  json_object_object_add(g, "hooks", hs);
+  return g;
+}
+
+/* One element of each event array of `a`: a matcher group, or for the
+ * flat shapes a handler. */
+static json_object *build_entry(Agent a) {
+  json_object *h;
+  switch (a) {
+  case AGENT_CLAUDE:
+  case AGENT_CODEX:
+    h = new_handler(COMMAND_BLOCKING);
+    add_string(h, "statusMessage", "Checking agent.lock");
+    return new_group(VERB_MATCHER "|Bash", h);
+  case AGENT_GEMINI:
+    return new_group(VERB_MATCHER "|run_shell_command", new_handler(COMMAND_BLOCKING));
+  case AGENT_QWEN:
+    h = new_handler(COMMAND_BLOCKING);
+    json_object_object_add(h, "timeout", json_object_new_int(10000));
+    return new_group("^(write_file|edit|replace|notebook_edit|run_shell_command)$", h);
+  case AGENT_ANTIGRAVITY:
+    h = new_handler(HOOK_COMMAND " --agent antigravity || exit 2");
+    json_object_object_add(h, "timeout", json_object_new_int(15));
+    return new_group(VERB_MATCHER, h);
+  case AGENT_CURSOR:
+    /* No matcher: the Shell tool goes through preToolUse as well. */
+    h = json_object_new_object();
+    add_string(h, "command", HOOK_COMMAND);
+    add_string(h, "type", "command");
+    json_object_object_add(h, "failClosed", json_object_new_boolean(true));
+    json_object_object_add(h, "timeout", json_object_new_int(10));
+    return h;
+  case AGENT_WINDSURF:
+    h = json_object_new_object();
+    add_string(h, "command", COMMAND_BLOCKING);
+    /* Windows PowerShell 5 has no `||`; ralon's own refusal exits 2. */
+    add_string(h, "powershell", HOOK_COMMAND);
+    json_object_object_add(h, "show_output", json_object_new_boolean(false));
+    return h;
+  case AGENT_OPENCODE:
+  case AGENT_COPILOT:
+  case AGENT_CLINE:
+  case _AGENT_MAX:
+  case _AGENT_INVALID:
+    break;
+  }
+  return NULL;
+}
+
+/* The whole text of a file ralon owns. */
+static char *build_file(Agent a) {
+  switch (a) {
+  case AGENT_CLINE:
+    return xstrdup(cline_script);
+  case AGENT_OPENCODE:
+    return xstrdup(opencode_plugin);
+  case AGENT_COPILOT: {
+    /* PascalCase PreToolUse: Claude-style payloads and matcher semantics.
+     * No matcher, so every tool is checked; any failure of a command
+     * hook denies there, so the command needs no `|| exit 2`. */
+    _cleanup_json_ json_object *doc = json_object_new_object();
+    json_object_object_add(doc, "version", json_object_new_int(1));
+    json_object *h = new_handler(HOOK_COMMAND);
+    json_object_object_add(h, "timeout", json_object_new_int(15));
+    json_object *arr = json_object_new_array();
+    json_object_array_add(arr, h);
+    json_object *hooks = json_object_new_object();
+    json_object_object_add(hooks, "PreToolUse", arr);
+    json_object_object_add(doc, "hooks", hooks);
+    return json_pretty(doc);
+  }
+  case AGENT_CLAUDE:
+  case AGENT_CURSOR:
+  case AGENT_CODEX:
+  case AGENT_GEMINI:
+  case AGENT_ANTIGRAVITY:
+  case AGENT_WINDSURF:
+  case AGENT_QWEN:
+  case _AGENT_MAX:
+  case _AGENT_INVALID:
+    break;
+  }
+  return NULL;
+}
+
+static bool handler_is_ours(json_object *h) {
+  static const char *const keys[] = {"command", "bash", "powershell"};
+  if (!json_object_is_type(h, json_type_object)) {
+    return false;
+  }
+  for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+    json_object *v;
+    if (json_object_object_get_ex(h, keys[i], &v) && json_object_is_type(v, json_type_string) &&
+        strstr(json_object_get_string(v), HOOK_COMMAND) != NULL) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A matcher group's handler array, or NULL when it is not a group. */
+static json_object *group_handlers(json_object *g) {
+  json_object *hs;
+  if (json_object_is_type(g, json_type_object) && json_object_object_get_ex(g, "hooks", &hs) &&
+      json_object_is_type(hs, json_type_array)) {
+    return hs;
+  }
+  return NULL;
+}
+
+static size_t count_ours(json_object *arr) {
+  size_t n = 0;
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    n += handler_is_ours(json_object_array_get_idx(arr, i));
+  }
+  return n;
+}
+
+/* Removes our handlers from `arr`, except that with `keep` the first one
+ * is replaced by `keep` (a reference we hand over) instead. */
+static void replace_ours(json_object *arr, json_object *keep) {
+  for (size_t i = 0; i < json_object_array_length(arr);) {
+    if (!handler_is_ours(json_object_array_get_idx(arr, i))) {
+      i++;
+    } else if (keep != NULL) {
+      json_object_array_put_idx(arr, i, keep);
+      keep = NULL;
+      i++;
+    } else {
+      json_object_array_del_idx(arr, i, 1);
+    }
+  }
+  json_putp(&keep);
+}
+
+/* Puts our entry into one event array: where our first handler stands
+ * (the whole group when it holds nothing else, else that handler alone,
+ * under its group's matcher), or appended. Other copies of ours go, and
+ * groups they leave empty with them. */
+static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
+  bool placed = false;
+  for (size_t i = 0; i < json_object_array_length(arr);) {
+    json_object *e = json_object_array_get_idx(arr, i);
+    if (shape == SHAPE_FLAT) {
+      if (!handler_is_ours(e)) {
+        i++;
+        continue;
+      }
+      *found = true;
+      if (!placed) {
+        json_object_array_put_idx(arr, i++, build_entry(a));
+        placed = true;
+      } else {
+        json_object_array_del_idx(arr, i, 1);
+      }
+      continue;
+    }
+    json_object *hs = group_handlers(e);
+    size_t ours = hs ? count_ours(hs) : 0;
+    if (ours == 0) {
+      i++;
+      continue;
+    }
+    *found = true;
+    if (!placed && ours == json_object_array_length(hs)) {
+      json_object_array_put_idx(arr, i++, build_entry(a));
+      placed = true;
+      continue;
+    }
+    if (!placed) {
+      json_object *entry = build_entry(a);
+      json_object *handler = json_object_get(json_object_array_get_idx(group_handlers(entry), 0));
+      json_object_put(entry);
+      replace_ours(hs, handler);
+      placed = true;
+      i++;
+      continue;
+    }
+    replace_ours(hs, NULL);
+    if (json_object_array_length(hs) == 0) {
+      json_object_array_del_idx(arr, i, 1);
+    } else {
+      i++;
+    }
+  }
+  if (!placed) {
+    json_object_array_add(arr, build_entry(a));
+  }
+}
+
+/* Takes our handlers out of one event array, and the groups that held
+ * nothing else. */
+static void remove_event(Shape shape, json_object *arr, bool *found) {
+  for (size_t i = 0; i < json_object_array_length(arr);) {
+    json_object *e = json_object_array_get_idx(arr, i);
+    if (shape == SHAPE_FLAT) {
+      if (handler_is_ours(e)) {
+        *found = true;
+        json_object_array_del_idx(arr, i, 1);
+      } else {
+        i++;
+      }
+      continue;
+    }
+    json_object *hs = group_handlers(e);
+    if (hs == NULL || count_ours(hs) == 0) {
+      i++;
+      continue;
+    }
+    *found = true;
+    replace_ours(hs, NULL);
+    if (json_object_array_length(hs) == 0) {
+      json_object_array_del_idx(arr, i, 1);
+    } else {
+      i++;
+    }
+  }
+}
+
+/* parent[key], checked to be of `type`; created when missing and
+ * `create`, else *ret = NULL. A JSON null counts as missing. */
+static int member(json_object *parent, const char *key, json_type type, bool create,
+                  const char *path, const char *what, json_object **ret, Error *err) {
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(parent, key, &v) || v == NULL) {
+    if (!create) {
+      *ret = NULL;
+      return 0;
+    }
+    v = type == json_type_object ? json_object_new_object() : json_object_new_array();
+    json_object_object_add(parent, key, v);
+  } else if (!json_object_is_type(v, type)) {
+    if (type == json_type_object) {
+      return error_set(err, EINVAL,
+                       _("%s: `%s` is not a JSON object, so the file will not be modified"), path,
+                       what);
+    }
+    return error_set(err, EINVAL,
+                     _("%s: `%s` is not a JSON array, so the file will not be modified"), path,
+                     what);
+  }
+  *ret = v;
+  return 0;
+}
+
+/* Installs or removes our entries in the document `doc` (an object). */
+static int edit_document(Agent a, json_object *doc, const char *path, bool remove, bool *found,
+                         Error *err) {
+  const AgentSpec *s = &specs[a];
+  *found = false;
+  if (s->shape == SHAPE_NAMED) {
+    /* The whole hook set under our name is ours. */
+    json_object *v = NULL;
+    *found = json_object_object_get_ex(doc, NAMED_KEY, &v);
+    if (remove) {
+      json_object_object_del(doc, NAMED_KEY);
+      return 0;
+    }
+    json_object *set = json_object_new_object();
+    json_object_object_add(set, "enabled", json_object_new_boolean(true));
+    json_object *arr = json_object_new_array();
+    json_object_array_add(arr, build_entry(a));
+    json_object_object_add(set, s->events[0], arr);
+    /* An existing key keeps its place. */
+    json_object_object_add(doc, NAMED_KEY, set);
+    return 0;
+  }
+
+  if (!remove && a == AGENT_CURSOR) {
+    /* Cursor's hooks.json is versioned; ahead of `hooks` in a new file. */
+    json_object *v;
+    if (!json_object_object_get_ex(doc, "version", &v)) {
+      json_object_object_add(doc, "version", json_object_new_int(1));
+    }
+  }
+  json_object *hooks = NULL;
+  if (member(doc, "hooks", json_type_object, !remove, path, "hooks", &hooks, err) < 0) {
+    return -1;
+  }
+  if (hooks == NULL) {
+    return 0;
+  }
+  bool removed_any = false;
+  for (size_t i = 0; i < ELEMENTSOF(s->events) && s->events[i] != NULL; i++) {
+    const char *event = s->events[i];
+    _cleanup_free_ char *what = xasprintf("hooks.%s", event);
+    json_object *arr = NULL;
+    if (member(hooks, event, json_type_array, !remove, path, what, &arr, err) < 0) {
+      return -1;
+    }
+    if (arr == NULL) {
+      continue;
+    }
+    if (!remove) {
+      install_event(a, s->shape, arr, found);
+      continue;
+    }
+    bool here = false;
+    remove_event(s->shape, arr, &here);
+    if (here && json_object_array_length(arr) == 0) {
+      json_object_object_del(hooks, event);
+    }
+    removed_any |= here;
+  }
+  *found |= removed_any;
+  if (remove && removed_any && json_object_object_length(hooks) == 0) {
+    json_object_object_del(doc, "hooks");
+  }
+  return 0;
+}
+
+/* ---- the files ---------------------------------------------------------- */
+
+typedef struct {
+  bool exists;
+  char *text;
+  size_t len;
+  mode_t mode;
+} ConfigFile;
+
+static void config_file_clear(ConfigFile *f) {
+  free(f->text);
+}
+
+static int read_config(const char *path, ConfigFile *ret, Error *err) {
+  memset(ret, 0, sizeof(*ret));
+  struct stat st;
+  if (lstat(path, &st) < 0) {
+    if (errno == ENOENT) {
+      return 0;
+    }
+    return error_set(err, errno, _("cannot read %s: %m"), path);
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return error_set(err, ELOOP,
+                     _("%s is a symbolic link; ralon does not edit a configuration through a "
+                       "link, so it will not be modified"),
+                     path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return error_set(err, EINVAL, _("%s is not a regular file, so it will not be modified"),
+                     path);
+  }
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return error_set(err, errno, _("cannot read %s: %m"), path);
+  }
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    return error_set(err, EINVAL, _("%s is not a regular file, so it will not be modified"),
+                     path);
+  }
+  int r = read_fd_limited(fd, CONFIG_MAX_SIZE, &ret->text, &ret->len);
+  if (r < 0) {
+    errno = -r;
+    return error_set(err, -r, _("cannot read %s: %m"), path);
+  }
+  ret->exists = true;
+  ret->mode = st.st_mode & 0777;
+  return 0;
+}
+
+static bool blank(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!strchr(" \t\r\n", s[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The new text and what kind of change it is, for a JSON configuration.
+ * An empty (or all-blank) file counts as an empty object. */
+static int plan_json(Agent a, const char *path, const ConfigFile *f, bool remove, char **ret_text,
+                     HookChangeKind *ret_kind, Error *err) {
+  _cleanup_json_ json_object *doc = NULL;
+  bool have = f->exists && !blank(f->text, f->len);
+  if (have) {
+    if (json_parse(path, f->text, f->len, &doc, err) < 0) {
+      return -1;
+    }
+    if (!json_object_is_type(doc, json_type_object)) {
+      return error_set(err, EINVAL,
+                       _("%s does not contain a JSON object, so it will not be modified"), path);
+    }
+  }
+  if (remove && doc == NULL) {
+    *ret_text = NULL;
+    *ret_kind = HOOK_CHANGE_ABSENT;
+    return 0;
+  }
+  _cleanup_free_ char *before = doc ? json_pretty(doc) : NULL;
+  if (doc == NULL) {
+    doc = json_object_new_object();
+  }
+  bool found;
+  if (edit_document(a, doc, path, remove, &found, err) < 0) {
+    return -1;
+  }
+  if (remove) {
+    *ret_kind = found ? HOOK_CHANGE_REMOVED : HOOK_CHANGE_ABSENT;
+    *ret_text = found ? json_pretty(doc) : NULL;
+    return 0;
+  }
+  char *after = json_pretty(doc);
+  if (before != NULL && streq(before, after)) {
+    /* Ours already, exactly: leave the file as it is, layout and all. */
+    free(after);
+    *ret_text = xstrndup(f->text, f->len);
+    *ret_kind = HOOK_CHANGE_UNCHANGED;
+    return 0;
+  }
+  *ret_text = after;
+  *ret_kind = found ? HOOK_CHANGE_UPDATED : HOOK_CHANGE_WROTE;
+  return 0;
+}
+
+/* The same for a file ralon owns whole. */
+static int plan_file(Agent a, const char *path, const ConfigFile *f, bool remove, char **ret_text,
+                     HookChangeKind *ret_kind, Error *err) {
+  bool ours = f->exists &&
+              (!specs[a].marked || memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND)));
+  if (remove) {
+    *ret_text = NULL;
+    *ret_kind = ours ? HOOK_CHANGE_REMOVED : HOOK_CHANGE_ABSENT;
+    return 0;
+  }
+  if (f->exists && !ours) {
+    return error_set(err, EEXIST,
+                     _("%s exists and was not written by ralon, so it will not be replaced"),
+                     path);
+  }
+  char *text = build_file(a);
+  size_t len = strlen(text);
+  if (!f->exists) {
+    *ret_kind = HOOK_CHANGE_WROTE;
+  } else if (f->len == len && memcmp(f->text, text, len) == 0) {
+    *ret_kind = HOOK_CHANGE_UNCHANGED;
+  } else {
+    *ret_kind = HOOK_CHANGE_UPDATED;
+  }
+  *ret_text = text;
+  return 0;
+}
+
+/* Project scope: the directory the file goes into must resolve inside
+ * the project, or a symbolic link (.claude -> /elsewhere) would have us
+ * write outside it. */
+static int check_inside(const char *root, const char *path, Error *err) {
+  _cleanup_free_ char *croot = realpath(root, NULL);
+  if (croot == NULL) {
+    return error_set(err, errno, _("cannot use %s: %m"), root);
+  }
+  _cleanup_free_ char *dir = path_dirname(path);
+  _cleanup_free_ char *rdir = path_resolve(dir);
+  if (rdir == NULL) {
+    return error_set(err, errno, _("cannot resolve %s: %m"), dir);
+  }
+  if (path_relative(croot, rdir) == NULL) {
+    return error_set(err, EXDEV,
+                     _("%s leads outside the project (to %s) through a symbolic link, so ralon "
+                       "will not write there"),
+                     path, rdir);
+  }
+  return 0;
+}
+
+static int make_parents(const char *dir, Error *err) {
+  _cleanup_free_ char *p = xstrdup(dir);
+  for (char *s = p + 1;; s++) {
+    if (*s != '/' && *s != '\0') {
+      continue;
+    }
+    char c = *s;
+    *s = '\0';
+    if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+      return error_set(err, errno, _("cannot create %s: %m"), p);
+    }
+    *s = c;
+    if (c == '\0') {
+      return 0;
+    }
+  }
+}
+
+static int apply(Agent a, const char *path, const ConfigFile *f, const char *text, Error *err) {
+  if (text == NULL) {
+    if (unlink(path) < 0 && errno != ENOENT) {
+      return error_set(err, errno, _("cannot remove %s: %m"), path);
+    }
+    return 0;
+  }
+  _cleanup_free_ char *dir = path_dirname(path);
+  if (make_parents(dir, err) < 0) {
+    return -1;
+  }
+  mode_t mode;
+  if (f->exists) {
+    mode = f->mode;
+    if (specs[a].executable) {
+      /* Whoever may read the script may run it. */
+      mode |= (mode & 0444) >> 2;
+    }
+  } else {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = (specs[a].executable ? 0777 : 0666) & ~mask;
+  }
+  int r = write_file_atomic_mode(dir, path_basename(path), text, strlen(text), true, mode);
+  if (r < 0) {
+    errno = -r;
+    return error_set(err, -r, _("cannot write %s: %m"), path);
+  }
+  return 0;
+}
+
+char *hook_config_path(Agent agent, const char *root, const char *home, bool user) {
+  if (agent < 0 || agent >= _AGENT_MAX) {
+    return NULL;
+  }
+  if (!user) {
+    return root ? path_join(root, specs[agent].project) : NULL;
+  }
+  if (home == NULL || home[0] == '\0' || specs[agent].user == NULL) {
+    return NULL;
+  }
+  return path_join(home, specs[agent].user);
+}
+
+int hook_install(Agent agent, const char *root, const char *home, bool user, bool remove,
+                 bool dry_run, HookChange *ret, Error *err) {
+  memset(ret, 0, sizeof(*ret));
+  if (agent < 0 || agent >= _AGENT_MAX) {
+    return error_set(err, EINVAL, _("unknown agent"));
+  }
+  _cleanup_free_ char *path = hook_config_path(agent, root, home, user);
+  if (path == NULL) {
+    if (user && specs[agent].user == NULL) {
+      return error_set(err, ENOTSUP,
+                       _("%s has no user-level hook configuration that ralon knows of; install "
+                         "its hook in the project instead"),
+                       agent_display_name(agent));
+    }
+    return error_set(err, EINVAL,
+                     user ? _("HOME is not set, so the user-level configuration cannot be found")
+                          : _("no project directory given"));
+  }
+  if (!user && check_inside(root, path, err) < 0) {
+    return -1;
+  }
+  _cleanup_(config_file_clear) ConfigFile f;
+  if (read_config(path, &f, err) < 0) {
+    return -1;
+  }
+  _cleanup_free_ char *text = NULL;
+  HookChangeKind kind = HOOK_CHANGE_ABSENT;
+  int r = specs[agent].shape == SHAPE_FILE ? plan_file(agent, path, &f, remove, &text, &kind, err)
+                                           : plan_json(agent, path, &f, remove, &text, &kind, err);
+  if (r < 0) {
+    return -1;
+  }
+  bool change = kind != HOOK_CHANGE_UNCHANGED && kind != HOOK_CHANGE_ABSENT;
+  if (change && !dry_run && apply(agent, path, &f, text, err) < 0) {
+    return -1;
+  }
+  ret->agent = agent;
+  ret->kind = kind;
+  ret->path = steal_pointer(&path);
+  ret->content = steal_pointer(&text);
+  return 0;
+}
+
+int hook_is_installed(Agent agent, const char *root, const char *home, bool user, bool *ret,
+                      Error *err) {
+  /* Installed exactly when uninstalling would remove something. */
+  HookChange c;
+  if (hook_install(agent, root, home, user, true, true, &c, err) < 0) {
+    return -1;
+  }
+  *ret = c.kind == HOOK_CHANGE_REMOVED;
+  hook_change_clear(&c);
+  return 0;
+}
+
+/* ---- detection, trust, PATH --------------------------------------------- */
+
+static bool is_dir(const char *base, const char *rel) {
+  if (base == NULL || base[0] == '\0') {
+    return false;
+  }
+  _cleanup_free_ char *p = path_join(base, rel);
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]) {
+  enum { PROJECT = 1, HOME = 2, BOTH = 3 };
+  static const struct {
+    Agent agent;
+    const char *dir;
+    int where;
+  } dirs[] = {
+      {AGENT_CLAUDE, ".claude", BOTH},
+      {AGENT_CURSOR, ".cursor", BOTH},
+      {AGENT_OPENCODE, ".opencode", BOTH},
+      {AGENT_OPENCODE, ".config/opencode", HOME},
+      {AGENT_COPILOT, ".github/hooks", PROJECT},
+      {AGENT_COPILOT, ".github/copilot", PROJECT},
+      {AGENT_COPILOT, ".copilot", HOME},
+      {AGENT_CODEX, ".codex", BOTH},
+      {AGENT_GEMINI, ".gemini", BOTH},
+      {AGENT_ANTIGRAVITY, ".agents", BOTH},
+      {AGENT_WINDSURF, ".windsurf", BOTH},
+      {AGENT_WINDSURF, ".codeium/windsurf", HOME},
+      {AGENT_CLINE, ".clinerules", BOTH},
+      {AGENT_CLINE, ".cline", BOTH},
+      {AGENT_CLINE, "Documents/Cline", HOME},
+      {AGENT_QWEN, ".qwen", BOTH},
+  };
+  bool any = false;
+  for (int a = 0; a < _AGENT_MAX; a++) {
+    ret[a] = false;
+  }
+  for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+    if (((dirs[i].where & PROJECT) && is_dir(root, dirs[i].dir)) ||
+        ((dirs[i].where & HOME) && is_dir(home, dirs[i].dir))) {
+      ret[dirs[i].agent] = true;
+      any = true;
+    }
+  }
+  if (!any) {
+    for (int a = 0; a < _AGENT_MAX; a++) {
+      ret[a] = true;
+    }
+  }
+}
+
+const char *hook_trust_note(Agent agent) {
+  switch (agent) {
+  case AGENT_CODEX:
+    return _("Codex runs project hooks only in a trusted project, and skips a new or changed "
+             "hook until it is reviewed: open /hooks in Codex and trust it.");
+  case AGENT_GEMINI:
+    return _("Gemini CLI runs project hooks only in a trusted folder, and warns when a hook "
+             "changes: trust this folder in Gemini CLI.");
+  case AGENT_QWEN:
+    return _("Qwen Code runs project hooks only in a trusted folder: trust this folder in "
+             "Qwen Code.");
+  case AGENT_CURSOR:
+    return _("Cursor runs project hooks only in a trusted workspace: trust this workspace in "
+             "Cursor.");
+  case AGENT_CLAUDE:
+  case AGENT_OPENCODE:
+  case AGENT_COPILOT:
+  case AGENT_ANTIGRAVITY:
+  case AGENT_WINDSURF:
+  case AGENT_CLINE:
+  case _AGENT_MAX:
+  case _AGENT_INVALID:
+    break;
+  }
+  return NULL;
+}
+
+bool hook_ralon_on_path(const char *path_env, char **ret_found) {
+  _cleanup_free_ char *fallback = NULL;
+  if (path_env == NULL) {
+    size_t n = confstr(_CS_PATH, NULL, 0);
+    if (n > 0) {
+      fallback = xmalloc(n);
+      (void)confstr(_CS_PATH, fallback, n);
+    } else {
+      fallback = xstrdup("/bin:/usr/bin");
+    }
+    path_env = fallback;
+  }
+  for (const char *s = path_env;;) {
+    const char *e = strchrnul(s, ':');
+    /* An empty entry is the working directory, as for execvp(3). */
+    _cleanup_free_ char *dir = e == s ? xstrdup(".") : xstrndup(s, (size_t)(e - s));
+    _cleanup_free_ char *candidate = path_join(dir, "ralon");
+    struct stat st;
+    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+      if (ret_found != NULL) {
+        *ret_found = path_absolute(NULL, candidate);
+        if (*ret_found == NULL) {
+          *ret_found = steal_pointer(&candidate);
+        }
+      }
+      return true;
+    }
+    if (*e == '\0') {
+      return false;
+    }
+    s = e + 1;
+  }
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `ralon hook install|uninstall|list`: writes each agent's own hook
+ * configuration so that it runs `ralon hook check` before a tool call.
+ *
+ * Every edit keeps what is not ralon's: other keys, other hooks, their
+ * order. A handler is ralon's when its command contains `ralon hook check`
+ * (what the Rust ralon installs, too), so older entries are upgraded in
+ * place rather than duplicated. A file that cannot be understood is refused
+ * and left untouched; a file is written whole or not at all. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "hook/agents.h"
+#include "util.h"
+
+/* The command every installed hook runs. */
+#define HOOK_COMMAND "ralon hook check"
+
+typedef enum {
+  HOOK_CHANGE_WROTE,     /* our hook was not there; now it is (file created or edited) */
+  HOOK_CHANGE_UPDATED,   /* our hook was there in another form (e.g. the Rust ralon's); replaced */
+  HOOK_CHANGE_UNCHANGED, /* our hook is there as it should be; nothing written */
+  HOOK_CHANGE_REMOVED,   /* uninstall: our hook was removed (content NULL: the file was deleted) */
+  HOOK_CHANGE_ABSENT,    /* uninstall: there was nothing of ours to remove */
+  _HOOK_CHANGE_MAX,
+  _HOOK_CHANGE_INVALID = -EINVAL,
+} HookChangeKind;
+
+typedef struct {
+  Agent agent;
+  HookChangeKind kind;
+  char *path;    /* the configuration file */
+  char *content; /* the file's text after the change (or as it stands when
+                    unchanged); NULL when the file is deleted or absent */
+} HookChange;
+
+/* "wrote", "updated", "unchanged", "removed", "absent": stable names for
+ * --json. */
+const char *hook_change_kind_to_string(HookChangeKind k);
+
+/* Installs (or with `remove`, uninstalls) ralon's hook for `agent`.
+ * `root`: the project root (the policy root, or -C/cwd when there is
+ * none); `home`: $HOME, used with `user` for the user-level configuration.
+ * `dry_run`: compute the change and fill *ret, write nothing. Missing
+ * parent directories are created (0755); an existing file keeps its
+ * permission bits. Refuses (-1, *err naming the file; nothing touched)
+ * a configuration that is not valid JSON, not an object, has `hooks` or
+ * the event key of an unexpected type, is a symbolic link, or (project
+ * scope) lies through a symbolic link outside the project; and a file
+ * ralon owns whole (Copilot's ralon.json, Cline's script, the opencode
+ * plugin) that exists but was not written by ralon. */
+int hook_install(Agent agent, const char *root, const char *home, bool user, bool remove,
+                 bool dry_run, HookChange *ret, Error *err);
+void hook_change_clear(HookChange *c);
+
+/* Where `agent`'s configuration lives (project or user scope), or NULL
+ * when the agent has none there (Antigravity has no known user-level
+ * file) or `user` is set without a home. */
+char *hook_config_path(Agent agent, const char *root, const char *home, bool user);
+/* Whether our hook is in it now. A configuration that cannot be read or
+ * parsed is an error. */
+int hook_is_installed(Agent agent, const char *root, const char *home, bool user, bool *ret,
+                      Error *err);
+
+/* For --agent auto: agents whose configuration directory exists in the
+ * project or in home (.claude .cursor .opencode .codex .gemini .agents
+ * .windsurf .clinerules .qwen; Copilot: .github/hooks or .github/copilot;
+ * in home also the agents' user directories, e.g. .copilot, .cline,
+ * .config/opencode, .codeium/windsurf). None found → all. `home` may be
+ * NULL. */
+void hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]);
+
+/* A translated note for agents that must be told to trust project hooks
+ * before they run them (Codex, Gemini CLI, Qwen Code, Cursor), or NULL. */
+const char *hook_trust_note(Agent agent);
+
+/* Whether an executable `ralon` is on `path_env` (a $PATH value; NULL:
+ * the system's default search path), which is what the agent will run.
+ * *ret_found (optional) gets its full name. */
+bool hook_ralon_on_path(const char *path_env, char **ret_found);

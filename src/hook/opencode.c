@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* opencode: no command hooks; the plugin .opencode/plugins/ralon.js calls
+ * `ralon hook check` from tool.execute.before with {tool_name, tool_input,
+ * cwd, hook_event_name:"tool.execute.before"} and throws ralon's stderr
+ * when it exits non-zero. Tools: write/edit/multiedit (filePath),
+ * apply_patch/patch (patchText, paths relative to the project), bash. */
+#include "hook/hook.h"
+
+static bool recognize(json_object *p) {
+  const char *ev = hook_json_string(p, "hook_event_name");
+  return ev != NULL && streq(ev, "tool.execute.before");
+}
+
+static void interpret(json_object *p, HookRequest *req) {
+  static const char *const edit[] = {"write", "edit", "multiedit", NULL};
+  static const char *const shell[] = {"bash", NULL};
+  static const char *const patch[] = {"apply_patch", "patch", NULL};
+  static const char *const quiet[] = {"read", "glob",     "grep",     "list", "webfetch",
+                                      "task", "todowrite", "todoread", NULL};
+  static const HookTools tools = {edit, shell, patch, quiet};
+  json_object *owned = NULL;
+  json_object *input = hook_json_object(p, "tool_input", &owned);
+  const char *tool = hook_json_string(p, "tool_name");
+  hook_interpret_common(p, tool, input, &tools, req);
+  if (!hook_name_in(tool, edit) && !hook_name_in(tool, patch)) {
+    req->unknown_target = false;
+  }
+  json_object_put(owned);
+}
+
+static void answer(const HookVerdict *v, HookAnswer *ret) {
+  hook_answer_exit2(v, ret);
+}
+
+const HookDialect hook_dialect_opencode = {AGENT_OPENCODE, recognize, interpret, answer};

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Qwen Code: PreToolUse in .qwen/settings.json, Claude-like, but its
+ * payload carries `timestamp` and `tool_call_id`, and its tools are
+ * write_file, edit (formerly replace) and run_shell_command. Refusal: as
+ * Claude Code (exit 2 feeds stderr to the model). */
+#include "hook/hook.h"
+
+static bool recognize(json_object *p) {
+  const char *ev = hook_json_string(p, "hook_event_name");
+  json_object *v;
+  return ev != NULL && streq(ev, "PreToolUse") && json_object_object_get_ex(p, "tool_call_id", &v);
+}
+
+static void interpret(json_object *p, HookRequest *req) {
+  static const char *const edit[] = {"write_file", "edit", "replace", "notebook_edit",
+                                     "WriteFile",  "Edit", NULL};
+  static const char *const shell[] = {"run_shell_command", NULL};
+  static const char *const quiet[] = {"read_file",   "read_many_files", "glob",
+                                      "grep_search", "search_file_content", "list_directory",
+                                      "web_fetch",   "web_search",       "todo_write",
+                                      "save_memory", "task",             NULL};
+  static const HookTools tools = {edit, shell, NULL, quiet};
+  json_object *owned = NULL;
+  json_object *input = hook_json_object(p, "tool_input", &owned);
+  hook_interpret_common(p, hook_json_string(p, "tool_name"), input, &tools, req);
+  if (!hook_name_in(req->tool, edit)) {
+    req->unknown_target = false;
+  }
+  json_object_put(owned);
+}
+
+static void answer(const HookVerdict *v, HookAnswer *ret) {
+  if (v->deny) {
+    hook_answer_json(hook_json_claude_deny(v), 2, ret);
+    hook_answer_exit2(v, ret);
+  }
+}
+
+const HookDialect hook_dialect_qwen = {AGENT_QWEN, recognize, interpret, answer};

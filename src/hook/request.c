@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Building a HookRequest: what the agent files share. */
+#include <ctype.h>
+#include <string.h>
+
+#include "hook/hook.h"
+
+void hook_request_add_path(HookRequest *req, const char *path) {
+  if (path == NULL || path[0] == '\0') {
+    return;
+  }
+  for (size_t i = 0; i < req->n_paths; i++) {
+    if (streq(req->paths[i], path)) {
+      return;
+    }
+  }
+  req->paths = xreallocarray(req->paths, req->n_paths + 1, sizeof(char *));
+  req->paths[req->n_paths++] = xstrdup(path);
+}
+
+void hook_request_add_tree(HookRequest *req, const char *path) {
+  if (path == NULL || path[0] == '\0') {
+    return;
+  }
+  req->trees = xreallocarray(req->trees, req->n_trees + 1, sizeof(char *));
+  req->trees[req->n_trees++] = xstrdup(path);
+}
+
+void hook_request_add_command(HookRequest *req, const char *command) {
+  if (command == NULL || command[0] == '\0') {
+    return;
+  }
+  req->commands = xreallocarray(req->commands, req->n_commands + 1, sizeof(char *));
+  req->commands[req->n_commands++] = xstrdup(command);
+}
+
+void hook_request_set_tool(HookRequest *req, const char *tool) {
+  if (tool != NULL && req->tool == NULL) {
+    req->tool = xstrdup(tool);
+  }
+}
+
+void hook_request_set_cwd(HookRequest *req, const char *cwd) {
+  if (cwd != NULL && cwd[0] == '/' && req->cwd == NULL) {
+    req->cwd = xstrdup(cwd);
+  }
+}
+
+void hook_request_clear(HookRequest *req) {
+  for (size_t i = 0; i < req->n_paths; i++) {
+    free(req->paths[i]);
+  }
+  for (size_t i = 0; i < req->n_commands; i++) {
+    free(req->commands[i]);
+  }
+  for (size_t i = 0; i < req->n_trees; i++) {
+    free(req->trees[i]);
+  }
+  free(req->trees);
+  free(req->paths);
+  free(req->commands);
+  free(req->tool);
+  free(req->cwd);
+  free(req->not_understood);
+  memset(req, 0, sizeof(*req));
+}
+
+const char *hook_json_string(json_object *o, const char *key) {
+  json_object *v;
+  if (o == NULL || !json_object_is_type(o, json_type_object) ||
+      !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string)) {
+    return NULL;
+  }
+  return json_object_get_string(v);
+}
+
+json_object *hook_json_object(json_object *o, const char *key, json_object **owned) {
+  json_object *v;
+  *owned = NULL;
+  if (o == NULL || !json_object_is_type(o, json_type_object) ||
+      !json_object_object_get_ex(o, key, &v)) {
+    return NULL;
+  }
+  if (json_object_is_type(v, json_type_object)) {
+    return v;
+  }
+  if (json_object_is_type(v, json_type_string)) {
+    json_object *parsed = json_tokener_parse(json_object_get_string(v));
+    if (parsed != NULL && json_object_is_type(parsed, json_type_object)) {
+      *owned = parsed;
+      return parsed;
+    }
+    json_object_put(parsed);
+  }
+  return NULL;
+}
+
+/* Copies the rest of the line after `p` with surrounding blanks removed. */
+static char *line_rest(const char *p) {
+  while (*p == ' ' || *p == '\t') {
+    p++;
+  }
+  const char *e = strchrnul(p, '\n');
+  while (e > p && isspace((unsigned char)e[-1])) {
+    e--;
+  }
+  return xstrndup(p, (size_t)(e - p));
+}
+
+size_t hook_patch_paths(const char *text, HookRequest *req) {
+  static const char *const headers[] = {
+      "*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:",
+  };
+  size_t found = 0;
+  for (const char *line = text; line != NULL && *line != '\0';) {
+    const char *p = line;
+    /* Codex trims whitespace around header lines. */
+    while (*p == ' ' || *p == '\t') {
+      p++;
+    }
+    for (size_t i = 0; i < ELEMENTSOF(headers); i++) {
+      if (startswith(p, headers[i])) {
+        _cleanup_free_ char *path = line_rest(p + strlen(headers[i]));
+        if (path[0] != '\0') {
+          hook_request_add_path(req, path);
+          found++;
+        }
+        break;
+      }
+    }
+    line = strchr(line, '\n');
+    line = line ? line + 1 : NULL;
+  }
+  return found;
+}
+
+/* A key naming a path, once lowercased and without `_` and `-`. */
+static bool path_key(const char *key) {
+  static const char *const keys[] = {
+      "filepath",   "path",         "paths",           "notebookpath", "targetfile",
+      "targetpath", "targetnotebook", "abspath",       "absolutepath", "oldpath",
+      "newpath",    "destination",  "destinationpath", "sourcepath",   "file",
+      "filename",   "files",
+  };
+  char k[32];
+  size_t n = 0;
+  for (const char *p = key; *p != '\0'; p++) {
+    if (*p == '_' || *p == '-') {
+      continue;
+    }
+    if (n + 1 >= sizeof(k)) {
+      return false;
+    }
+    k[n++] = (char)tolower((unsigned char)*p);
+  }
+  k[n] = '\0';
+  for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+    if (streq(k, keys[i])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static size_t generic_walk(json_object *v, bool under_path_key, HookRequest *req, int depth) {
+  size_t found = 0;
+  if (v == NULL || depth > 64) {
+    return 0;
+  }
+  switch (json_object_get_type(v)) {
+  case json_type_string: {
+    const char *s = json_object_get_string(v);
+    if (under_path_key) {
+      hook_request_add_path(req, s);
+      found++;
+    } else if (strstr(s, "*** ") != NULL) {
+      found += hook_patch_paths(s, req);
+    }
+    break;
+  }
+  case json_type_array:
+    for (size_t i = 0; i < json_object_array_length(v); i++) {
+      found += generic_walk(json_object_array_get_idx(v, i), under_path_key, req, depth + 1);
+    }
+    break;
+  case json_type_object: {
+    json_object_object_foreach(v, key, child) {
+      found += generic_walk(child, path_key(key), req, depth + 1);
+    }
+    break;
+  }
+  case json_type_null:
+  case json_type_boolean:
+  case json_type_double:
+  case json_type_int:
+    break;
+  }
+  return found;
+}
+
+size_t hook_generic_paths(json_object *input, HookRequest *req) {
+  return generic_walk(input, false, req, 0);
+}
+
+char *hook_json_line(json_object *o) {
+  char *s = xasprintf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(o);
+  return s;
+}
+
+const char *hook_reason(const HookVerdict *v) {
+  return v->reason ? v->reason : "";
+}
