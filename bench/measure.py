@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Times command A against baseline B, side by side, and reports medians.
+
+    measure.py run --name NAME --a-label L --b-label L --runs N [--warmup W]
+               [--rounds R] [--shell] [--tool hyperfine|python]
+               [--target-kind delta|ratio|same|info --target X --target-text T]
+               --out FILE -- CMD_A -- CMD_B
+    measure.py table FILE
+
+With hyperfine, the runs are split into R rounds of N/R runs of each
+command (hyperfine runs A's block, then B's), so both see the same machine
+state; the per-run times of every round are pooled. Without it, a python3
+loop alternates A B B A … on its own. Either way A and B are run once first
+and must exit 0 or 1 (ralon's "fine" and "protected"), never 2 (an error
+would be timed instead of the work). Commands are split like a shell
+would, or run by /bin/sh with --shell (needed for pipes).
+
+Each benchmark appends one line of `key=value` pairs to FILE, values quoted
+as a POSIX shell would (python: shlex.split); `table` prints them as a
+table.
+"""
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def argv_of(cmd, shell):
+    return ["/bin/sh", "-c", cmd] if shell else shlex.split(cmd)
+
+
+def run_once(argv):
+    """Wall time of one run in seconds, output discarded."""
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        start = time.perf_counter_ns()
+        pid = os.posix_spawn(argv[0] if "/" in argv[0] else shutil.which(argv[0]), argv,
+                             os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, null, 0),
+                                                       (os.POSIX_SPAWN_DUP2, null, 1),
+                                                       (os.POSIX_SPAWN_DUP2, null, 2)])
+        _, status = os.waitpid(pid, 0)
+        elapsed = time.perf_counter_ns() - start
+    finally:
+        os.close(null)
+    return elapsed / 1e9, os.waitstatus_to_exitcode(status)
+
+
+def sanity(cmd, shell):
+    p = subprocess.run(argv_of(cmd, shell), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if p.returncode not in (0, 1):
+        sys.exit("measure: `%s` exits %d, not 0 or 1:\n%s" % (cmd, p.returncode,
+                                                               p.stderr.decode(errors="replace")))
+
+
+def time_python(a, b, runs, warmup, shell):
+    argv_a, argv_b = argv_of(a, shell), argv_of(b, shell)
+    for _ in range(warmup):
+        run_once(argv_a)
+        run_once(argv_b)
+    ta, tb = [], []
+    for i in range(runs):
+        # A B, then B A: neither always goes first.
+        order = ((argv_a, ta), (argv_b, tb)) if i % 2 == 0 else ((argv_b, tb), (argv_a, ta))
+        for argv, times in order:
+            times.append(run_once(argv)[0])
+    return ta, tb
+
+
+def time_hyperfine(a, b, runs, warmup, rounds, shell):
+    rounds = max(1, min(rounds, runs))
+    per_round = max(2, runs // rounds)
+    ta, tb = [], []
+    with tempfile.TemporaryDirectory(prefix="ralon-measure-") as tmp:
+        for r in range(rounds):
+            out = os.path.join(tmp, "round%d.json" % r)
+            cmd = ["hyperfine", "--style", "none", "--ignore-failure", "--runs", str(per_round),
+                   "--warmup", str(warmup if r == 0 else max(1, warmup // 4)),
+                   "--export-json", out]
+            if not shell:
+                cmd.append("--shell=none")
+            # Alternate which command goes first in a round.
+            cmd += [a, b] if r % 2 == 0 else [b, a]
+            # hyperfine's own warnings (non-zero exits, outliers) would drown
+            # the summary: keep them for when it fails.
+            p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if p.returncode != 0:
+                sys.exit("measure: hyperfine failed:\n" + p.stderr.decode(errors="replace"))
+            with open(out) as f:
+                res = json.load(f)["results"]
+            by_cmd = {x["command"]: x["times"] for x in res}
+            ta += by_cmd[a]
+            tb += by_cmd[b]
+    return ta, tb
+
+
+def quartiles(xs):
+    q = statistics.quantiles(xs, n=4)
+    return q[0], q[2]
+
+
+def cmd_run(o):
+    for c in (o.a, o.b):
+        sanity(c, o.shell)
+    tool = o.tool
+    if tool == "hyperfine" and shutil.which("hyperfine") is None:
+        tool = "python"
+    if tool == "hyperfine":
+        ta, tb = time_hyperfine(o.a, o.b, o.runs, o.warmup, o.rounds, o.shell)
+    else:
+        ta, tb = time_python(o.a, o.b, o.runs, o.warmup, o.shell)
+    ma, mb = statistics.median(ta) * 1e3, statistics.median(tb) * 1e3
+    qa, qb = quartiles([t * 1e3 for t in ta]), quartiles([t * 1e3 for t in tb])
+    ratio = ma / mb if mb > 0 else float("inf")
+    delta = ma - mb
+    if o.target_kind == "delta":
+        ok = delta <= o.target
+    elif o.target_kind == "ratio":
+        ok = ratio <= o.target
+    elif o.target_kind == "same":
+        # A and B are the same command on two inputs: within X ms or 10 %.
+        ok = abs(delta) <= max(o.target, 0.10 * mb)
+    else:
+        ok = None
+    verdict = "info" if ok is None else ("ok" if ok else "MISSED")
+    fields = [
+        ("bench", o.name), ("a", o.a_label), ("b", o.b_label),
+        ("a_median_ms", "%.3f" % ma), ("b_median_ms", "%.3f" % mb),
+        ("ratio", "%.3f" % ratio), ("delta_ms", "%.3f" % delta),
+        ("a_iqr_ms", "%.3f-%.3f" % qa), ("b_iqr_ms", "%.3f-%.3f" % qb),
+        ("runs", str(len(ta))), ("tool", tool),
+        ("target", o.target_text or "-"), ("result", verdict),
+    ]
+    line = " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in fields)
+    with open(o.out, "a") as f:
+        f.write(line + "\n")
+    print("  %-34s %10.3f ms  (IQR %s)" % (o.a_label, ma, "%.3f-%.3f" % qa))
+    print("  %-34s %10.3f ms  (IQR %s)" % (o.b_label, mb, "%.3f-%.3f" % qb))
+    print("  ratio %.3f, difference %+.3f ms over %d runs each [%s]; target: %s -> %s" % (
+        ratio, delta, len(ta), tool, o.target_text or "none", verdict))
+
+
+def cmd_table(o):
+    rows = []
+    with open(o.file) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            rows.append(dict(kv.split("=", 1) for kv in shlex.split(line)))
+    head = ("benchmark", "A", "A median ms", "B (baseline)", "B median ms", "A/B", "A-B ms",
+            "target", "result")
+    table = [head] + [(r["bench"], r["a"], r["a_median_ms"], r["b"], r["b_median_ms"], r["ratio"],
+                       r["delta_ms"], r["target"], r["result"]) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    for n, row in enumerate(table):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--name", required=True)
+    r.add_argument("--a-label", required=True)
+    r.add_argument("--b-label", required=True)
+    r.add_argument("--runs", type=int, required=True)
+    r.add_argument("--warmup", type=int, default=5)
+    r.add_argument("--rounds", type=int, default=5)
+    r.add_argument("--shell", action="store_true")
+    r.add_argument("--tool", choices=("hyperfine", "python"), default="hyperfine")
+    r.add_argument("--target-kind", choices=("delta", "ratio", "same", "info"), default="info")
+    r.add_argument("--target", type=float, default=0.0)
+    r.add_argument("--target-text", default="")
+    r.add_argument("--out", required=True)
+    r.add_argument("commands", nargs=argparse.REMAINDER)
+    t = sub.add_parser("table")
+    t.add_argument("file")
+    o = ap.parse_args()
+    if o.cmd == "table":
+        return cmd_table(o)
+    cmds = o.commands
+    if len(cmds) != 4 or cmds[0] != "--" or cmds[2] != "--":
+        ap.error("expected: -- CMD_A -- CMD_B")
+    o.a, o.b = cmds[1], cmds[3]
+    cmd_run(o)
+
+
+if __name__ == "__main__":
+    main()
