@@ -13,10 +13,20 @@ typedef enum {
   SEG_GLOBSTAR,
 } SegKind;
 
+/* Shapes of a glob segment that need no fnmatch(3). */
+typedef enum {
+  FAST_NONE,
+  FAST_ANY,    /* "*" */
+  FAST_SUFFIX, /* "*lit" */
+  FAST_PREFIX, /* "lit*" */
+} FastKind;
+
 typedef struct {
   SegKind kind;
+  FastKind fast;
   char *text;
   size_t len;
+  bool ascii; /* no byte above 0x7f */
 } Segment;
 
 typedef struct {
@@ -31,8 +41,9 @@ struct Matcher {
   bool *literal; /* per pattern */
   size_t n_patterns;
   unsigned flags;
-  bool needs_locale;
-  locale_t utf8;
+  locale_t ascii;
+  size_t *state_offset; /* per alternative, into a MatcherState */
+  size_t state_size;
 };
 
 /* End of the `[...]` class starting at s[i] == '[', as fnmatch(3) reads it,
@@ -186,6 +197,22 @@ static int split_segments(const char *orig, const char *alt, Segment **ret, size
         sg->kind = kind;
         sg->text = xstrndup(s, len);
         sg->len = len;
+        sg->ascii = true;
+        for (size_t k = 0; k < len; k++) {
+          sg->ascii &= (unsigned char)s[k] < 0x80;
+        }
+        if (kind == SEG_GLOB) {
+          size_t stars = 0, others = 0;
+          for (size_t k = 0; k < len; k++) {
+            stars += s[k] == '*';
+            others += s[k] == '?' || s[k] == '[';
+          }
+          if (others == 0 && stars == 1) {
+            sg->fast = len == 1 ? FAST_ANY : s[0] == '*' ? FAST_SUFFIX
+                                           : s[len - 1] == '*' ? FAST_PREFIX
+                                                               : FAST_NONE;
+          }
+        }
       }
     }
     s = *e ? e + 1 : e;
@@ -235,8 +262,9 @@ void matcher_free(Matcher *m) {
   }
   free(m->alts);
   free(m->literal);
-  if (m->utf8 != (locale_t)0) {
-    freelocale(m->utf8);
+  free(m->state_offset);
+  if (m->ascii != (locale_t)0) {
+    freelocale(m->ascii);
   }
   free(m);
 }
@@ -268,20 +296,18 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
         if (a->segs[s].kind != SEG_LITERAL) {
           m->literal[i] = false;
         }
-        if (a->segs[s].kind == SEG_GLOB) {
-          m->needs_locale = true;
-        }
       }
     }
     free_strv(alts, na);
   }
-  if (flags & MATCHER_CASEFOLD) {
-    m->needs_locale = true;
-  }
-  if (m->needs_locale) {
-    /* fnmatch(3) reads multibyte characters in the thread's locale: pin it
-     * to UTF-8 so `?` means one character whatever LANG says. */
-    m->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  /* fnmatch(3) reads multibyte characters in the thread's locale: pin it
+   * to UTF-8 so `?` means one character whatever LANG says, and to C where
+   * pattern and name are ASCII, which means the same and costs less. */
+  m->ascii = newlocale(LC_CTYPE_MASK, "C", (locale_t)0);
+  m->state_offset = xcalloc(m->n_alts, sizeof(size_t));
+  for (size_t i = 0; i < m->n_alts; i++) {
+    m->state_offset[i] = m->state_size;
+    m->state_size += m->alts[i].n_segs + 1;
   }
   *ret = steal_pointer(&m);
   return 0;
@@ -291,18 +317,50 @@ bool matcher_is_literal(const Matcher *m, size_t idx) {
   return idx < m->n_patterns && m->literal[idx];
 }
 
+/* C.UTF-8, loaded the first time a name or pattern is not ASCII (loading
+ * it reads locale.alias: not for every `check`). Never freed. */
+static locale_t utf8_locale(void) {
+  static locale_t loc;
+  if (loc == (locale_t)0) {
+    loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  }
+  return loc;
+}
+
 static bool segment_matches(const Matcher *m, const Segment *sg, const char *comp, size_t len) {
-  if (sg->kind == SEG_LITERAL && !(m->flags & MATCHER_CASEFOLD)) {
+  bool fold = m->flags & MATCHER_CASEFOLD;
+  if (sg->kind == SEG_LITERAL && !fold) {
     return sg->len == len && memcmp(sg->text, comp, len) == 0;
+  }
+  if (!fold) {
+    switch (sg->fast) {
+    case FAST_ANY:
+      return true;
+    case FAST_SUFFIX:
+      return len >= sg->len - 1 && memcmp(comp + len - (sg->len - 1), sg->text + 1, sg->len - 1) == 0;
+    case FAST_PREFIX:
+      return len >= sg->len - 1 && memcmp(comp, sg->text, sg->len - 1) == 0;
+    case FAST_NONE:
+      break;
+    }
   }
   char buf[PATH_MAX];
   if (len >= sizeof(buf)) {
     return false;
   }
+  bool ascii = sg->ascii;
+  for (size_t k = 0; k < len && ascii; k++) {
+    ascii = (unsigned char)comp[k] < 0x80;
+  }
   memcpy(buf, comp, len);
   buf[len] = '\0';
-  int fl = FNM_NOESCAPE | ((m->flags & MATCHER_CASEFOLD) ? FNM_CASEFOLD : 0);
-  return fnmatch(sg->text, buf, fl) == 0;
+  locale_t want = ascii ? m->ascii : utf8_locale();
+  locale_t old = want != (locale_t)0 ? uselocale(want) : (locale_t)0;
+  int r = fnmatch(sg->text, buf, FNM_NOESCAPE | (fold ? FNM_CASEFOLD : 0));
+  if (old != (locale_t)0) {
+    uselocale(old);
+  }
+  return r == 0;
 }
 
 /* Runs the segments of `a` over the components of `rel` as a small NFA, in
@@ -363,11 +421,7 @@ static int run_alternative(const Matcher *m, const Alternative *a, const char *r
 }
 
 long matcher_match(const Matcher *m, const char *rel) {
-  locale_t old = (locale_t)0;
   long found = -1;
-  if (m->needs_locale && m->utf8 != (locale_t)0) {
-    old = uselocale(m->utf8);
-  }
   for (size_t i = 0; i < m->n_alts; i++) {
     /* Alternatives are stored in pattern order: the first hit is the
      * lowest pattern index. */
@@ -376,41 +430,24 @@ long matcher_match(const Matcher *m, const char *rel) {
       break;
     }
   }
-  if (old != (locale_t)0) {
-    uselocale(old);
-  }
   return found;
 }
 
 bool matcher_may_match_below(const Matcher *m, const char *rel) {
-  locale_t old = (locale_t)0;
   bool found = false;
-  if (m->needs_locale && m->utf8 != (locale_t)0) {
-    old = uselocale(m->utf8);
-  }
   for (size_t i = 0; i < m->n_alts && !found; i++) {
     found = run_alternative(m, &m->alts[i], rel, true, false) != 0;
-  }
-  if (old != (locale_t)0) {
-    uselocale(old);
   }
   return found;
 }
 
 /* Runs `fn` over the alternatives of pattern `idx` in the UTF-8 locale. */
 static int run_one(const Matcher *m, size_t idx, const char *rel, bool below) {
-  locale_t old = (locale_t)0;
   int found = 0;
-  if (m->needs_locale && m->utf8 != (locale_t)0) {
-    old = uselocale(m->utf8);
-  }
   for (size_t i = 0; i < m->n_alts && found == 0; i++) {
     if (m->alts[i].pattern == idx) {
       found = run_alternative(m, &m->alts[i], rel, below, false);
     }
-  }
-  if (old != (locale_t)0) {
-    uselocale(old);
   }
   return found;
 }
@@ -424,19 +461,65 @@ bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel) 
 }
 
 long matcher_match_suffix(const Matcher *m, const char *rel) {
-  locale_t old = (locale_t)0;
   long found = -1;
-  if (m->needs_locale && m->utf8 != (locale_t)0) {
-    old = uselocale(m->utf8);
-  }
   for (size_t i = 0; i < m->n_alts; i++) {
     if (run_alternative(m, &m->alts[i], rel, false, true) == 1) {
       found = (long)m->alts[i].pattern;
       break;
     }
   }
-  if (old != (locale_t)0) {
-    uselocale(old);
+  return found;
+}
+
+size_t matcher_state_size(const Matcher *m) {
+  return m->state_size;
+}
+
+void matcher_state_init(const Matcher *m, MatcherState *st) {
+  memset(st, 0, m->state_size);
+  for (size_t i = 0; i < m->n_alts; i++) {
+    const Alternative *a = &m->alts[i];
+    uint8_t *cur = st + m->state_offset[i];
+    cur[0] = 1;
+    for (size_t s = 0; s < a->n_segs && cur[s] && a->segs[s].kind == SEG_GLOBSTAR; s++) {
+      cur[s + 1] = 1;
+    }
   }
+}
+
+long matcher_state_step(const Matcher *m, const MatcherState *from, const char *name,
+                        MatcherState *to, bool *ret_alive) {
+  size_t len = strlen(name);
+  long found = -1;
+  bool alive = false;
+  for (size_t i = 0; i < m->n_alts; i++) {
+    const Alternative *a = &m->alts[i];
+    size_t n = a->n_segs;
+    const uint8_t *cur = from + m->state_offset[i];
+    uint8_t *nxt = to + m->state_offset[i];
+    memset(nxt, 0, n + 1);
+    for (size_t s = 0; s < n; s++) {
+      if (!cur[s]) {
+        continue;
+      }
+      if (a->segs[s].kind == SEG_GLOBSTAR) {
+        nxt[s] = 1;
+      } else if (segment_matches(m, &a->segs[s], name, len)) {
+        nxt[s + 1] = 1;
+      }
+    }
+    for (size_t s = 0; s < n; s++) {
+      if (nxt[s] && a->segs[s].kind == SEG_GLOBSTAR) {
+        nxt[s + 1] = 1;
+      }
+    }
+    if (nxt[n] && found < 0) {
+      found = (long)a->pattern;
+    }
+    for (size_t s = 0; s < n && !alive; s++) {
+      alive = nxt[s];
+    }
+  }
+  *ret_alive = alive;
   return found;
 }

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util.h"
 
@@ -57,6 +58,18 @@ bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel);
  * components of `rel` (`x/.../rel`), or -1. An over-approximation: used to
  * refuse where an agent may pick any file whose name ends with `rel`. */
 long matcher_match_suffix(const Matcher *m, const char *rel);
+
+/* Walking a tree component by component, as the scan does, without
+ * matching every path from the root again: a state per directory. */
+typedef uint8_t MatcherState;
+size_t matcher_state_size(const Matcher *m);
+/* The state of the project root (nothing matched yet). */
+void matcher_state_init(const Matcher *m, MatcherState *st);
+/* The state of entry `name` of the directory in state `from`: the index of
+ * the first pattern protecting it (or -1) and, in *ret_alive, whether some
+ * pattern could still protect something below it. */
+long matcher_state_step(const Matcher *m, const MatcherState *from, const char *name,
+                        MatcherState *to, bool *ret_alive);
 
 /* Whether pattern `idx` has no wildcard at all (a literal path). */
 bool matcher_is_literal(const Matcher *m, size_t idx);

@@ -52,8 +52,9 @@ static void add_protected(Walk *w, long idx, const struct stat *st) {
 }
 
 /* Walks the directory open at `dfd` (taking it over), whose path relative
- * to the root is w->rel. */
-static void walk(Walk *w, int dfd) {
+ * to the root is w->rel and whose matcher state is `st`: each entry costs
+ * one step of the matcher, not a match of its whole path. */
+static void walk(Walk *w, int dfd, const MatcherState *st) {
   DIR *d = fdopendir(dfd);
   if (d == NULL) {
     close(dfd);
@@ -62,6 +63,7 @@ static void walk(Walk *w, int dfd) {
   }
   size_t base = w->len;
   bool reported = false;
+  MatcherState *child = xmalloc(matcher_state_size(w->m));
   for (;;) {
     errno = 0;
     struct dirent *de = readdir(d);
@@ -88,11 +90,12 @@ static void walk(Walk *w, int dfd) {
     w->len = need;
     w->r->n_visited++;
 
-    struct stat st;
-    long idx = matcher_match(w->m, w->rel);
+    struct stat sb;
+    bool alive = false;
+    long idx = matcher_state_step(w->m, st, name, child, &alive);
     if (idx >= 0) {
-      if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        add_protected(w, idx, &st);
+      if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+        add_protected(w, idx, &sb);
       } else if (errno != ENOENT && !reported) {
         /* Listed but not searchable (r without x): its protected
          * entries exist but cannot be identified. */
@@ -103,21 +106,22 @@ static void walk(Walk *w, int dfd) {
       }
     } else {
       bool is_dir = de->d_type == DT_DIR;
-      if (de->d_type == DT_UNKNOWN) {
-        is_dir = fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+      if (alive && de->d_type == DT_UNKNOWN) {
+        is_dir = fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
       }
-      if (is_dir && matcher_may_match_below(w->m, w->rel)) {
+      if (is_dir && alive) {
         int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0) {
           add_unreadable(w, w->rel);
         } else {
-          walk(w, sub);
+          walk(w, sub, child);
         }
       }
     }
     w->len = base;
     w->rel[base] = '\0';
   }
+  free(child);
   closedir(d);
 }
 
@@ -138,7 +142,10 @@ int scan_project(const Policy *policy, const Matcher *m, ScanResult **ret, Error
   w->m = m;
   w->root = policy->root;
   w->r = r;
-  walk(w, fd);
+  MatcherState *root = xmalloc(matcher_state_size(m));
+  matcher_state_init(m, root);
+  walk(w, fd, root);
+  free(root);
   free(w);
 
   if (r->n_paths > 1) {

@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#if ENABLE_NLS
+bool i18n_enabled;
+#endif
+
 int error_setv(Error *err, int errnum, const char *fmt, va_list ap) {
   if (err == NULL || err->message != NULL) {
     return -1;

@@ -15,8 +15,11 @@
 
 #if ENABLE_NLS
 #include <libintl.h>
-#define _(s) gettext(s)
-#define P_(s, p, n) ngettext(s, p, n)
+/* Off in the C locales, where every message is the msgid: gettext would
+ * still look for catalogs and read locale.alias, on every `hook check`. */
+extern bool i18n_enabled;
+#define _(s) (i18n_enabled ? gettext(s) : (s))
+#define P_(s, p, n) (i18n_enabled ? ngettext(s, p, n) : ((n) == 1 ? (s) : (p)))
 #else
 #define _(s) (s)
 #define P_(s, p, n) ((n) == 1 ? (s) : (p))

@@ -306,23 +306,38 @@ static struct json_tokener *tokener_new(int flags) {
   return tok;
 }
 
+static bool blank(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!strchr(" \t\r\n", s[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /* Strict JSON only: json-c would otherwise accept comments and trailing
- * commas and we would silently drop them on the way back out. */
+ * commas and we would silently drop them on the way back out. `text` is
+ * NUL-terminated; the terminator is handed to the tokener as the end of
+ * input, which a top-level scalar needs to be complete. */
 static int json_parse(const char *path, const char *text, size_t len, json_object **ret,
                       Error *err) {
+  const char *nul = memchr(text, '\0', len);
+  if (nul != NULL) {
+    len = (size_t)(nul - text);
+  }
   int flags = JSON_TOKENER_STRICT;
 #ifdef JSON_TOKENER_VALIDATE_UTF8
   flags |= JSON_TOKENER_VALIDATE_UTF8;
 #endif
   __attribute__((cleanup(tokener_freep))) struct json_tokener *tok = tokener_new(flags);
-  json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+  json_object *o = json_tokener_parse_ex(tok, text, (int)len + 1);
   enum json_tokener_error e = json_tokener_get_error(tok);
-  if (e == json_tokener_success) {
+  if (e == json_tokener_success && nul == NULL) {
     *ret = o;
     return 0;
   }
   json_putp(&o);
-  size_t end = e == json_tokener_continue ? len : tokener_end(tok);
+  size_t end = e == json_tokener_success ? len : tokener_end(tok);
   unsigned line = 1, column = 1;
   for (size_t i = 0; i < end && i < len; i++) {
     if (text[i] == '\n') {
@@ -332,16 +347,26 @@ static int json_parse(const char *path, const char *text, size_t len, json_objec
       column++;
     }
   }
-  __attribute__((cleanup(tokener_freep))) struct json_tokener *lenient = tokener_new(0);
-  _cleanup_json_ json_object *lo = json_tokener_parse_ex(lenient, text, (int)len);
-  if (json_tokener_get_error(lenient) == json_tokener_success) {
+  if (nul != NULL && end >= len) {
     return error_set(err, EINVAL,
-                     _("%s:%u:%u: comments and other extensions to JSON are not supported "
-                       "(ralon would lose them), so the file will not be modified"),
+                     _("%s:%u:%u: not valid JSON (a NUL byte), so it will not be modified"), path,
+                     line, column);
+  }
+  /* What json-c accepts when not strict, and whole. */
+  __attribute__((cleanup(tokener_freep))) struct json_tokener *lenient = tokener_new(0);
+  json_object *lo = json_tokener_parse_ex(lenient, text, (int)len + 1);
+  json_putp(&lo);
+  size_t lend = tokener_end(lenient);
+  if (json_tokener_get_error(lenient) == json_tokener_success &&
+      (lend >= len || blank(text + lend, len - lend))) {
+    return error_set(err, EINVAL,
+                     _("%s:%u:%u: not valid JSON (a comment, a trailing comma, or another "
+                       "extension ralon would lose), so it will not be modified"),
                      path, line, column);
   }
-  const char *what =
-      e == json_tokener_continue ? _("unexpected end of file") : json_tokener_error_desc(e);
+  const char *what = e == json_tokener_continue || e == json_tokener_error_parse_eof
+                         ? _("unexpected end of file")
+                         : json_tokener_error_desc(e);
   return error_set(err, EINVAL, _("%s:%u:%u: not valid JSON (%s), so it will not be modified"),
                    path, line, column, what);
 }
@@ -725,15 +750,6 @@ static int read_config(const char *path, ConfigFile *ret, Error *err) {
   return 0;
 }
 
-static bool blank(const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (!strchr(" \t\r\n", s[i])) {
-      return false;
-    }
-  }
-  return true;
-}
-
 /* The new text and what kind of change it is, for a JSON configuration.
  * An empty (or all-blank) file counts as an empty object. */
 static int plan_json(Agent a, const char *path, const ConfigFile *f, bool remove, char **ret_text,
@@ -1003,6 +1019,7 @@ void hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]) {
 const char *hook_trust_note(Agent agent) {
   switch (agent) {
   case AGENT_CODEX:
+    /* TRANSLATORS: /hooks is a command typed in Codex; keep it as it is. */
     return _("Codex runs project hooks only in a trusted project, and skips a new or changed "
              "hook until it is reviewed: open /hooks in Codex and trust it.");
   case AGENT_GEMINI:

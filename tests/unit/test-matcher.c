@@ -217,6 +217,46 @@ START_TEST(test_match) {
 }
 END_TEST
 
+/* The scan's component-by-component walk must agree with matching whole
+ * paths: the first prefix that is protected, with the same pattern. */
+START_TEST(test_state_walk) {
+  const MatchRow *row = &match_rows[_i];
+  if (row->path[0] == '\0') {
+    return; /* the root itself is never a scanned entry */
+  }
+  Matcher *m = compile(row->patterns, row->flags);
+  size_t size = matcher_state_size(m);
+  MatcherState *a = xmalloc(size), *b = xmalloc(size);
+  matcher_state_init(m, a);
+  _cleanup_free_ char *prefix = xstrdup(row->path);
+  long walked = -1, whole = -1;
+  bool alive = true;
+  for (char *c = prefix, *end; alive && walked < 0; c = end + 1) {
+    end = strchrnul(c, '/');
+    bool last = *end == '\0';
+    *end = '\0';
+    walked = matcher_state_step(m, a, c, b, &alive);
+    whole = matcher_match(m, prefix);
+    ck_assert_msg(walked == whole, "path `%s`, prefix `%s`: walk %ld, whole %ld", row->path,
+                  prefix, walked, whole);
+    /* Dead means nothing deeper can match: the full path must agree. */
+    if (!alive && walked < 0) {
+      ck_assert_int_eq(matcher_match(m, row->path), -1);
+    }
+    MatcherState *t = a;
+    a = b;
+    b = t;
+    if (last) {
+      break;
+    }
+    *end = '/';
+  }
+  free(a);
+  free(b);
+  matcher_free(m);
+}
+END_TEST
+
 /* ---- matcher_may_match_below --------------------------------------------- */
 
 typedef struct {
@@ -490,6 +530,7 @@ static Suite *matcher_suite(void) {
 
   TCase *tc = tcase_create("match");
   tcase_add_loop_test(tc, test_match, 0, (int)ELEMENTSOF(match_rows));
+  tcase_add_loop_test(tc, test_state_walk, 0, (int)ELEMENTSOF(match_rows));
   tcase_add_loop_test(tc, test_may_match_below, 0, (int)ELEMENTSOF(below_rows));
   tcase_add_test(tc, test_is_literal);
   suite_add_tcase(s, tc);
