@@ -14,6 +14,7 @@
 #include "enforce/unguarded.h"
 #include "hook/decision.h"
 #include "hook/hook.h"
+#include "hook/install.h"
 #include "matcher.h"
 #include "output.h"
 #include "path.h"
@@ -122,6 +123,8 @@ static void print_locked(const char *rel, bool dir, const char *pattern) {
 
 /* ---- init ------------------------------------------------------------- */
 
+static int hook_install_command(const Options *o, bool remove, Error *err);
+
 int command_init(const Options *o, Error *err) {
   _cleanup_free_ char *dir = path_absolute(NULL, o->dir ? o->dir : ".");
   if (dir == NULL) {
@@ -143,6 +146,23 @@ int command_init(const Options *o, Error *err) {
     return error_set(err, -r, _("cannot write %s: %m"), file);
   }
   printf(_("wrote %s\n"), file);
+  int status = EXIT_OK;
+  if (!o->no_hooks) {
+    /* The agents found in the project or home; none found, none written
+     * (`ralon hook install --agent NAME` adds one later). */
+    bool found[_AGENT_MAX];
+    if (hook_detect(dir, getenv("HOME"), found)) {
+      Options ho = {.command = CMD_HOOK, .dir = dir, .hook_action = "install"};
+      for (int a = 0; a < _AGENT_MAX; a++) {
+        if (found[a]) {
+          ho.agents = xreallocarray(ho.agents, ho.n_agents + 1, sizeof(char *));
+          ho.agents[ho.n_agents++] = xstrdup(agent_to_string((Agent)a));
+        }
+      }
+      status = hook_install_command(&ho, false, err);
+      options_clear(&ho);
+    }
+  }
   printf("\n");
   fputs(_("Now edit agent.lock, then protect it:\n"
           "  ralon run -- <your agent>   the agent and everything it spawns\n"
@@ -151,7 +171,7 @@ int command_init(const Options *o, Error *err) {
           "`EROFS: read-only file system`, or `EACCES: permission denied`,\n"
           "which is ralon refusing the write, not a damaged file.\n"),
         stdout);
-  return 0;
+  return status;
 }
 
 /* ---- check ------------------------------------------------------------ */
@@ -620,9 +640,204 @@ static int hook_check_command(const Options *o, Error *err) {
   return code;
 }
 
+/* Hooks go into the project the policy governs; without a policy (or
+ * before `init` wrote one), into -C DIR or the working directory. A
+ * broken agent.lock still names its project. */
+static char *hook_root(const Options *o, Error *err) {
+  _cleanup_free_ char *file = NULL;
+  Error e = {0};
+  int r = policy_find(o->dir, &file, &e);
+  error_clear(&e);
+  if (r == 0) {
+    return path_dirname(file);
+  }
+  char *dir = path_absolute(NULL, o->dir ? o->dir : ".");
+  if (dir == NULL) {
+    error_set(err, errno, _("cannot determine the working directory: %m"));
+  }
+  return dir;
+}
+
+/* --agent: none or `auto`, the agents found in the project or in home;
+ * `all`; or names. */
+static int hook_selection(const Options *o, const char *root, const char *home,
+                          bool ret[_AGENT_MAX], Error *err) {
+  for (int a = 0; a < _AGENT_MAX; a++) {
+    ret[a] = false;
+  }
+  if (o->n_agents == 0) {
+    hook_detect(root, home, ret);
+    return 0;
+  }
+  for (size_t i = 0; i < o->n_agents; i++) {
+    const char *name = o->agents[i];
+    bool found[_AGENT_MAX];
+    if (streq(name, "auto") || streq(name, "all")) {
+      if (streq(name, "auto")) {
+        hook_detect(root, home, found);
+      }
+      for (int a = 0; a < _AGENT_MAX; a++) {
+        ret[a] |= streq(name, "all") || found[a];
+      }
+      continue;
+    }
+    Agent a = agent_from_string(name);
+    if (a < 0) {
+      return error_set(err, EINVAL, _("unknown agent `%s`"), name);
+    }
+    ret[a] = true;
+  }
+  return 0;
+}
+
+static const char *hook_change_verb(HookChangeKind k, bool dry_run) {
+  switch (k) {
+  case HOOK_CHANGE_WROTE:
+    return dry_run ? _("would write") : _("wrote");
+  case HOOK_CHANGE_UPDATED:
+    return dry_run ? _("would update") : _("updated");
+  case HOOK_CHANGE_UNCHANGED:
+    return _("unchanged");
+  case HOOK_CHANGE_REMOVED:
+    return dry_run ? _("would remove") : _("removed");
+  case HOOK_CHANGE_ABSENT:
+    return _("not installed");
+  case _HOOK_CHANGE_MAX:
+  case _HOOK_CHANGE_INVALID:
+    break;
+  }
+  return "";
+}
+
+static int hook_install_command(const Options *o, bool remove, Error *err) {
+  _cleanup_free_ char *root = hook_root(o, err);
+  if (root == NULL) {
+    return -1;
+  }
+  const char *home = getenv("HOME");
+  bool selected[_AGENT_MAX];
+  if (hook_selection(o, root, home, selected, err) < 0) {
+    return -1;
+  }
+  json_object *list = o->json ? json_object_new_array() : NULL;
+  bool failed = false, changed = false;
+  for (int i = 0; i < _AGENT_MAX; i++) {
+    Agent a = (Agent)i;
+    if (!selected[a]) {
+      continue;
+    }
+    HookChange c;
+    _cleanup_error_ Error e = {0};
+    if (hook_install(a, root, home, o->user, remove, o->dry_run, &c, &e) < 0) {
+      /* One unreadable file does not stop the other agents. */
+      print_error("%s", e.message);
+      failed = true;
+      continue;
+    }
+    bool change = c.kind != HOOK_CHANGE_UNCHANGED && c.kind != HOOK_CHANGE_ABSENT;
+    changed |= change && !remove;
+    if (list != NULL) {
+      json_object *j = json_object_new_object();
+      json_add_string(j, "agent", agent_to_string(a));
+      json_add_string(j, "name", agent_display_name(a));
+      json_add_string(j, "path", c.path);
+      json_add_string(j, "change", hook_change_kind_to_string(c.kind));
+      json_add_string(j, "content", o->dry_run ? c.content : NULL);
+      json_object_array_add(list, j);
+    } else if (o->dry_run && change && !remove) {
+      printf("%s %s\n%s", hook_change_verb(c.kind, true), c.path, c.content);
+    } else if (!remove || c.kind != HOOK_CHANGE_ABSENT) {
+      printf("%s %s\n", hook_change_verb(c.kind, o->dry_run), c.path);
+    }
+    const char *note = hook_trust_note(a);
+    if (!remove && !o->user && change && note != NULL && list == NULL) {
+      print_note("%s", note);
+    }
+    hook_change_clear(&c);
+  }
+  if (list != NULL) {
+    json_object *doc = json_object_new_object();
+    json_add_string(doc, "root", root);
+    json_object_object_add(doc, "hooks", list);
+    json_print(doc);
+  }
+  if (changed && !o->dry_run && !hook_ralon_on_path(getenv("PATH"), NULL)) {
+    print_warning(_("`ralon` is not on PATH, so the agents cannot run the hooks: they will refuse "
+                    "the tool calls the hooks check"));
+  }
+  return failed ? EXIT_ERROR : EXIT_OK;
+}
+
+static int hook_list_command(const Options *o, Error *err) {
+  _cleanup_free_ char *root = hook_root(o, err);
+  if (root == NULL) {
+    return -1;
+  }
+  const char *home = getenv("HOME");
+  json_object *list = o->json ? json_object_new_array() : NULL;
+  for (int i = 0; i < _AGENT_MAX; i++) {
+    Agent a = (Agent)i;
+    for (int user = 0; user <= 1; user++) {
+      /* What an install would do says what is there: unchanged is
+       * installed, updated is an older form, wrote is none. */
+      HookChange c;
+      _cleanup_error_ Error e = {0};
+      const char *state;
+      if (hook_install(a, root, home, user, false, true, &c, &e) < 0) {
+        _cleanup_free_ char *p = hook_config_path(a, root, home, user);
+        if (p == NULL) {
+          continue; /* no such scope for this agent */
+        }
+        state = "error";
+        c = (HookChange){.agent = a, .path = steal_pointer(&p)};
+      } else {
+        state = c.kind == HOOK_CHANGE_UNCHANGED ? "installed"
+                : c.kind == HOOK_CHANGE_UPDATED ? "outdated"
+                                                : "absent";
+      }
+      if (list != NULL) {
+        json_object *j = json_object_new_object();
+        json_add_string(j, "agent", agent_to_string(a));
+        json_add_string(j, "name", agent_display_name(a));
+        json_add_string(j, "scope", user ? "user" : "project");
+        json_add_string(j, "path", c.path);
+        json_add_string(j, "state", state);
+        json_add_string(j, "error", e.message);
+        json_object_array_add(list, j);
+      } else if (e.message != NULL) {
+        printf("%-12s %-8s %s  (%s)\n", agent_to_string(a), user ? _("user") : _("project"),
+               _("error"), e.message);
+      } else {
+        printf("%-12s %-8s %-14s %s\n", agent_to_string(a), user ? _("user") : _("project"),
+               streq(state, "installed") ? _("installed")
+               : streq(state, "outdated") ? _("outdated")
+                                          : _("not installed"),
+               c.path);
+      }
+      hook_change_clear(&c);
+    }
+  }
+  if (list != NULL) {
+    json_object *doc = json_object_new_object();
+    json_add_string(doc, "root", root);
+    json_object_object_add(doc, "hooks", list);
+    char *found = NULL;
+    bool on_path = hook_ralon_on_path(getenv("PATH"), &found);
+    json_add_string(doc, "ralon", on_path ? found : NULL);
+    free(found);
+    json_print(doc);
+  } else if (!hook_ralon_on_path(getenv("PATH"), NULL)) {
+    print_warning(_("`ralon` is not on PATH, so installed hooks cannot run it"));
+  }
+  return EXIT_OK;
+}
+
 int command_hook(const Options *o, Error *err) {
   if (streq(o->hook_action, "check")) {
     return hook_check_command(o, err);
   }
-  return error_set(err, ENOTSUP, _("`ralon hook %s` is not available yet"), o->hook_action);
+  if (streq(o->hook_action, "install") || streq(o->hook_action, "uninstall")) {
+    return hook_install_command(o, streq(o->hook_action, "uninstall"), err);
+  }
+  return hook_list_command(o, err);
 }

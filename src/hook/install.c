@@ -142,8 +142,10 @@ static const char opencode_plugin[] =
     "    }\n"
     "    if (result.status !== 0) {\n"
     "      const reason = (result.stderr || \"\").trim();\n"
-    "      const how = result.signal ? `signal ${result.signal}` : `exit status ${result.status}`;\n"
-    "      throw new Error(reason || `ralon hook check failed (${how}), so this tool call was refused`);\n"
+    "      const how = result.signal ? `signal ${result.signal}` "
+    ": `exit status ${result.status}`;\n"
+    "      throw new Error(reason || `ralon hook check failed (${how}), "
+    "so this tool call was refused`);\n"
     "    }\n"
     "  },\n"
     "});\n";
@@ -974,7 +976,7 @@ static bool is_dir(const char *base, const char *rel) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]) {
+bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]) {
   enum { PROJECT = 1, HOME = 2, BOTH = 3 };
   static const struct {
     Agent agent;
@@ -1014,6 +1016,7 @@ void hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]) {
       ret[a] = true;
     }
   }
+  return any;
 }
 
 const char *hook_trust_note(Agent agent) {

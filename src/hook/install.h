@@ -67,9 +67,9 @@ int hook_is_installed(Agent agent, const char *root, const char *home, bool user
  * project or in home (.claude .cursor .opencode .codex .gemini .agents
  * .windsurf .clinerules .qwen; Copilot: .github/hooks or .github/copilot;
  * in home also the agents' user directories, e.g. .copilot, .cline,
- * .config/opencode, .codeium/windsurf). None found → all. `home` may be
- * NULL. */
-void hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]);
+ * .config/opencode, .codeium/windsurf). None found → all, and false is
+ * returned (`ralon init` then installs nothing). `home` may be NULL. */
+bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]);
 
 /* A translated note for agents that must be told to trust project hooks
  * before they run them (Codex, Gemini CLI, Qwen Code, Cursor), or NULL. */
