@@ -505,7 +505,7 @@ int command_run(const Options *o, Error *err) {
 
   Backend requested = o->backend ? backend_from_string(o->backend) : BACKEND_AUTO;
   Availability av;
-  enforce_availability(p.policy->root, &av);
+  enforce_availability_for(requested, o->dry_run, p.policy->root, &av);
   Backend chosen = BACKEND_LANDLOCK;
   _cleanup_free_ char *why = NULL;
   _cleanup_error_ Error select_err = {0};

@@ -367,8 +367,36 @@ static bool segment_matches(const Matcher *m, const Segment *sg, const char *com
  * O(segments × components) whatever the pattern. Returns 1 when the pattern
  * matches `rel` or one of its ancestors, 0 when it cannot, and -1 (only
  * with `below`) when it could still match something deeper. */
+enum {
+  RUN_SUFFIX = 1 << 0, /* `rel` may be preceded by any components */
+  RUN_GLOB = 1 << 1,   /* components of `rel` may be shell globs */
+};
+
+/* Whether the shell glob `comp` could name something segment `sg`
+ * matches: against a literal segment, exactly; against a glob segment,
+ * assumed (two globs overlap more often than not, and refusing is safe). */
+static bool glob_overlaps(const Matcher *m, const Segment *sg, const char *comp, size_t len) {
+  if (sg->kind != SEG_LITERAL) {
+    return true;
+  }
+  char buf[PATH_MAX];
+  if (len >= sizeof(buf)) {
+    return true;
+  }
+  memcpy(buf, comp, len);
+  buf[len] = '\0';
+  int fl = FNM_NOESCAPE | ((m->flags & MATCHER_CASEFOLD) ? FNM_CASEFOLD : 0);
+  locale_t old = utf8_locale() != (locale_t)0 ? uselocale(utf8_locale()) : (locale_t)0;
+  int r = fnmatch(buf, sg->text, fl);
+  if (old != (locale_t)0) {
+    uselocale(old);
+  }
+  return r == 0;
+}
+
 static int run_alternative(const Matcher *m, const Alternative *a, const char *rel, bool below,
-                           bool suffix) {
+                           unsigned mode) {
+  bool suffix = mode & RUN_SUFFIX;
   bool cur[MATCHER_MAX_SEGMENTS + 1], nxt[MATCHER_MAX_SEGMENTS + 1];
   size_t n = a->n_segs;
 
@@ -398,7 +426,10 @@ static int run_alternative(const Matcher *m, const Alternative *a, const char *r
       if (a->segs[s].kind == SEG_GLOBSTAR) {
         nxt[s] = true;
         any = true;
-      } else if (segment_matches(m, &a->segs[s], c, len)) {
+      } else if ((mode & RUN_GLOB) && memchr(c, '*', len) == NULL && memchr(c, '?', len) == NULL &&
+                 memchr(c, '[', len) == NULL ? segment_matches(m, &a->segs[s], c, len)
+                 : (mode & RUN_GLOB)        ? glob_overlaps(m, &a->segs[s], c, len)
+                                            : segment_matches(m, &a->segs[s], c, len)) {
         nxt[s + 1] = true;
         any = true;
       }
@@ -425,7 +456,7 @@ long matcher_match(const Matcher *m, const char *rel) {
   for (size_t i = 0; i < m->n_alts; i++) {
     /* Alternatives are stored in pattern order: the first hit is the
      * lowest pattern index. */
-    if (run_alternative(m, &m->alts[i], rel, false, false) == 1) {
+    if (run_alternative(m, &m->alts[i], rel, false, 0) == 1) {
       found = (long)m->alts[i].pattern;
       break;
     }
@@ -436,7 +467,7 @@ long matcher_match(const Matcher *m, const char *rel) {
 bool matcher_may_match_below(const Matcher *m, const char *rel) {
   bool found = false;
   for (size_t i = 0; i < m->n_alts && !found; i++) {
-    found = run_alternative(m, &m->alts[i], rel, true, false) != 0;
+    found = run_alternative(m, &m->alts[i], rel, true, 0) != 0;
   }
   return found;
 }
@@ -446,7 +477,7 @@ static int run_one(const Matcher *m, size_t idx, const char *rel, bool below) {
   int found = 0;
   for (size_t i = 0; i < m->n_alts && found == 0; i++) {
     if (m->alts[i].pattern == idx) {
-      found = run_alternative(m, &m->alts[i], rel, below, false);
+      found = run_alternative(m, &m->alts[i], rel, below, 0);
     }
   }
   return found;
@@ -463,7 +494,7 @@ bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel) 
 long matcher_match_suffix(const Matcher *m, const char *rel) {
   long found = -1;
   for (size_t i = 0; i < m->n_alts; i++) {
-    if (run_alternative(m, &m->alts[i], rel, false, true) == 1) {
+    if (run_alternative(m, &m->alts[i], rel, false, RUN_SUFFIX) == 1) {
       found = (long)m->alts[i].pattern;
       break;
     }
@@ -522,4 +553,14 @@ long matcher_state_step(const Matcher *m, const MatcherState *from, const char *
   }
   *ret_alive = alive;
   return found;
+}
+
+long matcher_match_glob(const Matcher *m, const char *rel, bool below) {
+  for (size_t i = 0; i < m->n_alts; i++) {
+    int r = run_alternative(m, &m->alts[i], rel, below, RUN_GLOB);
+    if (r == 1 || (below && r != 0)) {
+      return (long)m->alts[i].pattern;
+    }
+  }
+  return -1;
 }

@@ -71,5 +71,11 @@ void matcher_state_init(const Matcher *m, MatcherState *st);
 long matcher_state_step(const Matcher *m, const MatcherState *from, const char *name,
                         MatcherState *to, bool *ret_alive);
 
+/* For a path whose components may be shell globs (`rm tests/x*.txt`): the
+ * first pattern that could protect something the glob names (with
+ * `below`, or something below it), decided from the patterns alone, never
+ * by listing directories. Errs towards a match. */
+long matcher_match_glob(const Matcher *m, const char *rel, bool below);
+
 /* Whether pattern `idx` has no wildcard at all (a literal path). */
 bool matcher_is_literal(const Matcher *m, size_t idx);

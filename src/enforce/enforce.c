@@ -19,6 +19,20 @@ void enforce_availability(const char *probe_path, Availability *ret) {
   sys_mount_probe(probe_path ? probe_path : "/", &ret->mount);
 }
 
+void enforce_availability_for(Backend requested, bool dry_run, const char *probe_path,
+                              Availability *ret) {
+  if (dry_run || requested == BACKEND_AUTO) {
+    enforce_availability(probe_path, ret);
+    return;
+  }
+  memset(ret, 0, sizeof(*ret));
+  ret->landlock_abi = sys_landlock_abi();
+  if (requested == BACKEND_LANDLOCK) {
+    /* Not probed, and not wanted. */
+    ret->mount.step = MOUNT_STEP_NONE;
+  }
+}
+
 bool enforce_backend_available(const Availability *a, Backend b) {
   switch (b) {
   case BACKEND_MOUNT:

@@ -25,6 +25,13 @@ typedef struct {
  * (the project root). */
 void enforce_availability(const char *probe_path, Availability *ret);
 
+/* What `run` needs to know before choosing: with --backend landlock the
+ * mount probe is skipped, and with --backend mount the real sequence is its
+ * own probe (it fails with the step and errno), so only auto and --dry-run
+ * pay for a probe process. */
+void enforce_availability_for(Backend requested, bool dry_run, const char *probe_path,
+                              Availability *ret);
+
 bool enforce_backend_available(const Availability *a, Backend b);
 
 /* One line for `status` and error messages: "available (...)" or

@@ -7,17 +7,35 @@
 #include "hook/hook.h"
 
 static void interpret(json_object *p, HookRequest *req) {
+  /* Tool names as Antigravity's own prompt gives them: write_to_file,
+   * replace_file_content, …; run_command carries CommandLine. */
   static const char *const shell[] = {"Bash", "run_shell_command", "shell", NULL};
   static const HookTools tools = {NULL, shell, NULL, NULL};
   json_object *owned = NULL;
   json_object *input = hook_json_object(p, "tool_input", &owned);
+  if (hook_input_invalid(p, input, "tool_input", req)) {
+    return;
+  }
   const char *tool = hook_json_string(p, "tool_name");
   if (tool == NULL) {
     tool = hook_json_string(p, "toolName");
   }
-  hook_interpret_common(p, tool, input ? input : p, &tools, req);
-  if (tool != NULL) {
-    req->unknown_target = false;
+  const char *line = hook_json_string(input, "CommandLine");
+  if (tool != NULL && streq(tool, "run_command")) {
+    hook_request_set_tool(req, tool);
+    hook_request_set_cwd(req, hook_json_string(input, "Cwd"));
+    hook_request_set_cwd(req, hook_json_string(p, "cwd"));
+    if (line == NULL) {
+      line = hook_json_string(input, "command");
+    }
+    if (line == NULL) {
+      req->unknown_target = true;
+    }
+    hook_request_add_command(req, line);
+  } else if (tool != NULL && hook_tool_reads_only(tool)) {
+    hook_request_set_tool(req, tool);
+  } else {
+    hook_interpret_common(p, tool, input ? input : p, &tools, req);
   }
   json_object_put(owned);
 }

@@ -22,11 +22,11 @@ static void interpret(json_object *p, HookRequest *req) {
   static const HookTools tools = {edit, shell, NULL, quiet};
   json_object *owned = NULL;
   json_object *input = hook_json_object(p, "tool_input", &owned);
+  if (hook_input_invalid(p, input, "tool_input", req)) {
+    return;
+  }
   hook_interpret_common(p, hook_json_string(p, "tool_name"), input, &tools, req);
   /* Unknown (MCP) tools: check what paths they carry, no more. */
-  if (!hook_name_in(req->tool, edit)) {
-    req->unknown_target = false;
-  }
   json_object_put(owned);
 }
 

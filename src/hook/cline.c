@@ -79,9 +79,6 @@ static void interpret(json_object *p, HookRequest *req) {
     hook_request_add_command(req, cmd);
   } else {
     hook_interpret_common(p, tool, input, &tools, req);
-    if (tool != NULL && !hook_name_in(tool, edit) && !hook_name_in(tool, patch)) {
-      req->unknown_target = false;
-    }
   }
   json_object_put(o1);
   json_object_put(o2);

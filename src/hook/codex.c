@@ -18,11 +18,11 @@ static void interpret(json_object *p, HookRequest *req) {
   static const HookTools tools = {NULL, shell, patch, NULL};
   json_object *owned = NULL;
   json_object *input = hook_json_object(p, "tool_input", &owned);
+  if (hook_input_invalid(p, input, "tool_input", req)) {
+    return;
+  }
   const char *tool = hook_json_string(p, "tool_name");
   hook_interpret_common(p, tool, input, &tools, req);
-  if (!hook_name_in(tool, patch)) {
-    req->unknown_target = false;
-  }
   json_object_put(owned);
 }
 

@@ -38,9 +38,6 @@ static void interpret(json_object *p, HookRequest *req) {
   } else {
     hook_interpret_common(p, tool, input ? input : raw, &tools, req);
   }
-  if (!hook_name_in(tool, edit) && !hook_name_in(tool, patch)) {
-    req->unknown_target = false;
-  }
   json_object_put(owned);
 }
 

@@ -5,6 +5,8 @@
  * file_path, target_file or target_notebook. Cursor wants an explicit
  * {"permission":"allow"} (with failClosed an empty answer is a refusal)
  * and refuses with {"permission":"deny","user_message","agent_message"}. */
+#include <strings.h>
+
 #include "hook/hook.h"
 
 static bool recognize(json_object *p) {
@@ -24,6 +26,11 @@ static void interpret(json_object *p, HookRequest *req) {
                                       "Task", "WebSearch", "WebFetch", "TodoWrite", NULL};
   static const HookTools tools = {edit, shell, patch, quiet};
 
+  const char *ev = hook_json_string(p, "hook_event_name");
+  if (ev != NULL && strcasecmp(ev, "beforeShellExecution") == 0) {
+    /* The shell's own directory first: that is where it runs. */
+    hook_request_set_cwd(req, hook_json_string(p, "cwd"));
+  }
   json_object *roots;
   if (json_object_object_get_ex(p, "workspace_roots", &roots) &&
       json_object_is_type(roots, json_type_array) && json_object_array_length(roots) > 0) {
@@ -32,10 +39,8 @@ static void interpret(json_object *p, HookRequest *req) {
       hook_request_set_cwd(req, json_object_get_string(r0));
     }
   }
-  const char *ev = hook_json_string(p, "hook_event_name");
-  if (ev != NULL && streq(ev, "beforeShellExecution")) {
+  if (ev != NULL && strcasecmp(ev, "beforeShellExecution") == 0) {
     hook_request_set_tool(req, "Shell");
-    hook_request_set_cwd(req, hook_json_string(p, "cwd"));
     const char *cmd = hook_json_string(p, "command");
     if (cmd == NULL) {
       req->unknown_target = true;
@@ -43,8 +48,18 @@ static void interpret(json_object *p, HookRequest *req) {
     hook_request_add_command(req, cmd);
     return;
   }
-  if (ev != NULL && !streq(ev, "preToolUse")) {
-    /* beforeReadFile, afterFileEdit, …: nothing to refuse. */
+  /* Events that only read, or come after the fact: nothing to refuse. */
+  static const char *const passive[] = {"beforeReadFile", "afterFileEdit", "afterShellExecution",
+                                        "afterMCPExecution", "beforeSubmitPrompt", "stop",
+                                        "afterAgentResponse", "afterAgentThought", NULL};
+  for (size_t i = 0; ev != NULL && passive[i] != NULL; i++) {
+    if (strcasecmp(ev, passive[i]) == 0) {
+      return;
+    }
+  }
+  if (ev != NULL && strcasecmp(ev, "beforeMCPExecution") == 0) {
+    hook_request_set_tool(req, hook_json_string(p, "tool_name"));
+    hook_generic_paths(p, req);
     return;
   }
   const char *tool = hook_json_string(p, "tool_name");
@@ -58,10 +73,12 @@ static void interpret(json_object *p, HookRequest *req) {
     json_object_put(owned);
     input = hook_json_object(call, "input", &owned);
   }
-  hook_interpret_common(p, tool, input, &tools, req);
-  if (tool != NULL && !hook_name_in(tool, edit) && !hook_name_in(tool, patch)) {
-    req->unknown_target = false;
+  json_object *raw = NULL;
+  if (input == NULL && !json_object_object_get_ex(p, "tool_input", &raw) && call != NULL) {
+    json_object_object_get_ex(call, "input", &raw);
   }
+  /* ApplyPatch has arrived with the patch as a plain string. */
+  hook_interpret_common(p, tool, input ? input : raw, &tools, req);
   json_object_put(owned);
   json_object_put(owned2);
 }

@@ -23,6 +23,9 @@ static void interpret(json_object *p, HookRequest *req) {
   static const HookTools tools = {edit, shell, NULL, quiet};
   json_object *owned = NULL;
   json_object *input = hook_json_object(p, "tool_input", &owned);
+  if (hook_input_invalid(p, input, "tool_input", req)) {
+    return;
+  }
   const char *tool = hook_json_string(p, "tool_name");
   const char *cwd = hook_json_string(p, "cwd");
   const char *dir = hook_json_string(input, "dir_path");
@@ -33,9 +36,6 @@ static void interpret(json_object *p, HookRequest *req) {
   }
   hook_interpret_common(p, tool, input, &tools, req);
   req->fuzzy_relative = tool != NULL && streq(tool, "replace");
-  if (!hook_name_in(tool, edit)) {
-    req->unknown_target = false;
-  }
   json_object_put(owned);
 }
 

@@ -115,12 +115,18 @@ static void generic_interpret(json_object *payload, HookRequest *req) {
   if (input == NULL) {
     input = hook_json_object(payload, "args", &owned);
   }
-  /* Unknown tools: check whatever paths they carry; only a tool with no
-   * name at all must show its target. */
+  if (hook_input_invalid(payload, input, "tool_input", req) ||
+      hook_input_invalid(payload, input, "args", req)) {
+    json_object_put(owned);
+    return;
+  }
+  /* Unknown tools: check whatever paths they carry, unless they plainly
+   * only read; only a tool with no name at all must show its target. */
   static const HookTools tools = {.shell_tools = shell};
-  hook_interpret_common(payload, tool, input ? input : payload, &tools, req);
-  if (tool != NULL) {
-    req->unknown_target = false;
+  if (tool != NULL && hook_tool_reads_only(tool)) {
+    hook_request_set_tool(req, tool);
+  } else {
+    hook_interpret_common(payload, tool, input ? input : payload, &tools, req);
   }
   json_object_put(owned);
 }
@@ -211,6 +217,15 @@ static void decide_one(Policies *ps, const char *base, const char *path, bool tr
   if (c->error != NULL) {
     if (*policy_error == NULL) {
       *policy_error = xstrdup(c->error);
+    }
+    return;
+  }
+  if (strpbrk(path, "*?[") != NULL) {
+    /* A shell glob: decided against the patterns, lexically. */
+    const char *rel = path_relative(c->d.policy->root, abs);
+    long idx = rel ? matcher_match_glob(c->d.matcher, rel, tree) : -1;
+    if (idx >= 0) {
+      add_hit(v, path, rel[0] ? rel : ".", c, idx);
     }
     return;
   }
@@ -367,7 +382,12 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
     req.not_understood = xasprintf(_("a payload of more than %u bytes"), HOOK_MAX_PAYLOAD);
   } else if (root == NULL && memmem(payload, len, "*** ", 4) != NULL &&
              memchr(payload, '\0', len) == NULL && hook_patch_paths(payload, &req) > 0) {
-    /* A bare patch envelope, as Cursor has sent for ApplyPatch. */
+    /* A bare patch envelope: only Cursor has been seen sending one (for
+     * ApplyPatch), and it wants its own answer, an explicit allow too. */
+    if (d == NULL) {
+      d = dialects[AGENT_CURSOR];
+      req.agent = AGENT_CURSOR;
+    }
   } else if (root == NULL) {
     req.not_understood =
         strspn(payload, " \t\r\n") == len ? xstrdup(_("the payload is empty"))

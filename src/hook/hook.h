@@ -78,7 +78,8 @@ extern const HookDialect hook_dialect_qwen;
 extern const HookDialect hook_dialect_antigravity;
 extern const HookDialect hook_dialect_opencode;
 
-/* The whole of `ralon hook check`: `payload` as read from stdin, `agent` from
+/* The whole of `ralon hook check`: `payload` (NUL-terminated after `len`
+ * bytes) as read from stdin, `agent` from
  * --agent (or _AGENT_INVALID to recognise it), `start` from -C (or NULL).
  * Never fails: whatever goes wrong becomes a refusal. */
 void hook_check(const char *payload, size_t len, Agent agent, const char *start,
@@ -110,6 +111,16 @@ size_t hook_patch_paths(const char *text, HookRequest *req);
  * (file_path, path, notebook_path, target_file, …, at any depth), and the
  * paths of any patch envelope. Returns how many were found. */
 size_t hook_generic_paths(json_object *input, HookRequest *req);
+
+/* Whether a tool name plainly only reads (read, view, grep, search, list,
+ * fetch, … and nothing like write, edit, create, delete …), as the Rust
+ * ralon judged unknown tools. */
+bool hook_tool_reads_only(const char *tool);
+
+/* Marks the request not understood when `payload` has `key` but `input`
+ * (what was read from it) is not an object; returns whether it did. */
+bool hook_input_invalid(json_object *payload, json_object *input, const char *key,
+                        HookRequest *req);
 
 /* A refusal's reason as one string, for the dialects that take one. */
 const char *hook_reason(const HookVerdict *v);

@@ -212,3 +212,41 @@ char *hook_json_line(json_object *o) {
 const char *hook_reason(const HookVerdict *v) {
   return v->reason ? v->reason : "";
 }
+
+bool hook_tool_reads_only(const char *tool) {
+  static const char *const reads[] = {"read", "view", "open", "cat",   "grep", "search",
+                                      "glob", "list", "ls",   "find",  "fetch", NULL};
+  static const char *const writes[] = {"write", "edit",   "create", "replace", "patch",
+                                       "insert", "delete", "remove", "rename", "move",
+                                       "update", "save",   "append", "exec",  "run",
+                                       "command", "shell", "bash",  NULL};
+  char lower[128];
+  size_t n = 0;
+  for (; tool[n] != '\0' && n + 1 < sizeof(lower); n++) {
+    lower[n] = (char)tolower((unsigned char)tool[n]);
+  }
+  lower[n] = '\0';
+  bool reads_only = false;
+  for (size_t i = 0; reads[i] != NULL; i++) {
+    reads_only |= strstr(lower, reads[i]) != NULL;
+  }
+  for (size_t i = 0; writes[i] != NULL; i++) {
+    if (strstr(lower, writes[i]) != NULL) {
+      return false;
+    }
+  }
+  return reads_only;
+}
+
+bool hook_input_invalid(json_object *payload, json_object *input, const char *key,
+                        HookRequest *req) {
+  json_object *v;
+  if (input != NULL || payload == NULL || !json_object_object_get_ex(payload, key, &v) ||
+      json_object_is_type(v, json_type_null)) {
+    return false;
+  }
+  if (req->not_understood == NULL) {
+    req->not_understood = xasprintf(_("`%s` is not an object"), key);
+  }
+  return true;
+}

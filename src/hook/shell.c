@@ -3,7 +3,6 @@
  * and operators, enough for `echo x > f`, `rm -rf d`, `sed -i s/a/b/ f`,
  * `cd d && mv a b` and an apply_patch heredoc; anything cleverer is the
  * kernel's business, which is why this is best effort. */
-#include <glob.h>
 #include <string.h>
 
 #include "hook/hook.h"
@@ -30,9 +29,11 @@ static void words_clear(Words *w) {
 
 typedef struct {
   HookRequest *req;
-  char *cd;       /* where a `cd` in the command moved to, relative or absolute */
-  const char *base; /* the request's directory, for globbing */
+  char *cd; /* where a `cd` in the command moved to, relative or absolute */
+  int depth; /* sh -c nesting */
 } Shell;
+
+static void parse(Shell *sh, const char *command);
 
 /* `path` as seen from the request's directory, after any `cd`. */
 static char *from_cwd(const Shell *sh, const char *path) {
@@ -42,22 +43,10 @@ static char *from_cwd(const Shell *sh, const char *path) {
   return path_join(sh->cd, path);
 }
 
-/* Adds a target, expanding a glob the way the shell would. */
+/* Adds a target. A glob stays a glob: it is decided against the patterns
+ * (matcher_match_glob), never by listing directories. */
 static void add_target(Shell *sh, const char *word, bool tree) {
   _cleanup_free_ char *p = from_cwd(sh, word);
-  if (strpbrk(p, "*?[") != NULL && sh->base != NULL) {
-    _cleanup_free_ char *abs = path_join(sh->base, p);
-    glob_t g;
-    if (glob(abs, GLOB_NOSORT, NULL, &g) == 0) {
-      for (size_t i = 0; i < g.gl_pathc; i++) {
-        hook_request_add_path(sh->req, g.gl_pathv[i]);
-        if (tree) {
-          hook_request_add_tree(sh->req, g.gl_pathv[i]);
-        }
-      }
-      globfree(&g);
-    }
-  }
   hook_request_add_path(sh->req, p);
   if (tree) {
     hook_request_add_tree(sh->req, p);
@@ -102,6 +91,20 @@ static void simple_command(Shell *sh, char **argv, size_t argc) {
   char **args = argv + i + 1;
   size_t n = argc - i - 1;
 
+  /* sh -c 'SCRIPT': the script is a command line of its own. */
+  if ((streq(cmd, "sh") || streq(cmd, "bash") || streq(cmd, "dash") || streq(cmd, "zsh") ||
+       streq(cmd, "ksh") || streq(cmd, "busybox")) &&
+      sh->depth < 8) {
+    for (size_t k = 0; k + 1 < n; k++) {
+      if (args[k][0] == '-' && args[k][1] != '-' && strchr(args[k], 'c') != NULL) {
+        sh->depth++;
+        parse(sh, args[k + 1]);
+        sh->depth--;
+        break;
+      }
+    }
+    return;
+  }
   if (streq(cmd, "cd")) {
     const char *dir = n > 0 ? args[n - 1] : NULL;
     if (dir != NULL && !is_option(dir, false)) {
@@ -253,17 +256,29 @@ static bool read_word(const char **pp, Words *out) {
   return any;
 }
 
-void hook_shell_targets(const char *command, HookRequest *req) {
-  Shell sh = {.req = req, .cd = NULL, .base = req->cwd};
-  _cleanup_free_ char *here = NULL;
-  if (sh.base == NULL) {
-    here = getcwd(NULL, 0);
-    sh.base = here;
+/* Skips the bodies of the heredocs announced on the line just ended. */
+static const char *skip_heredocs(const char *p, Words *pending) {
+  for (size_t i = 0; i < pending->n; i++) {
+    const char *delim = pending->v[i];
+    while (*p != '\0') {
+      const char *e = strchrnul(p, '\n');
+      const char *t = p;
+      while (*t == '\t') {
+        t++;
+      }
+      bool done = (size_t)(e - t) == strlen(delim) && strncmp(t, delim, (size_t)(e - t)) == 0;
+      p = *e ? e + 1 : e;
+      if (done) {
+        break;
+      }
+    }
   }
-  /* apply_patch <<'EOF' … heredocs carry an envelope. */
-  hook_patch_paths(command, req);
+  words_clear(pending);
+  return p;
+}
 
-  Words words = {0};
+static void parse(Shell *sh, const char *command) {
+  Words words = {0}, heredocs = {0};
   const char *p = command;
   for (;;) {
     while (*p == ' ' || *p == '\t') {
@@ -275,7 +290,7 @@ void hook_shell_targets(const char *command, HookRequest *req) {
       continue;
     }
     if (c == '\0' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
-      simple_command(&sh, words.v, words.n);
+      simple_command(sh, words.v, words.n);
       words_clear(&words);
       if (c == '\0') {
         break;
@@ -288,19 +303,22 @@ void hook_shell_targets(const char *command, HookRequest *req) {
           p++;
         }
         if (read_word(&p, &target)) {
-          add_target(&sh, target.v[0], false);
+          add_target(sh, target.v[0], false);
         }
         words_clear(&target);
         continue;
       }
       p++;
+      if (c == '\n' && heredocs.n > 0) {
+        p = skip_heredocs(p, &heredocs);
+      }
       continue;
     }
     if (c == '>' || c == '<') {
       /* A fd number just read belongs to the operator, not the command. */
-      if (words.n > 0 && strspn(words.v[words.n - 1], "0123456789") ==
-                             strlen(words.v[words.n - 1]) &&
-          p[-1] >= '0' && p[-1] <= '9') {
+      if (words.n > 0 &&
+          strspn(words.v[words.n - 1], "0123456789") == strlen(words.v[words.n - 1]) &&
+          p > command && p[-1] >= '0' && p[-1] <= '9') {
         free(words.v[--words.n]);
       }
       bool out = c == '>';
@@ -308,39 +326,24 @@ void hook_shell_targets(const char *command, HookRequest *req) {
       if (out && (*p == '>' || *p == '|')) {
         p++;
       } else if (!out && *p == '<') {
-        /* A heredoc: its body is text, searched for envelopes above. */
-        p += p[1] == '<' ? 2 : 1;
-        while (*p == '-') {
+        if (p[1] == '<') {
+          p += 2; /* <<< here-string: a word, not a file */
+        } else {
+          /* A heredoc: its body follows the end of this line. */
           p++;
-        }
-        Words delim = {0};
-        while (*p == ' ' || *p == '\t') {
-          p++;
-        }
-        read_word(&p, &delim);
-        const char *body = strchr(p, '\n');
-        if (body != NULL && delim.n > 0) {
-          /* Skip to the line holding only the delimiter. */
-          const char *line = body + 1;
-          while (*line != '\0') {
-            const char *e = strchrnul(line, '\n');
-            const char *s = line;
-            while (*s == '\t') {
-              s++;
-            }
-            if ((size_t)(e - s) == strlen(delim.v[0]) && strncmp(s, delim.v[0], (size_t)(e - s)) == 0) {
-              break;
-            }
-            line = *e ? e + 1 : e;
+          while (*p == '-') {
+            p++;
           }
-          /* Run the command before the heredoc's body. */
-          simple_command(&sh, words.v, words.n);
-          words_clear(&words);
-          p = line;
-          p = strchrnul(p, '\n');
+          while (*p == ' ' || *p == '\t') {
+            p++;
+          }
+          Words delim = {0};
+          if (read_word(&p, &delim)) {
+            words_add(&heredocs, delim.v[0], strlen(delim.v[0]));
+          }
+          words_clear(&delim);
+          continue;
         }
-        words_clear(&delim);
-        continue;
       }
       if (*p == '&') {
         /* >&2, >&-: duplication, no file. */
@@ -355,7 +358,7 @@ void hook_shell_targets(const char *command, HookRequest *req) {
       }
       Words target = {0};
       if (read_word(&p, &target) && out) {
-        add_target(&sh, target.v[0], false);
+        add_target(sh, target.v[0], false);
       }
       words_clear(&target);
       continue;
@@ -365,5 +368,13 @@ void hook_shell_targets(const char *command, HookRequest *req) {
     }
   }
   words_clear(&words);
+  words_clear(&heredocs);
+}
+
+void hook_shell_targets(const char *command, HookRequest *req) {
+  Shell sh = {.req = req};
+  /* apply_patch <<'EOF' … heredocs carry an envelope. */
+  hook_patch_paths(command, req);
+  parse(&sh, command);
   free(sh.cd);
 }

@@ -13,6 +13,11 @@ static void interpret(json_object *p, HookRequest *req) {
   const char *ev = hook_json_string(p, "agent_action_name");
   json_object *owned = NULL;
   json_object *info = hook_json_object(p, "tool_info", &owned);
+  if (ev == NULL) {
+    req->not_understood = xstrdup(_("no `agent_action_name`"));
+    json_object_put(owned);
+    return;
+  }
   hook_request_set_tool(req, ev);
   hook_request_set_cwd(req, hook_json_string(info, "cwd"));
   if (streq(ev, "pre_write_code")) {

@@ -1,0 +1,1287 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Enforcement suite: attacks on protected paths, run for real.
+
+One table (ROWS) of shell commands. Each runs as
+
+    ralon run --backend B -q -- sh -c CMD
+
+with the project root as working directory, against every backend the
+kernel offers, as root and as the unprivileged user nobody, each time in a
+fresh project. Afterwards everything protected is compared, from OUTSIDE
+the sandbox, with a snapshot taken before: content hash, directory listing,
+device and inode, mode, owner, times, link count, extended attributes, and
+that every path and its ancestors still lead to the same inode.
+
+Expected outcomes, per backend:
+
+  BLOCKED        the command ran (it prints a marker first, so ralon
+                 failing to start does not count), failed (non-zero exit),
+                 and nothing protected changed
+  UNCHANGED      nothing protected changed on disk; the exit status is
+                 ignored (shadowing in a nested namespace only changes the
+                 agent's own view)
+  ALLOWED(check) exit 0, and `check` sees the intended effect from outside
+  GAP(path, check)
+                 the documented Landlock metadata gap: exit 0, the metadata
+                 of `path` changed as `check` expects, its content did not,
+                 and nothing else changed
+  REFUSED(regex) ralon itself refuses to start (exit 2, message matching
+                 regex), the command never runs, nothing changed
+
+Adding a case is one line in ROWS. Test names are
+test_<row>__<backend>__<user>.
+
+Environment:
+  RALON_BINARY            the ralon to test (default: build/src/ralon)
+  RALON_DENY_USERNS       the deny-userns helper (auto-fallback tests)
+  RALON_REQUIRE_BACKENDS  comma list (mount,landlock): an unavailable backend
+                          is a failure instead of a skip
+  RALON_TEST_TMPDIR       where projects are made (default /tmp; it must be
+                          reachable by nobody)
+
+Python 3 standard library only. Needs root for the nobody column; run
+unprivileged, the root column is skipped and the nobody column runs as the
+invoking user.
+"""
+
+import ctypes
+import errno
+import hashlib
+import json
+import os
+import pty as pty_module
+import re
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RALON_SRC = os.environ.get("RALON_BINARY") or os.path.normpath(
+    os.path.join(HERE, "..", "..", "build", "src", "ralon"))
+DENY_SRC = os.environ.get("RALON_DENY_USERNS") or ""
+TMP_ROOT = os.environ.get("RALON_TEST_TMPDIR") or "/tmp"
+REQUIRED = {b.strip() for b in os.environ.get("RALON_REQUIRE_BACKENDS", "").split(",")
+            if b.strip()}
+
+BACKENDS = ("mount", "landlock")
+NOBODY = 65534
+IS_ROOT = os.geteuid() == 0
+# user name -> uid to switch to (None: stay who we are)
+USERS = {"root": None, "nobody": NOBODY} if IS_ROOT else {"nobody": None}
+ALL_USERS = ("root", "nobody")
+# Who runs the tests outside the table that need only one user.
+ME = "root" if IS_ROOT else "nobody"
+
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+STARTED = "ralon-enf: command started"
+TIMEOUT = 120
+
+POLICY = "protect: [tests/golden/**, conf/secret.yml, .github/workflows, Cargo.lock]\n"
+PROTECTED = ("agent.lock", "tests/golden", "conf/secret.yml", ".github/workflows",
+             "Cargo.lock")
+HELLO_C = """#include <stdio.h>
+
+int main(void) {
+  puts("hello, world");
+  return 0;
+}
+"""
+FILES = {
+    "agent.lock": POLICY,
+    "tests/golden/a.txt": "golden output\n",
+    "tests/unit.c": "/* unit test */\n",
+    "conf/secret.yml": "token: s3cr3t\n",
+    "conf/other.yml": "debug: false\n",
+    ".github/workflows/ci.yml": "on: push\n",
+    "Cargo.lock": "# lock file\n",
+    "src/main.c": HELLO_C,
+    "docs/notes.md": "notes\n",
+    "README.md": "# Demo project\n",
+}
+
+# Run by rows as `python3 "$OP" OP ARGS [OP ARGS...]`: performs each
+# operation with the raw system call, prints "NAME: OK" or "NAME: ERRNO-NAME"
+# and stops with exit 1 at the first failure. `nest` enters a new user and
+# mount namespace (where the caller has every capability again) for the
+# operations after it.
+OP_PY = r'''
+import ctypes, errno, mmap, os, sys, termios
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
+libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                           ctypes.c_uint]
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
+MS_REC, MS_PRIVATE, MS_RELATIME = 16384, 1 << 18, 1 << 21
+MNT_DETACH = 2
+
+
+def check(r):
+    if r < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def b(path):
+    return path.encode() if path is not None else None
+
+
+def mount(src, dst, fstype, flags):
+    check(libc.mount(b(src), b(dst), b(fstype), flags, None))
+
+
+def kept_flags(path):
+    # What a less privileged namespace may not clear: repeat it, so that
+    # read-only is the only thing the remount asks to change.
+    f = os.statvfs(path).f_flag
+    pairs = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+             (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME),
+             (os.ST_RELATIME, MS_RELATIME))
+    return sum(m for s, m in pairs if f & s)
+
+
+def nest():
+    uid, gid = os.geteuid(), os.getegid()
+    check(libc.unshare(0x10000000 | 0x00020000))  # CLONE_NEWUSER | CLONE_NEWNS
+    # Map ourselves to root where that is allowed (an ordinary user may; a
+    # root caller without CAP_SETFCAP may not, and needs no mapping: a new
+    # user namespace has every capability anyway).
+    for f, text in (("setgroups", "deny"), ("uid_map", "0 %d 1" % uid),
+                    ("gid_map", "0 %d 1" % gid)):
+        try:
+            with open("/proc/self/" + f, "w") as fh:
+                fh.write(text)
+        except OSError:
+            pass
+    # Keep what follows out of the parent's view, where allowed (Landlock
+    # refuses every mount; the operation that follows still gets tried).
+    try:
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+    except OSError:
+        pass
+
+
+def ioctl(name):
+    # ctypes, not fcntl.ioctl: the request must reach the kernel as a full
+    # unsigned long so bit 32 survives (CVE-2019-10063).
+    req = {"TIOCSTI": termios.TIOCSTI, "TIOCLINUX": 0x541C,
+           "TIOCSTI_HIGH": termios.TIOCSTI | (1 << 32)}[name]
+    buf = ctypes.create_string_buffer(b"\x06" if name == "TIOCLINUX" else b"x")
+    check(libc.ioctl(0, req, ctypes.cast(buf, ctypes.c_void_p)))
+
+
+def otrunc(p):
+    os.close(os.open(p, os.O_RDONLY | os.O_TRUNC))
+
+
+def reopen(p):
+    fd = os.open(p, os.O_PATH)
+    os.write(os.open("/proc/self/fd/%d" % fd, os.O_WRONLY | os.O_APPEND), b"forged\n")
+
+
+def mmap_write(p):
+    m = mmap.mmap(os.open(p, os.O_RDONLY), 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    m[0:1] = b"#"
+    m.flush()
+
+
+def replace(p):
+    with open("src/forged", "w") as f:
+        f.write("protect: []\n")
+    os.replace("src/forged", p)
+
+
+def remount_rw(p):
+    try:
+        mount(None, p, None, MS_REMOUNT | MS_BIND | kept_flags(p))
+    except OSError:
+        mount(None, p, None, MS_REMOUNT | MS_BIND)
+
+
+def write(p):
+    fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(fd, b"forged\n")
+    os.close(fd)
+
+
+OPS = {
+    "nest": (0, nest),
+    "ioctl": (1, ioctl),
+    "otrunc": (1, otrunc),
+    "truncate": (1, lambda p: os.truncate(p, 1)),
+    "reopen": (1, reopen),
+    "mmap": (1, mmap_write),
+    "replace": (1, replace),
+    "exchange": (2, lambda a, c: check(libc.renameat2(-100, b(a), -100, b(c), 2))),
+    "setxattr": (1, lambda p: os.setxattr(p, "user.ralon", b"1")),
+    "umount": (1, lambda p: check(libc.umount2(b(p), 0))),
+    "umount_lazy": (1, lambda p: check(libc.umount2(b(p), MNT_DETACH))),
+    "remount_rw": (1, remount_rw),
+    "tmpfs": (1, lambda p: mount("none", p, "tmpfs", 0)),
+    "bind": (2, lambda a, c: mount(a, c, None, MS_BIND)),
+    "write": (1, write),
+}
+
+args = sys.argv[1:]
+while args:
+    op = args.pop(0)
+    n, fn = OPS[op]
+    params, args = args[:n], args[n:]
+    name = params[0] if op == "ioctl" else op
+    try:
+        fn(*params)
+    except OSError as e:
+        print("%s: %s" % (name, errno.errorcode.get(e.errno, e.errno)), flush=True)
+        sys.exit(1)
+    print("%s: OK" % name, flush=True)
+'''
+
+
+# ---- outcomes ---------------------------------------------------------------
+
+class Blocked:
+    """Non-zero exit, nothing protected changed. `rc`: the exact exit
+    status; `output`: a regex the output must match; `started`: whether the
+    command itself must have run (False: ralon refused before it)."""
+
+    def __init__(self, rc=None, output=None, started=True):
+        self.rc, self.output, self.started = rc, output, started
+
+    def __repr__(self):
+        return "BLOCKED" if self.started else "REFUSED(%r)" % self.output
+
+
+class Unchanged:
+    def __repr__(self):
+        return "UNCHANGED"
+
+
+class Allowed:
+    def __init__(self, check):
+        self.check = check
+
+    def __repr__(self):
+        return "ALLOWED"
+
+
+class Gap:
+    def __init__(self, path, check):
+        self.path, self.check = path, check
+
+    def __repr__(self):
+        return "GAP(%s)" % self.path
+
+
+BLOCKED = Blocked()
+UNCHANGED = Unchanged()
+
+
+def ALLOWED(check):
+    return Allowed(check)
+
+
+def GAP(path, check):
+    return Gap(path, check)
+
+
+def REFUSED(regex):
+    return Blocked(rc=2, output=regex, started=False)
+
+
+def EPERM_FOR(name):
+    """Blocked, and the operation failed with EPERM exactly."""
+    return Blocked(output=r"(?m)^%s: EPERM\r?$" % name)
+
+
+SAME = object()
+
+
+class Row:
+    """name; cmd (for sh -c); the outcome under the mount backend and, if
+    different, under Landlock; launcher: shell code run before ralon in the
+    shell that starts it; pty: run on a new controlling terminal; needs: a
+    precondition ("user_xattr")."""
+
+    def __init__(self, name, cmd, mount, landlock=SAME, launcher=None, pty=False, needs=None):
+        self.name, self.cmd = name, cmd
+        self.expect = {"mount": mount, "landlock": mount if landlock is SAME else landlock}
+        self.launcher, self.pty, self.needs = launcher, pty, needs
+
+
+# ---- checks (run outside, after the command) --------------------------------
+# An ALLOWED check takes the Context; a GAP check takes the before and after
+# snapshot entries of its path. Both raise AssertionError (through expect:
+# python -O drops `assert`).
+
+def expect(cond, message):
+    if not cond:
+        raise AssertionError(message)
+
+
+def _read(ctx, rel):
+    with open(os.path.join(ctx.proj, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def file_is(rel, content):
+    def check(ctx):
+        got = _read(ctx, rel)
+        expect(got == content, "%s holds %r, expected %r" % (rel, got, content))
+    return check
+
+
+def file_endswith(rel, tail):
+    def check(ctx):
+        got = _read(ctx, rel)
+        expect(got.endswith(tail), "%s holds %r, expected it to end with %r" % (rel, got, tail))
+    return check
+
+
+def base_file_is(rel, content):
+    def check(ctx):
+        with open(os.path.join(ctx.base, rel), encoding="utf-8") as f:
+            got = f.read()
+        expect(got == content, "$BASE/%s holds %r, expected %r" % (rel, got, content))
+    return check
+
+
+def tmpdir_holds(content):
+    def check(ctx):
+        found = []
+        for name in os.listdir(ctx.tmp):
+            p = os.path.join(ctx.tmp, name)
+            if os.path.isfile(p):
+                with open(p, encoding="utf-8") as f:
+                    found.append(f.read())
+        expect(content in found, "no file in $TMPDIR holds %r: %r" % (content, found))
+    return check
+
+
+def moved(src, dst, content=None):
+    def check(ctx):
+        expect(not os.path.lexists(os.path.join(ctx.proj, src)), "%s still exists" % src)
+        expect(os.path.isfile(os.path.join(ctx.proj, dst)), "%s does not exist" % dst)
+        if content is not None:
+            got = _read(ctx, dst)
+            expect(got == content, "%s holds %r, expected %r" % (dst, got, content))
+    return check
+
+
+def stdout_has(text):
+    def check(ctx):
+        expect(text in ctx.stdout, "output lacks %r: %r" % (text, ctx.stdout))
+    return check
+
+
+def git_head_subject(subject):
+    def check(ctx):
+        r = subprocess.run(["git", "-c", "safe.directory=*", "-C", ctx.proj, "log", "-1",
+                            "--format=%s"], capture_output=True, text=True, env=git_env(ctx.home))
+        expect(r.returncode == 0, r.stderr)
+        expect(r.stdout.strip() == subject, "HEAD is %r, expected %r" % (r.stdout, subject))
+        r = subprocess.run(["git", "-c", "safe.directory=*", "-C", ctx.proj, "status",
+                            "--porcelain", "src/main.c"], capture_output=True, text=True,
+                           env=git_env(ctx.home))
+        expect(r.stdout == "", "src/main.c not committed: %r" % r.stdout)
+    return check
+
+
+def all_of(*checks):
+    def check(ctx):
+        for c in checks:
+            c(ctx)
+    return check
+
+
+def mode_is(mode):
+    def check(before, after):
+        got = stat.S_IMODE(after["mode"])
+        expect(got == mode, "mode is %o, expected %o" % (got, mode))
+    return check
+
+
+def mtime_year(year):
+    def check(before, after):
+        got = time.gmtime(after["mtime_ns"] // 10**9).tm_year
+        expect(got == year, "mtime year is %d, expected %d" % (got, year))
+    return check
+
+
+def ctime_changed_same_owner(before, after):
+    expect(after["ctime_ns"] != before["ctime_ns"], "ctime unchanged: the chown did not happen")
+    expect((after["uid"], after["gid"]) == (before["uid"], before["gid"]), "owner changed")
+
+
+def has_xattr(name, value):
+    def check(before, after):
+        got = after["xattrs"].get(name)
+        expect(got == value, "xattr %s is %r, expected %r" % (name, got, value))
+    return check
+
+
+# ---- the table --------------------------------------------------------------
+# cwd is the project root. Environment: HOME=$BASE/home, TMPDIR=$BASE/tmp,
+# BASE (holds code/proj), RALON (the binary under test), OP (the helper
+# above).
+
+NEST = "unshare -Urm sh -c "
+
+ROWS = [
+    # -- content of protected files
+    Row("write", "echo forged > Cargo.lock", BLOCKED),
+    Row("append", "echo forged >> agent.lock", BLOCKED),
+    Row("append_in_protected_dir", "echo forged >> tests/golden/a.txt", BLOCKED),
+    Row("append_deep_in_protected_dir", "echo forged >> .github/workflows/ci.yml", BLOCKED),
+    Row("shell_o_trunc", ": > conf/secret.yml", BLOCKED),
+    Row("o_rdonly_o_trunc", 'python3 "$OP" otrunc Cargo.lock', BLOCKED),
+    Row("truncate_cmd", "truncate -s 1 agent.lock", BLOCKED),
+    Row("truncate_syscall_by_path", 'python3 "$OP" truncate conf/secret.yml', BLOCKED),
+    Row("truncate_in_protected_dir", "truncate -s 0 tests/golden/a.txt", BLOCKED),
+    Row("mmap_shared_write", 'python3 "$OP" mmap agent.lock', BLOCKED),
+    Row("reopen_o_path_fd_wronly", 'python3 "$OP" reopen agent.lock', BLOCKED),
+    Row("cp_over_policy", "cp README.md agent.lock", BLOCKED),
+    Row("tee_into_workflow", "echo forged | tee .github/workflows/ci.yml", BLOCKED),
+    # -- delete, rename, replace
+    Row("rm_file", "rm -f Cargo.lock", BLOCKED),
+    Row("rm_policy", "rm -f agent.lock", BLOCKED),
+    Row("rm_in_protected_dir", "rm -f tests/golden/a.txt", BLOCKED),
+    Row("rm_rf_protected_dir", "rm -rf .github/workflows", BLOCKED),
+    Row("mv_away", "mv conf/secret.yml conf/secret.old", BLOCKED),
+    Row("mv_out_of_protected_dir", "mv tests/golden/a.txt src/a.txt", BLOCKED),
+    Row("editor_atomic_save", "printf 'forged\\n' > conf/.secret.yml.swp"
+        " && mv -f conf/.secret.yml.swp conf/secret.yml", BLOCKED),
+    Row("atomic_save_from_src", "printf 'protect: []\\n' > src/tmp && mv -f src/tmp agent.lock",
+        BLOCKED),
+    Row("sed_in_place", "sed -i s/Cargo/Nothing/ agent.lock", BLOCKED),
+    Row("python_os_replace", 'python3 "$OP" replace agent.lock', BLOCKED),
+    Row("rename_exchange", 'python3 "$OP" exchange src/main.c Cargo.lock', BLOCKED),
+    # -- ancestors, the project root and above
+    Row("rename_conf", "mv conf conf.old", BLOCKED),
+    Row("rename_tests", "mv tests tests.old", BLOCKED),
+    Row("rename_github", "mv .github github.old", BLOCKED),
+    Row("rename_golden", "mv tests/golden tests/golden.old", BLOCKED),
+    Row("rename_project_root", "mv ../proj ../proj2", BLOCKED),
+    Row("rename_above_root", 'mv "$BASE/code" "$BASE/code.old" && mkdir -p "$BASE/code/proj"'
+        " && echo 'protect: []' > \"$BASE/code/proj/agent.lock\"", BLOCKED),
+    Row("rename_base", 'mv "$BASE" "$BASE.old"', BLOCKED),
+    # -- aliases
+    Row("hard_link_into_src_then_write", "ln Cargo.lock src/hl && echo forged >> src/hl", BLOCKED),
+    Row("hard_link_same_dir_then_write", "ln conf/secret.yml conf/alias"
+        " && echo forged >> conf/alias", BLOCKED),
+    Row("symlink_swap", "rm Cargo.lock; ln -s src/main.c Cargo.lock", BLOCKED),
+    Row("touch_in_protected_dir", "touch tests/golden/new.txt", BLOCKED),
+    Row("mkdir_in_protected_dir", "mkdir tests/golden/sub", BLOCKED),
+    Row("mkfifo_in_protected_dir", "mkfifo tests/golden/fifo", BLOCKED),
+    Row("symlink_in_protected_dir", "ln -s ../unit.c tests/golden/link", BLOCKED),
+    # -- metadata: the mount backend blocks it, Landlock does not (pinned gap)
+    Row("chmod", "chmod 0666 Cargo.lock", BLOCKED, GAP("Cargo.lock", mode_is(0o666))),
+    Row("chmod_protected_dir", "chmod 0700 tests/golden", BLOCKED,
+        GAP("tests/golden", mode_is(0o700))),
+    Row("touch_date", "touch -d 2001-02-03 conf/secret.yml", BLOCKED,
+        GAP("conf/secret.yml", mtime_year(2001))),
+    Row("chown_to_self", 'chown "$(id -u):$(id -g)" agent.lock', BLOCKED,
+        GAP("agent.lock", ctime_changed_same_owner)),
+    Row("setxattr_user", 'python3 "$OP" setxattr Cargo.lock', BLOCKED,
+        GAP("Cargo.lock", has_xattr("user.ralon", b"1")), needs="user_xattr"),
+    # -- mount namespace, directly: the raw system calls, and the tools
+    Row("umount_syscall", 'python3 "$OP" umount agent.lock write agent.lock', BLOCKED),
+    Row("umount_lazy_syscall", 'python3 "$OP" umount_lazy tests/golden'
+        ' write tests/golden/a.txt', BLOCKED),
+    Row("remount_rw_syscall", 'python3 "$OP" remount_rw Cargo.lock write Cargo.lock', BLOCKED),
+    Row("tmpfs_over_syscall", 'python3 "$OP" tmpfs tests/golden write tests/golden/a.txt',
+        BLOCKED),
+    Row("bind_over_syscall", 'python3 "$OP" bind README.md agent.lock write agent.lock', BLOCKED),
+    Row("umount", "umount agent.lock", BLOCKED),
+    Row("umount_lazy", "umount -l tests/golden", BLOCKED),
+    Row("remount_rw", "mount -o remount,rw,bind Cargo.lock", BLOCKED),
+    Row("mount_tmpfs_over", "mount -t tmpfs none tests/golden", BLOCKED),
+    # -- mount namespace, in a nested user namespace (full caps there).
+    # Shadowing changes only the agent's own view: UNCHANGED.
+    Row("nested_umount", NEST + "'umount agent.lock && echo forged > agent.lock'", BLOCKED),
+    Row("nested_umount_lazy", NEST + "'umount -l tests/golden"
+        " && echo forged > tests/golden/a.txt'", BLOCKED),
+    Row("nested_remount_rw", NEST + "'mount -o remount,rw,bind Cargo.lock"
+        " && echo forged > Cargo.lock'", BLOCKED),
+    Row("nested_rbind_elsewhere", NEST + "'mkdir -p \"$HOME/m\" && mount --rbind . \"$HOME/m\""
+        " && echo forged >> \"$HOME/m/agent.lock\"'", BLOCKED),
+    Row("nested_tmpfs_shadow", NEST + "'mount -t tmpfs none tests/golden"
+        " && echo forged > tests/golden/a.txt'", UNCHANGED, BLOCKED),
+    Row("nested_bind_shadow", NEST + "'mount --bind README.md agent.lock"
+        " && echo forged >> agent.lock'", UNCHANGED, BLOCKED),
+    # the same with raw system calls, which need no uid mapping (a root
+    # caller without CAP_SETFCAP cannot map uid 0, so `unshare -r` fails)
+    Row("nested_umount_syscall", 'python3 "$OP" nest umount agent.lock write agent.lock',
+        BLOCKED),
+    Row("nested_umount_lazy_syscall", 'python3 "$OP" nest umount_lazy tests/golden'
+        ' write tests/golden/a.txt', BLOCKED),
+    Row("nested_remount_rw_syscall", 'python3 "$OP" nest remount_rw Cargo.lock write Cargo.lock',
+        BLOCKED),
+    Row("nested_remount_rw_dir_syscall", 'python3 "$OP" nest remount_rw tests/golden'
+        ' write tests/golden/a.txt', BLOCKED),
+    Row("nested_tmpfs_shadow_syscall", 'python3 "$OP" nest tmpfs tests/golden'
+        ' write tests/golden/a.txt', UNCHANGED, BLOCKED),
+    Row("nested_bind_shadow_syscall", 'python3 "$OP" nest bind README.md agent.lock'
+        ' write agent.lock', UNCHANGED, BLOCKED),
+    # -- ralon inside ralon
+    Row("nested_ralon_write", "\"$RALON\" run -q -- sh -c 'echo forged >> agent.lock'", BLOCKED),
+    Row("nested_ralon_harmless", "\"$RALON\" run -q -- sh -c 'echo nested > src/nested.txt'",
+        ALLOWED(file_is("src/nested.txt", "nested\n"))),
+    # -- descriptors and terminals
+    Row("inherited_writable_fd", "echo forged >&7", REFUSED(r"descriptor 7\b"),
+        launcher="exec 7>>agent.lock"),
+    Row("tiocsti", 'python3 "$OP" ioctl TIOCSTI', EPERM_FOR("TIOCSTI"), pty=True),
+    Row("tiocsti_high_bits", 'python3 "$OP" ioctl TIOCSTI_HIGH', EPERM_FOR("TIOCSTI_HIGH"),
+        pty=True),
+    Row("tioclinux", 'python3 "$OP" ioctl TIOCLINUX', EPERM_FOR("TIOCLINUX"), pty=True),
+    # -- work that must succeed
+    Row("write_unprotected", "echo 'int x;' >> src/main.c",
+        ALLOWED(file_endswith("src/main.c", "int x;\n"))),
+    Row("create_in_src", "echo 'int y;' > src/new.c", ALLOWED(file_is("src/new.c", "int y;\n"))),
+    Row("write_siblings_of_protected", "echo more >> tests/unit.c && echo more >> conf/other.yml",
+        ALLOWED(all_of(file_endswith("tests/unit.c", "more\n"),
+                       file_endswith("conf/other.yml", "more\n")))),
+    Row("write_root_file", "echo more >> README.md", ALLOWED(file_endswith("README.md", "more\n"))),
+    Row("create_in_home", 'echo hi > "$HOME/notes.txt"', ALLOWED(base_file_is("home/notes.txt",
+                                                                             "hi\n"))),
+    Row("mktemp_in_tmpdir", 'f=$(mktemp) && echo hi > "$f"', ALLOWED(tmpdir_holds("hi\n"))),
+    Row("compile_and_run", "cc -o src/hello src/main.c && ./src/hello > src/out.txt",
+        ALLOWED(file_is("src/out.txt", "hello, world\n"))),
+    Row("git_commit", "echo '/* agent */' >> src/main.c && git add src/main.c"
+        " && git commit -q -m agent-change", ALLOWED(git_head_subject("agent-change"))),
+    Row("mv_cross_dir", "mv src/main.c docs/main.c", ALLOWED(moved("src/main.c", "docs/main.c",
+                                                                  HELLO_C))),
+    Row("read_protected", "cat agent.lock conf/secret.yml tests/golden/a.txt",
+        ALLOWED(stdout_has(POLICY + "token: s3cr3t\ngolden output\n"))),
+    # -- directories on the Landlock chain accept no new entries (documented)
+    Row("mv_into_chain_dir", "mv src/main.c tests/main.c",
+        ALLOWED(moved("src/main.c", "tests/main.c", HELLO_C)), BLOCKED),
+    Row("create_in_root", "echo hi > new.txt", ALLOWED(file_is("new.txt", "hi\n")), BLOCKED),
+    Row("rename_in_root", "mv README.md README.txt", ALLOWED(moved("README.md", "README.txt")),
+        BLOCKED),
+    Row("sed_in_place_root_file", "sed -i s/Demo/Sample/ README.md",
+        ALLOWED(file_is("README.md", "# Sample project\n")), BLOCKED),
+]
+
+
+# ---- machinery --------------------------------------------------------------
+
+class Tools:
+    """ralon, deny-userns and the helpers, copied into a world-readable
+    directory so nobody can run them wherever the build tree is."""
+    dir = None
+
+    @classmethod
+    def setup(cls):
+        if cls.dir is not None:
+            return
+        d = tempfile.mkdtemp(prefix="ralon-enf-bin-", dir=TMP_ROOT)
+        os.chmod(d, 0o755)
+        cls.ralon = os.path.join(d, "ralon")
+        shutil.copy2(RALON_SRC, cls.ralon)
+        os.chmod(cls.ralon, 0o755)
+        cls.deny = None
+        if DENY_SRC and os.path.exists(DENY_SRC):
+            cls.deny = os.path.join(d, "deny-userns")
+            shutil.copy2(DENY_SRC, cls.deny)
+            os.chmod(cls.deny, 0o755)
+        cls.op = os.path.join(d, "op.py")
+        with open(cls.op, "w", encoding="utf-8") as f:
+            f.write(OP_PY)
+        os.chmod(cls.op, 0o644)
+        # A python3 every user can run, first on PATH.
+        bindir = os.path.join(d, "bin")
+        os.mkdir(bindir, 0o755)
+        py = shutil.which("python3", path=SAFE_PATH) or sys.executable
+        os.symlink(py, os.path.join(bindir, "python3"))
+        cls.path = bindir + ":" + SAFE_PATH
+        cls.dir = d
+
+    @classmethod
+    def cleanup(cls):
+        if cls.dir is not None:
+            shutil.rmtree(cls.dir, ignore_errors=True)
+            cls.dir = None
+
+
+def read_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def git_env(home):
+    return {"PATH": SAFE_PATH, "HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C.UTF-8"}
+
+
+class Project:
+    """base/ (owned by the user running the row) holding code/proj (the
+    project, with a git repository), home (HOME) and tmp (TMPDIR)."""
+
+    def __init__(self, uid):
+        self.base = tempfile.mkdtemp(prefix="ralon-enf-", dir=TMP_ROOT)
+        os.chmod(self.base, 0o755)
+        self.code = os.path.join(self.base, "code")
+        self.proj = os.path.join(self.code, "proj")
+        self.home = os.path.join(self.base, "home")
+        self.tmp = os.path.join(self.base, "tmp")
+        for d in (self.proj, self.home, self.tmp):
+            os.makedirs(d)
+        for rel, content in FILES.items():
+            p = os.path.join(self.proj, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w", encoding="utf-8") as f:
+                f.write(content)
+        env = git_env(self.home)
+        for args in (["init", "-q", "-b", "main"],
+                     ["config", "user.name", "Ralon Test"],
+                     ["config", "user.email", "ralon-test@example.invalid"],
+                     ["add", "-A"],
+                     ["commit", "-q", "-m", "initial"]):
+            subprocess.run(["git"] + args, cwd=self.proj, env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+        if uid is not None:
+            for top, dirs, files in os.walk(self.base):
+                os.lchown(top, uid, uid)
+                for n in dirs + files:
+                    os.lchown(os.path.join(top, n), uid, uid)
+
+    def cleanup(self):
+        for d in (self.base + ".old", self.base):
+            if os.path.lexists(d):
+                shutil.rmtree(d, ignore_errors=True)
+
+    def env(self):
+        return {"PATH": Tools.path, "HOME": self.home, "TMPDIR": self.tmp, "BASE": self.base,
+                "RALON": Tools.ralon, "OP": Tools.op, "LC_ALL": "C.UTF-8",
+                "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+class Result:
+    def __init__(self, rc, stdout, stderr):
+        self.rc, self.stdout, self.stderr = rc, stdout, stderr
+
+    @property
+    def output(self):
+        return self.stdout + self.stderr
+
+    def __repr__(self):
+        return "exit %r\n--- stdout\n%s--- stderr\n%s" % (self.rc, self.stdout, self.stderr)
+
+
+def _preexec(uid, ctty):
+    def fn():
+        if ctty:
+            import fcntl
+            import termios
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+    return fn
+
+
+def run(argv, user, cwd, env, pty=False, timeout=TIMEOUT):
+    """Runs argv as `user` ("root" or "nobody"); with pty, on a new pseudo
+    terminal that is its controlling terminal (stdin, stdout and stderr)."""
+    uid = USERS[user]
+    if not pty:
+        p = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, errors="replace",
+                           preexec_fn=_preexec(uid, False), timeout=timeout)
+        return Result(p.returncode, p.stdout, p.stderr)
+    master, slave = pty_module.openpty()
+    try:
+        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
+                             start_new_session=True, preexec_fn=_preexec(uid, True))
+    finally:
+        os.close(slave)
+    out = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            r, _, _ = select.select([master], [], [], 1.0)
+            if not r:
+                if p.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError as e:
+                if e.errno == errno.EIO:  # every slave descriptor is closed
+                    break
+                raise
+            if not chunk:
+                break
+            out += chunk
+        else:
+            p.kill()
+        rc = p.wait(timeout=timeout)
+    finally:
+        os.close(master)
+    return Result(rc, out.decode("utf-8", "replace"), "")
+
+
+# ---- snapshots --------------------------------------------------------------
+
+def _entry(path):
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return {"missing": True}
+    e = {"dev": st.st_dev, "ino": st.st_ino, "mode": st.st_mode, "uid": st.st_uid,
+         "gid": st.st_gid, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
+         "nlink": st.st_nlink}
+    try:
+        e["xattrs"] = {n: os.getxattr(path, n, follow_symlinks=False)
+                       for n in sorted(os.listxattr(path, follow_symlinks=False))}
+    except OSError as ex:
+        e["xattrs"] = "error %s" % errno.errorcode.get(ex.errno, ex.errno)
+    if stat.S_ISREG(st.st_mode):
+        with open(path, "rb") as f:
+            e["sha256"] = hashlib.sha256(f.read()).hexdigest()
+    elif stat.S_ISDIR(st.st_mode):
+        e["listing"] = sorted(os.listdir(path))
+    elif stat.S_ISLNK(st.st_mode):
+        e["target"] = os.readlink(path)
+    try:
+        rs = os.stat(path)
+        e["resolves_to"] = (rs.st_dev, rs.st_ino)
+    except OSError as ex:
+        e["resolves_to"] = "error %s" % errno.errorcode.get(ex.errno, ex.errno)
+    return e
+
+
+def snapshot(pr):
+    """Every protected object (and everything below a protected directory)
+    in full; the ancestors by identity only."""
+    snap = {}
+    for rel in PROTECTED:
+        top = os.path.join(pr.proj, rel)
+        snap[rel] = _entry(top)
+        if os.path.isdir(top) and not os.path.islink(top):
+            for d, dirs, files in os.walk(top):
+                for n in dirs + files:
+                    p = os.path.join(d, n)
+                    snap[os.path.relpath(p, pr.proj)] = _entry(p)
+    for label, path in (("ancestor conf/", os.path.join(pr.proj, "conf")),
+                        ("ancestor tests/", os.path.join(pr.proj, "tests")),
+                        ("ancestor .github/", os.path.join(pr.proj, ".github")),
+                        ("ancestor proj/", pr.proj),
+                        ("ancestor code/", pr.code),
+                        ("ancestor base/", pr.base)):
+        try:
+            st = os.lstat(path)
+            snap[label] = {"dev": st.st_dev, "ino": st.st_ino, "type": stat.S_IFMT(st.st_mode)}
+        except FileNotFoundError:
+            snap[label] = {"missing": True}
+    return snap
+
+
+def diff(before, after):
+    """[(path, field, before, after)] for everything that differs."""
+    out = []
+    for path in sorted(set(before) | set(after)):
+        b, a = before.get(path, {"absent": True}), after.get(path, {"absent": True})
+        for field in sorted(set(b) | set(a)):
+            if b.get(field) != a.get(field):
+                out.append((path, field, b.get(field), a.get(field)))
+    return out
+
+
+METADATA = {"mode", "uid", "gid", "mtime_ns", "ctime_ns", "xattrs"}
+
+
+def format_diff(d):
+    return "\n".join("  %s: %s %r -> %r" % x for x in d) or "  (nothing)"
+
+
+# ---- backends ---------------------------------------------------------------
+
+_availability = {}
+
+
+def backend_available(backend, user):
+    """(available, reason) from `ralon run --backend B --dry-run -- true`,
+    run as `user` in a fresh project."""
+    key = (backend, user)
+    if key not in _availability:
+        Tools.setup()
+        pr = Project(USERS[user])
+        try:
+            r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--", "true"], user,
+                    pr.proj, pr.env())
+        finally:
+            pr.cleanup()
+        why = " ".join(line.strip() for line in r.output.splitlines()
+                       if "unavailable" in line or "would fail" in line
+                       or (line.startswith("ralon:") and "warning" not in line))
+        _availability[key] = (r.rc == 0, why or r.output.strip())
+    return _availability[key]
+
+
+def require_backend(tc, backend, user):
+    if user not in USERS:
+        tc.skipTest("the %s column needs the suite to run as root" % user)
+    ok, why = backend_available(backend, user)
+    if not ok:
+        msg = "the %s backend is not available to %s here: %s" % (backend, user, why)
+        if backend in REQUIRED:
+            tc.fail(msg + " (RALON_REQUIRE_BACKENDS=%s)" % ",".join(sorted(REQUIRED)))
+        tc.skipTest(msg)
+
+
+def landlock_abi():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION); 444
+    # on every architecture.
+    abi = libc.syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return abi if abi > 0 else 0
+
+
+_xattr_ok = None
+
+
+def user_xattrs_supported():
+    global _xattr_ok
+    if _xattr_ok is None:
+        fd, p = tempfile.mkstemp(dir=TMP_ROOT, prefix="ralon-enf-xattr-")
+        os.close(fd)
+        try:
+            os.setxattr(p, "user.ralon", b"1")
+            _xattr_ok = True
+        except OSError as e:
+            if e.errno != errno.EOPNOTSUPP:
+                raise
+            _xattr_ok = False
+        finally:
+            os.unlink(p)
+    return _xattr_ok
+
+
+def ralon_run(backend, cmd, quiet=True, extra=()):
+    return ([Tools.ralon, "run", "--backend", backend] + (["-q"] if quiet else []) + list(extra)
+            + ["--", "sh", "-c", cmd])
+
+
+# ---- the table as tests -----------------------------------------------------
+
+class Context:
+    def __init__(self, pr, res):
+        self.proj, self.base, self.home, self.tmp = pr.proj, pr.base, pr.home, pr.tmp
+        self.stdout, self.stderr = res.stdout, res.stderr
+
+
+def run_row(tc, row, backend, user):
+    require_backend(tc, backend, user)
+    if row.needs == "user_xattr" and not user_xattrs_supported():
+        tc.skipTest("the filesystem under %s refuses user.* extended attributes" % TMP_ROOT)
+    expect = row.expect[backend]
+    pr = Project(USERS[user])
+    try:
+        before = snapshot(pr)
+        argv = ralon_run(backend, "echo '%s' >&2; %s" % (STARTED, row.cmd))
+        if row.launcher:
+            argv = ["sh", "-c", row.launcher + ' && exec "$@"', "launcher"] + argv
+        res = run(argv, user, pr.proj, pr.env(), pty=row.pty)
+        after = snapshot(pr)
+        d = diff(before, after)
+        what = "row %s, backend %s, user %s, expected %r: %s\n%r\nchanged:\n%s" % (
+            row.name, backend, user, expect, row.cmd, res, format_diff(d))
+        started = STARTED in res.output
+
+        if isinstance(expect, Blocked):
+            if expect.started:
+                tc.assertTrue(started, "the command never ran inside the sandbox; " + what)
+            else:
+                tc.assertFalse(started, "ralon ran the command instead of refusing; " + what)
+            tc.assertNotEqual(res.rc, 0, "the command succeeded; " + what)
+            if expect.rc is not None:
+                tc.assertEqual(res.rc, expect.rc, what)
+            if expect.output is not None:
+                tc.assertRegex(res.output, expect.output, what)
+            tc.assertEqual(d, [], "protected paths changed; " + what)
+        elif isinstance(expect, Unchanged):
+            tc.assertTrue(started, "the command never ran inside the sandbox; " + what)
+            tc.assertEqual(d, [], "protected paths changed; " + what)
+        elif isinstance(expect, Allowed):
+            tc.assertEqual(res.rc, 0, "the command failed; " + what)
+            tc.assertEqual(d, [], "protected paths changed; " + what)
+            try:
+                expect.check(Context(pr, res))
+            except AssertionError as e:
+                tc.fail("the intended effect is missing: %s; %s" % (e, what))
+        elif isinstance(expect, Gap):
+            tc.assertEqual(res.rc, 0, "the gap is gone or the command failed (update the "
+                           "table if Landlock now covers this); " + what)
+            unexpected = [x for x in d if x[0] != expect.path or x[1] not in METADATA]
+            tc.assertEqual(unexpected, [], "more than the documented metadata changed; " + what)
+            tc.assertNotEqual(d, [], "nothing changed; " + what)
+            try:
+                expect.check(before[expect.path], after[expect.path])
+            except AssertionError as e:
+                tc.fail("the metadata change is not the expected one: %s; %s" % (e, what))
+        else:
+            raise ValueError("bad expectation %r" % expect)
+    finally:
+        pr.cleanup()
+
+
+class TestAttackTable(unittest.TestCase):
+    """Generated: test_<row>__<backend>__<user>."""
+
+
+def _generate():
+    seen = set()
+    for row in ROWS:
+        if row.name in seen:
+            raise ValueError("duplicate row " + row.name)
+        seen.add(row.name)
+        for backend in BACKENDS:
+            for user in ALL_USERS:
+                def t(self, row=row, backend=backend, user=user):
+                    run_row(self, row, backend, user)
+                t.__doc__ = "%s [%s, %s]: %s" % (row.name, backend, user, row.cmd)
+                setattr(TestAttackTable, "test_%s__%s__%s" % (row.name, backend, user), t)
+
+
+_generate()
+
+
+# ---- separate tests ---------------------------------------------------------
+
+EXPECTED_PROTECTED = {"agent.lock", "tests/golden", "conf/secret.yml", ".github/workflows",
+                      "Cargo.lock"}
+
+
+class Base(unittest.TestCase):
+    def project(self, user=None):
+        user = user or ME
+        pr = Project(USERS[user])
+        self.addCleanup(pr.cleanup)
+        return pr
+
+    def users(self):
+        return [u for u in ALL_USERS if u in USERS]
+
+    def available(self, backend, user):
+        if user not in USERS:
+            return False
+        ok, why = backend_available(backend, user)
+        if not ok and backend in REQUIRED:
+            self.fail("the %s backend is not available to %s: %s" % (backend, user, why))
+        return ok
+
+    def any_backend(self, user=None):
+        user = user or ME
+        avail = [b for b in BACKENDS if self.available(b, user)]
+        if not avail:
+            self.skipTest("no backend is available here")
+        return avail
+
+    def assertUnchanged(self, before, pr, what):
+        d = diff(before, snapshot(pr))
+        self.assertEqual(d, [], "protected paths changed; %s\n%s" % (what, format_diff(d)))
+
+
+class TestDryRun(Base):
+    def test_dry_run_names_backend_and_protected_paths(self):
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--", "true"],
+                        ME, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertRegex(r.stdout, r"(?m)^backend\s+%s\b" % backend, r)
+                for rel in EXPECTED_PROTECTED:
+                    self.assertRegex(r.stdout, r"(?m)^\s+read-only\s+%s/?$" % re.escape(rel), r)
+                self.assertUnchanged(snapshot(pr), pr, "dry run")
+
+    def test_dry_run_json(self):
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--json", "--",
+                         "true"], ME, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                doc = json.loads(r.stdout)
+                self.assertEqual(doc["backend"], backend)
+                self.assertIs(doc["enforceable"], True)
+                self.assertEqual({p["path"] for p in doc["protected"]}, EXPECTED_PROTECTED)
+                self.assertEqual(os.path.realpath(doc["root"]), os.path.realpath(pr.proj))
+
+
+class TestAutoFallback(Base):
+    """`deny-userns` makes user namespaces unavailable, as some distributions
+    do: auto must pick Landlock, and --backend mount must refuse."""
+
+    def setUp(self):
+        Tools.setup()
+        if Tools.deny is None:
+            self.skipTest("RALON_DENY_USERNS is not set (build tests/enforcement/deny-userns)")
+
+    def test_auto_falls_back_to_landlock(self):
+        for user in self.users():
+            if not self.available("landlock", user):
+                continue
+            with self.subTest(user=user):
+                pr = self.project(user)
+                r = run([Tools.deny, Tools.ralon, "run", "--dry-run", "--", "true"], user,
+                        pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertRegex(r.stdout, r"(?m)^backend\s+landlock\b", r)
+                self.assertIn("unshare", r.stdout, r)
+                r = run([Tools.deny, Tools.ralon, "run", "--dry-run", "--json", "--", "true"],
+                        user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(json.loads(r.stdout)["backend"], "landlock", r)
+
+                before = snapshot(pr)
+                r = run([Tools.deny, Tools.ralon, "run", "--", "sh", "-c",
+                         "echo '%s' >&2; echo forged >> agent.lock" % STARTED], user, pr.proj,
+                        pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertNotEqual(r.rc, 0, r)
+                self.assertRegex(r.stderr, r"(?m)^ralon: %d path\(s\) locked via the landlock "
+                                 r"backend$" % len(EXPECTED_PROTECTED), r)
+                self.assertUnchanged(before, pr, repr(r))
+
+                r = run([Tools.deny, Tools.ralon, "run", "-q", "--", "sh", "-c",
+                         "echo ok > src/ok.txt"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(read_text(os.path.join(pr.proj, "src/ok.txt")), "ok\n")
+
+    def test_mount_backend_refuses_without_user_namespaces(self):
+        for user in self.users():
+            with self.subTest(user=user):
+                pr = self.project(user)
+                before = snapshot(pr)
+                r = run([Tools.deny, Tools.ralon, "run", "--backend", "mount", "--", "sh", "-c",
+                         "echo '%s' >&2" % STARTED], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertNotIn(STARTED, r.output, r)
+                self.assertIn("unshare(CLONE_NEWUSER|CLONE_NEWNS)", r.stderr, r)
+                self.assertUnchanged(before, pr, repr(r))
+
+
+class TestSeal(Base):
+    # Shadowing from a nested namespace, as the tools do it (needs a uid
+    # mapping: an ordinary user only) and with raw system calls (any user).
+    SHADOWS = ("unshare -Urm sh -c 'mount -t tmpfs none tests/golden'",
+               'python3 "$OP" nest tmpfs tests/golden')
+
+    def test_seal_forbids_nested_shadowing(self):
+        if landlock_abi() < 2:
+            self.skipTest("--seal needs Landlock ABI 2 or later (this kernel: %d)"
+                          % landlock_abi())
+        checked = 0
+        for user in self.users():
+            if not self.available("mount", user):
+                continue
+            for shadow in self.SHADOWS:
+                with self.subTest(user=user, command=shadow):
+                    pr = self.project(user)
+                    before = snapshot(pr)
+                    control = run(ralon_run("mount", shadow), user, pr.proj, pr.env())
+                    self.assertUnchanged(before, pr, repr(control))
+                    if control.rc != 0:
+                        continue  # not possible here even without --seal
+                    checked += 1
+                    r = run(ralon_run("mount", "echo '%s' >&2; %s" % (STARTED, shadow),
+                                      extra=["--seal"]), user, pr.proj, pr.env())
+                    self.assertIn(STARTED, r.stderr, r)
+                    self.assertNotEqual(r.rc, 0,
+                                        "nested shadowing succeeded under --seal; %r" % r)
+                    self.assertUnchanged(before, pr, repr(r))
+        if checked == 0:
+            self.skipTest("nested shadowing is impossible here even without --seal")
+
+    def test_seal_lets_normal_work_succeed(self):
+        if landlock_abi() < 2:
+            self.skipTest("--seal needs Landlock ABI 2 or later")
+        work = ("echo hi > new.txt && mv new.txt renamed.txt && mv src/main.c docs/main.c"
+                " && mv docs/main.c tests/main.c && echo 'int z;' > src/main.c"
+                " && mkdir -p \"$HOME/x\" && echo h > \"$HOME/x/f\"")
+        for user in self.users():
+            if not self.available("mount", user):
+                continue
+            with self.subTest(user=user):
+                pr = self.project(user)
+                before = snapshot(pr)
+                r = run(ralon_run("mount", work, extra=["--seal"]), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertUnchanged(before, pr, repr(r))
+                p = pr.proj
+                self.assertEqual(read_text(os.path.join(p, "renamed.txt")), "hi\n")
+                self.assertFalse(os.path.exists(os.path.join(p, "new.txt")))
+                self.assertEqual(read_text(os.path.join(p, "tests/main.c")), HELLO_C)
+                self.assertFalse(os.path.exists(os.path.join(p, "docs/main.c")))
+                self.assertEqual(read_text(os.path.join(p, "src/main.c")), "int z;\n")
+
+    def test_seal_needs_the_mount_backend(self):
+        backends = self.any_backend()
+        if "landlock" not in backends:
+            self.skipTest("Landlock is not available")
+        pr = self.project()
+        r = run(ralon_run("landlock", "echo '%s' >&2" % STARTED, extra=["--seal"]), ME,
+                pr.proj, pr.env())
+        self.assertEqual(r.rc, 2, r)
+        self.assertNotIn(STARTED, r.output, r)
+
+
+class TestProcess(Base):
+    def test_exit_status_passthrough(self):
+        for user in self.users():
+            for backend in self.any_backend(user):
+                with self.subTest(backend=backend, user=user):
+                    pr = self.project(user)
+                    r = run(ralon_run(backend, "exit 7"), user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 7, r)
+                    r = run(ralon_run(backend, "kill -TERM $$"), user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, -signal.SIGTERM, r)
+
+    def test_if_policy_without_policy_runs_unchanged(self):
+        Tools.setup()
+        d = tempfile.mkdtemp(prefix="ralon-enf-nopolicy-", dir=TMP_ROOT)
+        self.addCleanup(shutil.rmtree, d, True)
+        p = d
+        while True:
+            if os.path.exists(os.path.join(p, "agent.lock")):
+                self.skipTest("%s/agent.lock exists above the scratch directory" % p)
+            if p == "/":
+                break
+            p = os.path.dirname(p)
+        env = {"PATH": Tools.path, "HOME": d, "LC_ALL": "C.UTF-8"}
+        r = run([Tools.ralon, "run", "--", "sh", "-c", "echo hi > out.txt"], ME, d, env)
+        self.assertEqual(r.rc, 2, "without --if-policy a missing policy is an error: %r" % r)
+        self.assertFalse(os.path.exists(os.path.join(d, "out.txt")))
+        r = run([Tools.ralon, "run", "--if-policy", "--", "sh", "-c", "echo hi > out.txt"],
+                ME, d, env)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(read_text(os.path.join(d, "out.txt")), "hi\n")
+
+    def test_missing_command_fails_to_run(self):
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                r = run([Tools.ralon, "run", "--backend", backend, "--",
+                         "/nonexistent/ralon-enf-command"], ME, pr.proj, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertIn("failed to run", r.stderr, r)
+
+    def test_guard_points_to_run(self):
+        Tools.setup()
+        pr = self.project()
+        r = run([Tools.ralon, "guard"], ME, pr.proj, pr.env())
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("ralon run", r.stderr, r)
+
+    def test_capabilities_dropped_and_no_new_privs(self):
+        for user in self.users():
+            for backend in self.any_backend(user):
+                with self.subTest(backend=backend, user=user):
+                    pr = self.project(user)
+                    r = run(ralon_run(backend, "cat /proc/self/status"), user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 0, r)
+                    fields = dict(line.split(":", 1) for line in r.stdout.splitlines()
+                                  if ":" in line)
+                    caps = ["CapInh", "CapPrm", "CapEff", "CapAmb"]
+                    # Dropping the bounding set needs CAP_SETPCAP: ralon has it
+                    # as root and inside its own user namespace (mount
+                    # backend), an ordinary user under Landlock has nothing
+                    # to drop it with (no_new_privs keeps execve from adding
+                    # capabilities there).
+                    if not (backend == "landlock" and user != "root"):
+                        caps.append("CapBnd")
+                    for cap in caps:
+                        self.assertEqual(int(fields[cap].strip(), 16), 0,
+                                         "%s is %s; %r" % (cap, fields[cap].strip(), r))
+                    self.assertEqual(fields["NoNewPrivs"].strip(), "1", r)
+                    self.assertIn(fields.get("Seccomp", "").strip(), ("2",), r)
+
+    def test_no_descriptor_leaks_into_the_command(self):
+        for user in self.users():
+            for backend in self.any_backend(user):
+                with self.subTest(backend=backend, user=user):
+                    pr = self.project(user)
+                    # ls opens /proc/self/fd as descriptor 3 to list it.
+                    r = run(ralon_run(backend, "ls -1 /proc/self/fd"), user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertEqual(sorted(r.stdout.split()), ["0", "1", "2", "3"], r)
+
+
+class TestChainDirectories(Base):
+    """Landlock: directories on the way to a protected path accept no new
+    entries (documented); the mount backend has no such limit."""
+
+    def _create_in_root(self, backend, check):
+        for user in self.users():
+            if not self.available(backend, user):
+                self.skipTest("the %s backend is not available" % backend)
+            with self.subTest(user=user):
+                pr = self.project(user)
+                before = snapshot(pr)
+                r = run(ralon_run(backend, "echo '%s' >&2; echo hi > new-in-root.txt" % STARTED),
+                        user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertUnchanged(before, pr, repr(r))
+                check(r, os.path.join(pr.proj, "new-in-root.txt"))
+
+    def test_mount_project_root_accepts_new_entries(self):
+        def check(r, path):
+            self.assertEqual(r.rc, 0, r)
+            self.assertEqual(read_text(path), "hi\n")
+        self._create_in_root("mount", check)
+
+    def test_landlock_project_root_accepts_no_new_entries(self):
+        def check(r, path):
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertFalse(os.path.exists(path), "the file was created")
+        self._create_in_root("landlock", check)
+
+
+class TestTerminalControl(Base):
+    """Without ralon, the pty harness really can inject input (so EPERM in
+    the table comes from ralon's filter, not from the setup)."""
+
+    def test_tiocsti_works_outside_the_sandbox(self):
+        Tools.setup()
+        try:
+            with open("/proc/sys/dev/tty/legacy_tiocsti") as f:
+                legacy = f.read().strip() == "1"
+        except FileNotFoundError:
+            legacy = True
+        if not legacy:
+            self.skipTest("dev.tty.legacy_tiocsti is 0: TIOCSTI is refused outside as well")
+        for user in self.users():
+            with self.subTest(user=user):
+                pr = self.project(user)
+                for name in ("TIOCSTI", "TIOCSTI_HIGH"):
+                    r = run(["python3", Tools.op, "ioctl", name], user, pr.proj, pr.env(),
+                            pty=True)
+                    # The injected "x" is echoed in front of the report.
+                    self.assertRegex(r.output, r"(?m)^x?%s: OK\r?$" % name, r)
+
+
+def tearDownModule():
+    Tools.cleanup()
+
+
+def setUpModule():
+    if not os.path.exists(RALON_SRC):
+        raise unittest.SkipTest("no ralon binary at %s (set RALON_BINARY)" % RALON_SRC)
+    Tools.setup()
+
+
+if __name__ == "__main__":
+    unittest.main()
