@@ -7,7 +7,6 @@ __typeof__(&cap_get_proc) sym_cap_get_proc;
 __typeof__(&cap_get_flag) sym_cap_get_flag;
 __typeof__(&cap_free) sym_cap_free;
 __typeof__(&cap_max_bits) sym_cap_max_bits;
-__typeof__(&cap_get_bound) sym_cap_get_bound;
 __typeof__(&cap_drop_bound) sym_cap_drop_bound;
 __typeof__(&cap_set_secbits) sym_cap_set_secbits;
 __typeof__(&cap_reset_ambient) sym_cap_reset_ambient;
@@ -48,7 +47,7 @@ int dl_load_hardening(Error *err) {
   static bool loaded;
   static const Symbol cap_syms[] = {
       SYM(cap_get_proc),   SYM(cap_get_flag),  SYM(cap_free),
-      SYM(cap_max_bits),   SYM(cap_get_bound), SYM(cap_drop_bound),
+      SYM(cap_max_bits),   SYM(cap_drop_bound),
       SYM(cap_set_secbits), SYM(cap_reset_ambient), SYM(cap_init),
       SYM(cap_set_proc),
   };

@@ -14,7 +14,6 @@ extern __typeof__(&cap_get_proc) sym_cap_get_proc;
 extern __typeof__(&cap_get_flag) sym_cap_get_flag;
 extern __typeof__(&cap_free) sym_cap_free;
 extern __typeof__(&cap_max_bits) sym_cap_max_bits;
-extern __typeof__(&cap_get_bound) sym_cap_get_bound;
 extern __typeof__(&cap_drop_bound) sym_cap_drop_bound;
 extern __typeof__(&cap_set_secbits) sym_cap_set_secbits;
 extern __typeof__(&cap_reset_ambient) sym_cap_reset_ambient;

@@ -318,8 +318,10 @@ static int drop_capabilities(Error *err) {
     /* Root in its namespace would get the bounding set back at execve;
      * without CAP_SETPCAP there is nothing to drop (no_new_privs keeps
      * setuid programs from adding any). */
+    /* One prctl per capability (dropping one already gone is not an
+     * error): asking first would double them. */
     for (cap_value_t c = 0; c < (cap_value_t)sym_cap_max_bits(); c++) {
-      if (sym_cap_get_bound(c) > 0 && sym_cap_drop_bound(c) < 0) {
+      if (sym_cap_drop_bound(c) < 0 && errno != EINVAL) {
         return error_set(err, errno, _("cannot drop capability %d from the bounding set: %m"), c);
       }
     }
