@@ -5,7 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <json-c/json.h>
+#include "json.h"
 #include <string.h>
 #include <sys/stat.h>
 

@@ -6,7 +6,7 @@
  * share. Facts about each protocol: ../shared/agents/HOOKS.md. */
 #pragma once
 
-#include <json-c/json.h>
+#include "json.h"
 #include <stdbool.h>
 #include <stddef.h>
 

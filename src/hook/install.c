@@ -9,7 +9,7 @@
 #include "hook/install.h"
 
 #include <fcntl.h>
-#include <json-c/json.h>
+#include "json.h"
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
