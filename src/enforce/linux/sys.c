@@ -271,6 +271,12 @@ int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n)
   DirEntry *v = NULL;
   size_t n = 0, cap = 0;
   int r = 0;
+  struct stat self;
+  if (fstat(dirfd(d), &self) < 0) {
+    r = -errno;
+    closedir(d);
+    return r;
+  }
   for (;;) {
     errno = 0;
     struct dirent *de = readdir(d);
@@ -282,7 +288,15 @@ int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n)
       continue;
     }
     struct stat st;
-    if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) {
+      /* Not a directory, so not a mount point of a directory: its inode
+       * is the one readdir names, on this directory's device. A file bind
+       * mounted here would hide another inode, but landlock_apply checks
+       * every grant's identity again when it opens it, and refuses. */
+      st.st_dev = self.st_dev;
+      st.st_ino = de->d_ino;
+      st.st_mode = (mode_t)(DTTOIF(de->d_type));
+    } else if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
       if (errno == ENOENT) {
         continue; /* gone meanwhile */
       }
