@@ -2,6 +2,8 @@
 #include "audit.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_GIT_CONFIG] = "git-config-unprotected",
     [AUDIT_UNREADABLE] = "unreadable-directory",
     [AUDIT_ROOT] = "root",
+    [AUDIT_SECOND_MOUNT] = "second-mount",
 };
 
 bool audit_weakens(AuditKind k) {
@@ -78,6 +81,95 @@ static bool pattern_shadowed(const Policy *policy, const Matcher *m, const ScanR
   return false;
 }
 
+typedef struct {
+  char *dev;  /* major:minor */
+  char *root; /* the filesystem path mounted (field 4) */
+  char *point; /* where (field 5) */
+} MountEntry;
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static char *mountinfo_unescape(const char *s) {
+  char *out = xstrdup(s), *o = out;
+  for (const char *p = s; *p != '\0'; p++) {
+    if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+        p[3] >= '0' && p[3] <= '7') {
+      *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+      p += 3;
+    } else {
+      *o++ = *p;
+    }
+  }
+  *o = '\0';
+  return out;
+}
+
+void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out) {
+  MountEntry *v = NULL;
+  size_t n = 0, cap = 0;
+  _cleanup_free_ char *copy = xstrdup(mountinfo);
+  char *save = NULL;
+  for (char *line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+    char *f[5];
+    char *fs = NULL;
+    size_t k = 0;
+    for (char *t = strtok_r(line, " ", &fs); t != NULL && k < 5; t = strtok_r(NULL, " ", &fs)) {
+      f[k++] = t;
+    }
+    if (k < 5) {
+      continue;
+    }
+    MountEntry *e = grow_array(&v, &n, &cap, sizeof(MountEntry));
+    e->dev = xstrdup(f[2]);
+    e->root = mountinfo_unescape(f[3]);
+    e->point = mountinfo_unescape(f[4]);
+  }
+  /* The mount holding the project: the longest mount point above it (the
+   * last such line wins among equals: it is the one on top). */
+  const MountEntry *home = NULL;
+  size_t best = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (path_relative(v[i].point, root) != NULL && strlen(v[i].point) >= best) {
+      best = strlen(v[i].point);
+      home = &v[i];
+    }
+  }
+  if (home != NULL) {
+    /* Where the project lies inside its filesystem. */
+    _cleanup_free_ char *inside = path_join(home->root, path_relative(home->point, root));
+    _cleanup_free_ char *fs_path = path_normalize(inside);
+    for (size_t i = 0; i < n; i++) {
+      const MountEntry *e = &v[i];
+      const char *rest = path_relative(e->root, fs_path);
+      if (e == home || !streq(e->dev, home->dev) || rest == NULL) {
+        continue;
+      }
+      _cleanup_free_ char *joined = path_join(e->point, rest);
+      char *alias = path_normalize(joined);
+      if (streq(alias, root)) {
+        free(alias);
+        continue;
+      }
+      bool dup = false;
+      for (size_t j = 0; j < out->n; j++) {
+        dup |= out->items[j].kind == AUDIT_SECOND_MOUNT && streq(out->items[j].subject, alias);
+      }
+      if (dup) {
+        free(alias);
+        continue;
+      }
+      add(out, AUDIT_SECOND_MOUNT, alias,
+          xstrdup(_("is a second path to this project (another mount of the same filesystem); "
+                    "writes through it are restricted by neither backend")));
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].dev);
+    free(v[i].root);
+    free(v[i].point);
+  }
+  free(v);
+}
+
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out) {
   for (size_t i = 1; i < policy->n_patterns; i++) {
     if (scan->hits[i] > 0 || pattern_shadowed(policy, m, scan, i)) {
@@ -114,6 +206,16 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
         xstrdup(_("could not be read, so protected paths inside it were not found")));
   }
   audit_git(policy, m, out);
+  _cleanup_free_ char *canon = realpath(policy->root, NULL);
+  int fd = canon ? open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC) : -1;
+  if (fd >= 0) {
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    if (read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len) == 0) {
+      audit_second_mounts(text, canon, out);
+    }
+    close(fd);
+  }
   if (geteuid() == 0) {
     add(out, AUDIT_ROOT, xstrdup(_("running as root:")),
         xstrdup(_("an agent running as root is not a protected configuration; it keeps owner "

@@ -20,6 +20,7 @@ typedef enum {
   AUDIT_GIT_CONFIG,
   AUDIT_UNREADABLE,
   AUDIT_ROOT,
+  AUDIT_SECOND_MOUNT,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;
@@ -39,6 +40,12 @@ typedef struct {
 /* Looks at the policy and what the scan found. Never fails: a condition it
  * cannot check is not reported. */
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out);
+
+/* The other places the directory `root` (canonical) is mounted, from the
+ * text of /proc/self/mountinfo: another mount of the same filesystem whose
+ * root covers the project is a second path to the same files, and writes
+ * through it are restricted by neither backend. Pure: tests hand it text. */
+void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out);
 
 /* Whether a finding leaves protection weaker (`run --strict` refuses
  * those), as opposed to noting something harmless. */

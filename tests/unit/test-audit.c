@@ -203,6 +203,69 @@ static void assert_summary(const char *root, const char *yaml, const char *want)
   audit_findings_clear(&f);
 }
 
+/* ---- second mounts (injected mountinfo) ---------------------------------- */
+
+/* The subjects of the second-mount findings, one per line. */
+static char *second_mounts(const char *mountinfo, const char *root) {
+  AuditFindings f = {0};
+  audit_second_mounts(mountinfo, root, &f);
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *m = open_memstream(&buf, &size);
+  ck_assert_ptr_nonnull(m);
+  for (size_t i = 0; i < f.n; i++) {
+    ck_assert_int_eq(f.items[i].kind, AUDIT_SECOND_MOUNT);
+    ck_assert_ptr_nonnull(strstr(f.items[i].detail, "second path to this project"));
+    fprintf(m, "%s\n", f.items[i].subject);
+  }
+  fclose(m);
+  audit_findings_clear(&f);
+  return buf;
+}
+
+#define MI_ROOT "26 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+
+START_TEST(test_second_mount_found) {
+  /* /home bound again at /mnt/h: the project is also /mnt/h/dev/proj. */
+  _cleanup_free_ char *got = second_mounts(MI_ROOT "40 26 254:0 /home /mnt/h rw - ext4 /dev/vda rw\n",
+                                           "/home/dev/proj");
+  ck_assert_str_eq(got, "/mnt/h/dev/proj\n");
+}
+END_TEST
+
+START_TEST(test_second_mount_of_a_subdirectory_filesystem) {
+  /* The project's filesystem is mounted at /srv with root /data; a second
+   * mount of /data/dev shows the project at /view/proj. Spaces escaped. */
+  _cleanup_free_ char *got = second_mounts(
+      MI_ROOT "50 26 8:1 /data /srv rw - ext4 /dev/sdb1 rw\n"
+              "51 26 8:1 /data/dev /my\\040view rw - ext4 /dev/sdb1 rw\n",
+      "/srv/dev/proj");
+  ck_assert_str_eq(got, "/my view/proj\n");
+}
+END_TEST
+
+START_TEST(test_second_mount_not_reported) {
+  /* Another device; a mount of something inside the project only (its
+   * root does not cover the project); the project's own pins, bound on
+   * themselves, as inside `ralon run`. */
+  _cleanup_free_ char *got = second_mounts(
+      MI_ROOT "60 26 0:50 / /tmp rw - tmpfs tmpfs rw\n"
+              "61 26 254:0 /home/dev/proj/tests /mnt/t rw - ext4 /dev/vda rw\n"
+              "62 26 254:0 /home /home rw - ext4 /dev/vda rw\n"
+              "63 62 254:0 /home/dev/proj /home/dev/proj rw - ext4 /dev/vda rw\n",
+      "/home/dev/proj");
+  ck_assert_str_eq(got, "");
+}
+END_TEST
+
+START_TEST(test_second_mount_garbage) {
+  _cleanup_free_ char *a = second_mounts("", "/home/dev/proj");
+  ck_assert_str_eq(a, "");
+  _cleanup_free_ char *b = second_mounts("1 2\n\n  \nx y z\n", "/home/dev/proj");
+  ck_assert_str_eq(b, "");
+}
+END_TEST
+
 /* ---- audit_kind_to_string ----------------------------------------------- */
 
 START_TEST(test_kind_names) {
@@ -218,6 +281,7 @@ START_TEST(test_kind_names) {
       {AUDIT_GIT_CONFIG, "git-config-unprotected"},
       {AUDIT_UNREADABLE, "unreadable-directory"},
       {AUDIT_ROOT, "root"},
+      {AUDIT_SECOND_MOUNT, "second-mount"},
   };
   /* Every kind has a name here: a new kind must be added to this table. */
   ck_assert_int_eq(ELEMENTSOF(table), _AUDIT_KIND_MAX);
@@ -636,6 +700,10 @@ static Suite *audit_suite(void) {
   Suite *s = suite_create("audit");
   TCase *tc = tcase_create("names");
   tcase_add_test(tc, test_kind_names);
+  tcase_add_test(tc, test_second_mount_found);
+  tcase_add_test(tc, test_second_mount_of_a_subdirectory_filesystem);
+  tcase_add_test(tc, test_second_mount_not_reported);
+  tcase_add_test(tc, test_second_mount_garbage);
   tcase_add_test(tc, test_kind_weakens);
   suite_add_tcase(s, tc);
 
