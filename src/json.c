@@ -37,6 +37,9 @@
 #undef json_tokener_parse_ex
 #undef json_tokener_set_flags
 #undef json_object_get_object
+#undef json_object_get_int64
+#undef json_object_get_int
+#undef json_object_get_boolean
 
 __typeof__(&json_object_array_add) sym_json_object_array_add;
 __typeof__(&json_object_array_del_idx) sym_json_object_array_del_idx;
@@ -70,6 +73,9 @@ __typeof__(&json_tokener_parse) sym_json_tokener_parse;
 __typeof__(&json_tokener_parse_ex) sym_json_tokener_parse_ex;
 __typeof__(&json_tokener_set_flags) sym_json_tokener_set_flags;
 __typeof__(&json_object_get_object) sym_json_object_get_object;
+__typeof__(&json_object_get_int64) sym_json_object_get_int64;
+__typeof__(&json_object_get_int) sym_json_object_get_int;
+__typeof__(&json_object_get_boolean) sym_json_object_get_boolean;
 
 void json_need(void) {
   static bool loaded;
@@ -118,6 +124,9 @@ void json_need(void) {
       {(void **)&sym_json_tokener_parse_ex, "json_tokener_parse_ex"},
       {(void **)&sym_json_tokener_set_flags, "json_tokener_set_flags"},
       {(void **)&sym_json_object_get_object, "json_object_get_object"},
+      {(void **)&sym_json_object_get_int64, "json_object_get_int64"},
+      {(void **)&sym_json_object_get_int, "json_object_get_int"},
+      {(void **)&sym_json_object_get_boolean, "json_object_get_boolean"},
   };
   for (size_t i = 0; i < ELEMENTSOF(syms); i++) {
     *syms[i].slot = dlsym(h, syms[i].name);

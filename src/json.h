@@ -46,6 +46,9 @@ extern __typeof__(&json_tokener_parse) sym_json_tokener_parse;
 extern __typeof__(&json_tokener_parse_ex) sym_json_tokener_parse_ex;
 extern __typeof__(&json_tokener_set_flags) sym_json_tokener_set_flags;
 extern __typeof__(&json_object_get_object) sym_json_object_get_object;
+extern __typeof__(&json_object_get_int64) sym_json_object_get_int64;
+extern __typeof__(&json_object_get_int) sym_json_object_get_int;
+extern __typeof__(&json_object_get_boolean) sym_json_object_get_boolean;
 
 #define json_object_array_add (json_need(), *sym_json_object_array_add)
 #define json_object_array_del_idx (json_need(), *sym_json_object_array_del_idx)
@@ -79,3 +82,6 @@ extern __typeof__(&json_object_get_object) sym_json_object_get_object;
 #define json_tokener_parse_ex (json_need(), *sym_json_tokener_parse_ex)
 #define json_tokener_set_flags (json_need(), *sym_json_tokener_set_flags)
 #define json_object_get_object (json_need(), *sym_json_object_get_object)
+#define json_object_get_int64 (json_need(), *sym_json_object_get_int64)
+#define json_object_get_int (json_need(), *sym_json_object_get_int)
+#define json_object_get_boolean (json_need(), *sym_json_object_get_boolean)
