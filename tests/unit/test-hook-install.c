@@ -19,6 +19,7 @@
 #include "hook/install.h"
 #include "path.h"
 #include "util.h"
+#include "tmptree.h"
 
 #define VERB                                                                                   \
   "[Ww]rite|[Ee]dit|[Cc]reate|[Rr]eplace|[Pp]atch|[Ii]nsert|[Uu]pdate|[Dd]elete|[Rr]emove|" \
@@ -233,60 +234,10 @@ static const AgentCase cases[] = {
 
 /* ---- temporary trees ---------------------------------------------------- */
 
-static char *scratch;
 
-static void rm_rf_at(int parent, const char *name) {
-  struct stat st;
-  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-    return;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    (void)fchmodat(parent, name, 0700, 0);
-    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-      DIR *d = fdopendir(fd);
-      if (d == NULL) {
-        close(fd);
-      } else {
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-          if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
-            continue;
-          }
-          rm_rf_at(dirfd(d), de->d_name);
-        }
-        closedir(d);
-      }
-    }
-    (void)unlinkat(parent, name, AT_REMOVEDIR);
-  } else {
-    (void)unlinkat(parent, name, 0);
-  }
-}
 
-static void scratch_setup(void) {
-  const char *tmp = getenv("TMPDIR");
-  _cleanup_free_ char *tmpl =
-      xasprintf("%s/ralon-test-hook-install.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  ck_assert_ptr_nonnull(mkdtemp(tmpl));
-  scratch = realpath(tmpl, NULL);
-  ck_assert_ptr_nonnull(scratch);
-}
 
-static void scratch_teardown(void) {
-  if (scratch != NULL) {
-    rm_rf_at(AT_FDCWD, scratch);
-    free(scratch);
-    scratch = NULL;
-  }
-}
 
-static char *make_tmpdir(void) {
-  char *tmpl = xasprintf("%s/t.XXXXXX", scratch);
-  ck_assert_ptr_nonnull(mkdtemp(tmpl));
-  ck_assert_int_eq(chmod(tmpl, 0755), 0);
-  return tmpl;
-}
 
 static void make_dirs(const char *path) {
   _cleanup_free_ char *p = xstrdup(path);

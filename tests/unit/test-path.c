@@ -14,82 +14,18 @@
 
 #include "path.h"
 #include "util.h"
+#include "tmptree.h"
 
 /* One scratch directory per test case, made and removed by the runner
  * process (an unchecked fixture), so a failing test leaves nothing behind. */
-static char *scratch;
 
-static void rm_rf_at(int parent, const char *name) {
-  struct stat st;
-  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-    return;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    (void)fchmodat(parent, name, 0700, 0);
-    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-      DIR *d = fdopendir(fd);
-      if (d == NULL) {
-        close(fd);
-      } else {
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-          if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
-            continue;
-          }
-          rm_rf_at(dirfd(d), de->d_name);
-        }
-        closedir(d);
-      }
-    }
-    (void)unlinkat(parent, name, AT_REMOVEDIR);
-  } else {
-    (void)unlinkat(parent, name, 0);
-  }
-}
 
-static void scratch_setup(void) {
-  const char *tmp = getenv("TMPDIR");
-  _cleanup_free_ char *tmpl = xasprintf("%s/ralon-test-path.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  ck_assert_ptr_nonnull(mkdtemp(tmpl));
-  /* Compare against resolved names whatever TMPDIR looks like. */
-  scratch = realpath(tmpl, NULL);
-  ck_assert_ptr_nonnull(scratch);
-}
 
-static void scratch_teardown(void) {
-  if (scratch != NULL) {
-    rm_rf_at(AT_FDCWD, scratch);
-    free(scratch);
-    scratch = NULL;
-  }
-}
 
 /* A fresh, empty directory for one test, below the scratch directory. */
-static char *make_tmpdir(void) {
-  char *tmpl = xasprintf("%s/t.XXXXXX", scratch);
-  ck_assert_ptr_nonnull(mkdtemp(tmpl));
-  return tmpl;
-}
 
-static void make_dir(const char *dir, const char *rel) {
-  _cleanup_free_ char *p = path_join(dir, rel);
-  ck_assert_msg(mkdir(p, 0755) == 0, "mkdir %s: %s", p, strerror(errno));
-}
 
-static void make_file(const char *dir, const char *rel, const char *content) {
-  _cleanup_free_ char *p = path_join(dir, rel);
-  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  ck_assert_msg(fd >= 0, "create %s: %s", p, strerror(errno));
-  size_t len = strlen(content);
-  ck_assert_int_eq(write(fd, content, len), (ssize_t)len);
-  ck_assert_int_eq(close(fd), 0);
-}
 
-static void make_symlink(const char *dir, const char *rel, const char *target) {
-  _cleanup_free_ char *p = path_join(dir, rel);
-  ck_assert_msg(symlink(target, p) == 0, "symlink %s: %s", p, strerror(errno));
-}
 
 static char *slurp(const char *dir, const char *rel) {
   _cleanup_free_ char *p = path_join(dir, rel);
