@@ -87,22 +87,6 @@ typedef struct {
   char *point; /* where (field 5) */
 } MountEntry;
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static char *mountinfo_unescape(const char *s) {
-  char *out = xstrdup(s), *o = out;
-  for (const char *p = s; *p != '\0'; p++) {
-    if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
-        p[3] >= '0' && p[3] <= '7') {
-      *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-      p += 3;
-    } else {
-      *o++ = *p;
-    }
-  }
-  *o = '\0';
-  return out;
-}
-
 void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out) {
   MountEntry *v = NULL;
   size_t n = 0, cap = 0;
@@ -120,8 +104,8 @@ void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings 
     }
     MountEntry *e = grow_array(&v, &n, &cap, sizeof(MountEntry));
     e->dev = xstrdup(f[2]);
-    e->root = mountinfo_unescape(f[3]);
-    e->point = mountinfo_unescape(f[4]);
+    e->root = path_unescape_mountinfo(f[3]);
+    e->point = path_unescape_mountinfo(f[4]);
   }
   /* The mount holding the project: the longest mount point above it (the
    * last such line wins among equals: it is the one on top). */

@@ -179,3 +179,18 @@ char *path_resolve(const char *p) {
   unsigned links = 0;
   return resolve(p, &links);
 }
+
+char *path_unescape_mountinfo(const char *s) {
+  char *out = xstrdup(s), *o = out;
+  for (const char *p = s; *p != '\0'; p++) {
+    if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+        p[3] >= '0' && p[3] <= '7') {
+      *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+      p += 3;
+    } else {
+      *o++ = *p;
+    }
+  }
+  *o = '\0';
+  return out;
+}

@@ -34,3 +34,7 @@ char *path_resolve(const char *p);
 /* The last component and the directory part of a normalised path. */
 const char *path_basename(const char *p);
 char *path_dirname(const char *p);
+
+/* A path as /proc/self/mountinfo writes it, with its \ooo escapes (space,
+ * tab, newline, backslash) undone. */
+char *path_unescape_mountinfo(const char *s);

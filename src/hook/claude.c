@@ -30,11 +30,4 @@ static void interpret(json_object *p, HookRequest *req) {
   json_object_put(owned);
 }
 
-static void answer(const HookVerdict *v, HookAnswer *ret) {
-  if (v->deny) {
-    hook_answer_json(hook_json_claude_deny(v), 2, ret);
-    hook_answer_exit2(v, ret);
-  }
-}
-
-const HookDialect hook_dialect_claude = {AGENT_CLAUDE, recognize, interpret, answer};
+const HookDialect hook_dialect_claude = {AGENT_CLAUDE, recognize, interpret, hook_answer_claude};

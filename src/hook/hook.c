@@ -94,6 +94,13 @@ json_object *hook_json_claude_deny(const HookVerdict *v) {
   return o;
 }
 
+void hook_answer_claude(const HookVerdict *v, HookAnswer *ret) {
+  if (v->deny) {
+    hook_answer_json(hook_json_claude_deny(v), 2, ret);
+    hook_answer_exit2(v, ret);
+  }
+}
+
 /* ---- unknown callers ---------------------------------------------------- */
 
 static void generic_interpret(json_object *payload, HookRequest *req) {

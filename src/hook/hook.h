@@ -131,6 +131,10 @@ void hook_answer_json(json_object *o, int exit_code, HookAnswer *ret); /* stdout
 /* Claude Code's PreToolUse refusal (hookSpecificOutput), which Qwen Code
  * and the agents that read Claude's files share. */
 json_object *hook_json_claude_deny(const HookVerdict *v);
+/* That refusal on stdout, the reason on stderr, exit 2: Claude Code and
+ * Qwen Code read stderr on exit 2; agents loading Claude's file block on
+ * it too. */
+void hook_answer_claude(const HookVerdict *v, HookAnswer *ret);
 
 /* The fields most PreToolUse payloads share: tool_name, tool_input, cwd;
  * recognises the shell tools named in `shell_tools` (NULL-terminated), and

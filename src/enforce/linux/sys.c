@@ -120,21 +120,6 @@ unsigned long sys_locked_mount_flags(const char *path) {
   return fl;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape_mountinfo(char *s) {
-  char *o = s;
-  for (char *p = s; *p != '\0'; p++) {
-    if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
-        p[3] <= '7') {
-      *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-      p += 3;
-    } else {
-      *o++ = *p;
-    }
-  }
-  *o = '\0';
-}
-
 static int remount_read_only_tree(const char *path) {
   FILE *f = fopen("/proc/self/mountinfo", "re");
   if (f == NULL) {
@@ -149,12 +134,12 @@ static int remount_read_only_tree(const char *path) {
     if (sscanf(line, "%*s %*s %*s %*s %4096s", mp) != 1) {
       continue;
     }
-    unescape_mountinfo(mp);
-    if (path_relative(path, mp) == NULL) {
+    _cleanup_free_ char *point = path_unescape_mountinfo(mp);
+    if (path_relative(path, point) == NULL) {
       continue;
     }
-    unsigned long fl = MS_REMOUNT | MS_BIND | MS_RDONLY | sys_locked_mount_flags(mp);
-    if (mount(NULL, mp, NULL, fl, NULL) < 0) {
+    unsigned long fl = MS_REMOUNT | MS_BIND | MS_RDONLY | sys_locked_mount_flags(point);
+    if (mount(NULL, point, NULL, fl, NULL) < 0) {
       r = -errno;
       break;
     }
