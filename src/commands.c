@@ -15,11 +15,15 @@
 #include "hook/decision.h"
 #include "hook/hook.h"
 #include "hook/install.h"
+#include "log.h"
 #include "matcher.h"
 #include "output.h"
 #include "path.h"
 #include "policy.h"
 #include "scan.h"
+
+/* Set by `run` for the command it starts: the project root it protects. */
+#define RALON_ACTIVE_ROOT "RALON_ACTIVE_ROOT"
 
 /* Everything a command needs to know about the project. */
 typedef struct {
@@ -36,6 +40,16 @@ static void project_clear(Project *p) {
   policy_free(p->policy);
 }
 
+/* What the policy protects on disk now, and how that is weaker than it
+ * looks. */
+static int project_scan(Project *p, Error *err) {
+  if (scan_project(p->policy, p->matcher, &p->scan, err) < 0) {
+    return -1;
+  }
+  audit_run(p->policy, p->matcher, p->scan, &p->findings);
+  return 0;
+}
+
 static int project_open(const Options *o, bool scan, Project *p, Error *err) {
   memset(p, 0, sizeof(*p));
   if (policy_discover(o->dir, &p->policy, err) < 0) {
@@ -50,14 +64,7 @@ static int project_open(const Options *o, bool scan, Project *p, Error *err) {
   if (r < 0) {
     return -1;
   }
-  if (!scan) {
-    return 0;
-  }
-  if (scan_project(p->policy, p->matcher, &p->scan, err) < 0) {
-    return -1;
-  }
-  audit_run(p->policy, p->matcher, p->scan, &p->findings);
-  return 0;
+  return scan ? project_scan(p, err) : 0;
 }
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -106,10 +113,38 @@ static json_object *json_project(const Project *p) {
 
 /* ---- human output ----------------------------------------------------- */
 
-static void print_warnings(const AuditFindings *f) {
-  for (size_t i = 0; i < f->n; i++) {
-    print_warning("%s %s", f->items[i].subject, f->items[i].detail);
+/* Each finding goes to the journal as it is reported, on stderr or in
+ * --json. */
+static void log_findings(const Project *p, const char *command) {
+  if (!log_enabled()) {
+    return;
   }
+  for (size_t i = 0; i < p->findings.n; i++) {
+    const AuditFinding *f = &p->findings.items[i];
+    LogFields lf = {0};
+    log_field(&lf, "RALON_FINDING", "%s", audit_kind_to_string(f->kind));
+    /* The subject as printed: a `pattern`, a path, or a phrase. */
+    size_t len = strlen(f->subject);
+    bool quoted = len >= 2 && f->subject[0] == '`' && f->subject[len - 1] == '`';
+    const char *field = f->kind == AUDIT_UNMATCHED_LITERAL || f->kind == AUDIT_UNMATCHED_GLOB
+                            ? "RALON_PATTERN"
+                            : "RALON_PATH";
+    if (f->kind != AUDIT_ROOT) {
+      log_field(&lf, field, "%.*s", (int)(quoted ? len - 2 : len), f->subject + quoted);
+    }
+    log_field(&lf, "RALON_ROOT", "%s", p->policy->root);
+    log_field(&lf, "RALON_POLICY", "%s", p->policy->file);
+    log_field(&lf, "RALON_COMMAND", "%s", command);
+    log_field(&lf, "RALON_WEAKENS", "%d", audit_weakens(f->kind));
+    log_send(LOG_FINDING, &lf, "%s: %s %s", p->policy->root, f->subject, f->detail);
+  }
+}
+
+static void print_warnings(const Project *p, const char *command) {
+  for (size_t i = 0; i < p->findings.n; i++) {
+    print_warning("%s %s", p->findings.items[i].subject, p->findings.items[i].detail);
+  }
+  log_findings(p, command);
 }
 
 static void print_locked(const char *rel, bool dir, const char *pattern) {
@@ -248,12 +283,13 @@ int command_check(const Options *o, Error *err) {
       json_object_object_add(doc, "protected", a);
       json_object_object_add(doc, "findings", json_findings(&p.findings));
       json_print(doc);
+      log_findings(&p, "check");
     } else {
       for (size_t i = 0; i < p.scan->n_paths; i++) {
         const ProtectedPath *pp = &p.scan->paths[i];
         print_locked(pp->relative, S_ISDIR(pp->mode), p.policy->patterns[pp->pattern].pattern);
       }
-      print_warnings(&p.findings);
+      print_warnings(&p, "check");
     }
   }
   project_clear(&p);
@@ -311,6 +347,7 @@ static void status_json(const Project *p) {
   json_object_object_add(doc, "protected", prot);
   json_object_object_add(doc, "findings", json_findings(&p->findings));
   json_print(doc);
+  log_findings(p, "status");
 }
 
 int command_status(const Options *o, Error *err) {
@@ -365,7 +402,7 @@ int command_status(const Options *o, Error *err) {
             "to a protected path accept no new entries while the agent runs.\n"),
           stdout);
   }
-  print_warnings(&p.findings);
+  print_warnings(&p, "status");
   project_clear(&p);
   return 0;
 }
@@ -480,26 +517,128 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   return doc;
 }
 
-/* Runs the command as it is: no policy here and --if-policy. */
-static int exec_unchanged(const Options *o, Error *err) {
+/* The command line as a shell would read it back, for the journal. */
+static char *command_line(char *const argv[]) {
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  if (f == NULL) {
+    oom();
+  }
+  for (size_t i = 0; argv[i] != NULL; i++) {
+    const char *a = argv[i];
+    if (i > 0) {
+      fputc(' ', f);
+    }
+    if (a[0] != '\0' && a[strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789_./=:,+-@%")] == '\0') {
+      fputs(a, f);
+      continue;
+    }
+    fputc('\'', f);
+    for (const char *c = a; *c; c++) {
+      if (*c == '\'') {
+        fputs("'\\''", f);
+      } else {
+        fputc(*c, f);
+      }
+    }
+    fputc('\'', f);
+  }
+  if (fclose(f) != 0) {
+    oom();
+  }
+  return buf;
+}
+
+/* Runs the command as it is (--if-policy), and says so in the journal. */
+static int exec_unchanged(const Options *o, const char *reason, Error *err) {
+  if (log_enabled()) {
+    LogFields lf = {0};
+    _cleanup_free_ char *cmd = command_line(o->paths);
+    _cleanup_free_ char *here = getcwd(NULL, 0);
+    log_field(&lf, "RALON_COMMAND", "%s", cmd);
+    log_field(&lf, "RALON_DIRECTORY", "%s", o->dir ? o->dir : here ? here : "?");
+    log_field(&lf, "RALON_REASON", "%s", reason);
+    log_send(LOG_PASS_THROUGH, &lf, "Started %s unchanged: %s", o->paths[0], reason);
+  }
   fflush(stdout);
   execvp(o->paths[0], o->paths);
   return error_set(err, errno, _("failed to run `%s`: %m"), o->paths[0]);
 }
 
+/* `run` could not enforce, or refused to: the journal keeps why. */
+static void log_failure(const Options *o, const Project *p, Backend b, const Error *e) {
+  if (!log_enabled()) {
+    return;
+  }
+  LogFields lf = {0};
+  _cleanup_free_ char *cmd = command_line(o->paths);
+  log_field(&lf, "RALON_BACKEND", "%s", b == BACKEND_AUTO ? "none" : backend_to_string(b));
+  log_field(&lf, "RALON_ROOT", "%s", p->policy->root);
+  log_field(&lf, "RALON_POLICY", "%s", p->policy->file);
+  log_field(&lf, "RALON_COMMAND", "%s", cmd);
+  log_field(&lf, "RALON_ERROR", "%s", e->message ? e->message : "?");
+  if (e->errnum > 0) {
+    log_field(&lf, "ERRNO", "%d", e->errnum);
+  }
+  log_send(LOG_FAILURE, &lf, "Refused to start %s in %s: %s", o->paths[0], p->policy->root,
+           e->message ? e->message : "?");
+}
+
+static void log_run(const Options *o, const Project *p, const Plan *plan, const Availability *av,
+                    Backend requested, const char *why) {
+  if (!log_enabled()) {
+    return;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    n += !plan->targets[i].missing;
+  }
+  LogFields lf = {0};
+  _cleanup_free_ char *cmd = command_line(o->paths);
+  log_field(&lf, "RALON_BACKEND", "%s", backend_to_string(plan->backend));
+  log_field(&lf, "RALON_BACKEND_REASON", "%s", why ? why : "");
+  log_field(&lf, "RALON_ROOT", "%s", p->policy->root);
+  log_field(&lf, "RALON_POLICY", "%s", p->policy->file);
+  log_field(&lf, "RALON_PROTECTED", "%zu", n);
+  log_field(&lf, "RALON_COMMAND", "%s", cmd);
+  log_field(&lf, "RALON_LANDLOCK_ABI", "%d", av->landlock_abi > 0 ? av->landlock_abi : 0);
+  if (requested == BACKEND_AUTO && plan->backend != BACKEND_MOUNT) {
+    _cleanup_free_ char *d = enforce_describe(av, BACKEND_MOUNT);
+    log_field(&lf, "RALON_FALLBACK", "%s", d);
+  }
+  if (o->seal) {
+    log_field(&lf, "RALON_SEAL", "1");
+  }
+  log_send(LOG_RUN, &lf, "Locked %zu path(s) of %s with the %s backend, starting %s", n,
+           p->policy->root, backend_to_string(plan->backend), o->paths[0]);
+}
+
 int command_run(const Options *o, Error *err) {
   Project p;
   Error discover_err = {0};
-  int r = project_open(o, true, &p, &discover_err);
+  int r = project_open(o, false, &p, &discover_err);
   if (r < 0) {
     bool none = discover_err.errnum == ENOENT && p.policy == NULL;
     project_clear(&p);
     if (none && o->if_policy) {
       error_clear(&discover_err);
-      return exec_unchanged(o, err);
+      return exec_unchanged(o, "no agent.lock", err);
     }
     error_set(err, discover_err.errnum, "%s", discover_err.message);
     error_clear(&discover_err);
+    return -1;
+  }
+  /* A distribution's wrapper inside a `ralon run` of the same project:
+   * that sandbox already holds. Explicit nesting (no --if-policy) nests. */
+  const char *active = getenv(RALON_ACTIVE_ROOT);
+  if (o->if_policy && !o->dry_run && active != NULL && streq(active, p.policy->root)) {
+    project_clear(&p);
+    return exec_unchanged(o, "already inside ralon run for this project", err);
+  }
+  if (project_scan(&p, err) < 0) {
+    project_clear(&p);
     return -1;
   }
 
@@ -512,6 +651,7 @@ int command_run(const Options *o, Error *err) {
   bool enforceable = enforce_select(requested, &av, &chosen, &why, &select_err) == 0;
   if (!enforceable) {
     if (!o->dry_run) {
+      log_failure(o, &p, requested, &select_err);
       project_clear(&p);
       return error_set(err, select_err.errnum, "%s", select_err.message);
     }
@@ -524,6 +664,9 @@ int command_run(const Options *o, Error *err) {
   Plan plan = {0};
   if (enforce_targets(p.policy, p.matcher, p.scan, &targets, &n_targets, err) < 0 ||
       plan_build(chosen, targets, n_targets, sys_list_dir, NULL, &plan, err) < 0) {
+    if (!o->dry_run) {
+      log_failure(o, &p, chosen, err);
+    }
     if (plan.targets == NULL) {
       plan_targets_free(targets, n_targets);
     }
@@ -538,12 +681,13 @@ int command_run(const Options *o, Error *err) {
       json_object_object_add(doc, "enforceable", json_object_new_boolean(enforceable));
       json_add_string(doc, "error", enforceable ? NULL : select_err.message);
       json_print(doc);
+      log_findings(&p, "run --dry-run");
     } else {
       print_plan(&plan, &p, o, why);
       if (!enforceable) {
         printf("\n%s %s\n", _("would fail:"), select_err.message);
       }
-      print_warnings(&p.findings);
+      print_warnings(&p, "run --dry-run");
     }
     plan_clear(&plan);
     project_clear(&p);
@@ -555,6 +699,8 @@ int command_run(const Options *o, Error *err) {
       if (audit_weakens(p.findings.items[i].kind)) {
         r = error_set(err, EPERM, _("%s %s (refusing to run with --strict)"),
                       p.findings.items[i].subject, p.findings.items[i].detail);
+        log_findings(&p, "run");
+        log_failure(o, &p, chosen, err);
         plan_clear(&plan);
         project_clear(&p);
         return r;
@@ -567,7 +713,7 @@ int command_run(const Options *o, Error *err) {
       n += !plan.targets[i].missing;
     }
     print_note(_("%zu path(s) locked via the %s backend"), n, backend_to_string(chosen));
-    print_warnings(&p.findings);
+    print_warnings(&p, "run");
     if (chosen == BACKEND_LANDLOCK) {
       print_warning(_("Landlock does not protect the metadata (mode, owner, times, extended "
                       "attributes) of protected paths"));
@@ -577,13 +723,21 @@ int command_run(const Options *o, Error *err) {
                       av.landlock_abi);
       }
     }
+  } else {
+    log_findings(&p, "run");
   }
   if (chosen == BACKEND_LANDLOCK && o->seal) {
     r = error_set(err, EINVAL, _("--seal works with the mount backend only"));
   } else {
+    /* What a wrapper inside looks at, so it does not wrap again. */
+    if (setenv(RALON_ACTIVE_ROOT, p.policy->root, 1) < 0) {
+      oom();
+    }
+    log_run(o, &p, &plan, &av, requested, why);
     r = enforce_exec(&plan, &av, o->seal, o->paths, err);
   }
   /* Only reached when nothing was executed. */
+  log_failure(o, &p, chosen, err);
   plan_clear(&plan);
   project_clear(&p);
   return r < 0 ? -1 : EXIT_ERROR;

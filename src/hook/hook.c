@@ -8,6 +8,7 @@
 
 #include "hook/decision.h"
 #include "hook/hook.h"
+#include "log.h"
 #include "path.h"
 
 static const HookDialect *const dialects[_AGENT_MAX] = {
@@ -359,6 +360,38 @@ static void verdict_clear(HookVerdict *v) {
   memset(v, 0, sizeof(*v));
 }
 
+/* The journal keeps every refusal: one record per protected path, or one
+ * with the reason when the call could not be checked at all. */
+static void log_refusal(const HookRequest *req, const HookVerdict *v) {
+  if (!log_enabled()) {
+    return;
+  }
+  const char *agent = req->agent >= 0 && req->agent < _AGENT_MAX ? agent_to_string(req->agent)
+                                                                   : "unknown";
+  const char *tool = req->tool ? req->tool : "?";
+  for (size_t i = 0; i < v->n_hits; i++) {
+    const HookHit *h = &v->hits[i];
+    _cleanup_free_ char *root = path_dirname(h->policy);
+    LogFields lf = {0};
+    log_field(&lf, "RALON_AGENT", "%s", agent);
+    log_field(&lf, "RALON_TOOL", "%s", tool);
+    log_field(&lf, "RALON_PATH", "%s", h->path);
+    log_field(&lf, "RALON_RELATIVE_PATH", "%s", h->shown);
+    log_field(&lf, "RALON_PATTERN", "%s", h->pattern);
+    log_field(&lf, "RALON_POLICY", "%s", h->policy);
+    log_field(&lf, "RALON_ROOT", "%s", root);
+    log_send(LOG_HOOK_REFUSAL, &lf, "Refused %s %s of %s: protected by pattern `%s` of %s",
+             agent, tool, h->shown, h->pattern, h->policy);
+  }
+  if (v->n_hits == 0) {
+    LogFields lf = {0};
+    log_field(&lf, "RALON_AGENT", "%s", agent);
+    log_field(&lf, "RALON_TOOL", "%s", tool);
+    log_field(&lf, "RALON_REASON", "%s", v->reason ? v->reason : "?");
+    log_send(LOG_HOOK_REFUSAL, &lf, "Refused %s %s: %s", agent, tool, v->reason ? v->reason : "?");
+  }
+}
+
 void hook_check(const char *payload, size_t len, Agent agent, const char *start,
                 HookAnswer *ret) {
   HookRequest req = {.agent = agent};
@@ -420,6 +453,9 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
   json_object_put(root);
 
   decide(&req, start, &v);
+  if (v.deny) {
+    log_refusal(&req, &v);
+  }
   if (d != NULL) {
     d->answer(&v, ret);
   } else {
