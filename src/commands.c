@@ -11,6 +11,9 @@
 
 #include "audit.h"
 #include "enforce/enforce.h"
+#if defined(__linux__)
+#include "enforce/linux/apparmor.h"
+#endif
 #include "enforce/unguarded.h"
 #include "hook/decision.h"
 #include "hook/hook.h"
@@ -311,6 +314,8 @@ static json_object *json_backends(const Availability *av) {
       json_add_string(e, "failed_step",
                       av->mount.step == MOUNT_STEP_NONE ? NULL : mount_step_to_string(av->mount.step));
       json_add_string(e, "errno", av->mount.step == MOUNT_STEP_NONE ? NULL : strerrorname_np(av->mount.errnum));
+      _cleanup_free_ char *hint = apparmor_userns_hint_here(&av->mount);
+      json_add_string(e, "hint", hint);
     }
     json_object_object_add(o, backend_to_string(b), e);
   }
@@ -391,6 +396,10 @@ int command_status(const Options *o, Error *err) {
   for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
     _cleanup_free_ char *d = enforce_describe(&av, b);
     printf("  %-9s%s\n", backend_to_string(b), d);
+  }
+  _cleanup_free_ char *hint = apparmor_userns_hint_here(&av.mount);
+  if (hint != NULL) {
+    printf("\n%s\n", hint);
   }
   if (!enforce_backend_available(&av, BACKEND_AUTO)) {
     fputs(_("\nNothing on this machine can stop an agent from writing to those paths.\n"
