@@ -1,14 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "audit.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/vfs.h>
+#endif
 
 #include "path.h"
+
+/* Older headers lack the casefold attribute (Linux 5.2). */
+#ifndef FS_CASEFOLD_FL
+#define FS_CASEFOLD_FL 0x40000000
+#endif
 
 static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_UNMATCHED_LITERAL] = "unmatched-path",
@@ -20,10 +35,55 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_UNREADABLE] = "unreadable-directory",
     [AUDIT_ROOT] = "root",
     [AUDIT_SECOND_MOUNT] = "second-mount",
+    [AUDIT_BIND_MOUNT] = "bind-mount",
+    [AUDIT_OVERLAY] = "overlay-filesystem",
+    [AUDIT_FUSE] = "fuse-filesystem",
+    [AUDIT_NETWORK_FS] = "network-filesystem",
+    [AUDIT_SYMLINK_OUTSIDE] = "symlink-to-unprotected",
+    [AUDIT_GIT_HOOKS_PATH] = "git-hooks-path-unprotected",
+    [AUDIT_GIT_FSMONITOR_UNPROTECTED] = "git-fsmonitor-unprotected",
+    [AUDIT_GIT_FSMONITOR] = "git-fsmonitor",
+    [AUDIT_LANDLOCK_METADATA] = "landlock-metadata",
+    [AUDIT_LANDLOCK_TRUNCATE] = "landlock-truncate",
+    [AUDIT_LANDLOCK_NO_NEW_ENTRIES] = "landlock-no-new-entries",
+    [AUDIT_INHERITED_FD] = "inherited-write-descriptor",
+    [AUDIT_CASE_INSENSITIVE] = "case-insensitive-directory",
 };
 
 bool audit_weakens(AuditKind k) {
-  return k != AUDIT_UNMATCHED_GLOB && k >= 0 && k < _AUDIT_KIND_MAX;
+  if (k < 0 || k >= _AUDIT_KIND_MAX) {
+    return false;
+  }
+  switch (k) {
+  case AUDIT_UNMATCHED_GLOB:          /* `*.pem` in a fresh clone */
+  case AUDIT_GIT_FSMONITOR:           /* runs code, but nothing the agent can change */
+  case AUDIT_LANDLOCK_NO_NEW_ENTRIES: /* stricter than asked, not weaker */
+    return false;
+  case AUDIT_UNMATCHED_LITERAL:
+  case AUDIT_SYMLINK:
+  case AUDIT_HARD_LINKS:
+  case AUDIT_GIT_HOOKS:
+  case AUDIT_GIT_CONFIG:
+  case AUDIT_UNREADABLE:
+  case AUDIT_ROOT:
+  case AUDIT_SECOND_MOUNT:
+  case AUDIT_BIND_MOUNT:
+  case AUDIT_OVERLAY:
+  case AUDIT_FUSE:
+  case AUDIT_NETWORK_FS:
+  case AUDIT_SYMLINK_OUTSIDE:
+  case AUDIT_GIT_HOOKS_PATH:
+  case AUDIT_GIT_FSMONITOR_UNPROTECTED:
+  case AUDIT_LANDLOCK_METADATA:
+  case AUDIT_LANDLOCK_TRUNCATE:
+  case AUDIT_INHERITED_FD:
+  case AUDIT_CASE_INSENSITIVE:
+    return true;
+  case _AUDIT_KIND_MAX:
+  case _AUDIT_KIND_INVALID:
+  default:
+    return false;
+  }
 }
 
 const char *audit_kind_to_string(AuditKind k) {
@@ -40,7 +100,339 @@ static void add(AuditFindings *f, AuditKind kind, char *subject, char *detail) {
   a->detail = detail;
 }
 
-static void audit_git(const Policy *policy, const Matcher *m, AuditFindings *out) {
+/* `abs` as a subject: relative to `root` when inside it ("." for the root
+ * itself), else as it is. */
+static char *display_path(const char *root, const char *abs) {
+  const char *rel = root != NULL ? path_relative(root, abs) : NULL;
+  if (rel == NULL) {
+    return xstrdup(abs);
+  }
+  return xstrdup(rel[0] != '\0' ? rel : ".");
+}
+
+/* Whether the policy protects the canonical path `abs`: it lies in the
+ * (canonical) project root and some pattern protects it or a directory
+ * above it. Outside the project nothing is protected. */
+static bool protects(const Matcher *m, const char *canon_root, const char *abs) {
+  const char *rel = canon_root != NULL ? path_relative(canon_root, abs) : NULL;
+  return rel != NULL && matcher_match(m, rel) >= 0;
+}
+
+static char *read_text(const char *path, size_t max) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    return NULL;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  if (read_fd_limited(fd, max, &text, &len) < 0) {
+    text = NULL;
+  }
+  close(fd);
+  return text;
+}
+
+/* ---- .git ---------------------------------------------------------------- */
+
+/* What .git/config says in its [core] section, as far as the audit cares. */
+typedef struct {
+  char *hooks_path;
+  char *fsmonitor;
+  bool has_fsmonitor; /* set, even without a value (a bare key is true) */
+} GitCore;
+
+static void git_core_clear(GitCore *c) {
+  free(c->hooks_path);
+  free(c->fsmonitor);
+  *c = (GitCore){0};
+}
+
+static bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* One value, from just after the `=` to the end of its (possibly
+ * continued) line, as git reads it: leading blanks dropped, trailing ones
+ * outside quotes too, each blank between words kept, `"` quotes, the escapes
+ * \" \\ \n \t \b, a comment after `#` or `;` outside quotes. NULL when git
+ * would refuse the line (it then refuses the whole file, and runs nothing
+ * from it). */
+static char *git_parse_value(const char **pp) {
+  const char *p = *pp;
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&buf, &size);
+  if (f == NULL) {
+    oom();
+  }
+  bool quote = false, comment = false, ok = true;
+  size_t spaces = 0, written = 0;
+  for (; *p != '\0'; p++) {
+    char c = *p;
+    if (c == '\n') {
+      ok = !quote;
+      break;
+    }
+    if (comment) {
+      continue;
+    }
+    if (!quote && (c == '#' || c == ';')) {
+      comment = true;
+      continue;
+    }
+    if (!quote && is_blank(c)) {
+      spaces += written > 0;
+      continue;
+    }
+    for (; spaces > 0; spaces--) {
+      fputc(' ', f);
+    }
+    if (c == '\\') {
+      char e = p[1];
+      p++;
+      switch (e) {
+      case '\n':
+        continue; /* the value goes on on the next line */
+      case 't':
+        e = '\t';
+        break;
+      case 'b':
+        e = '\b';
+        break;
+      case 'n':
+        e = '\n';
+        break;
+      case '\\':
+      case '"':
+        break;
+      default:
+        ok = false;
+        break;
+      }
+      if (!ok) {
+        break;
+      }
+      fputc(e, f);
+      written++;
+      continue;
+    }
+    if (c == '"') {
+      quote = !quote;
+      continue;
+    }
+    fputc(c, f);
+    written++;
+  }
+  if (*p == '\0' && quote) {
+    ok = false;
+  }
+  fclose(f);
+  *pp = p;
+  if (!ok) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* Reads the keys the audit needs from the text of a git config file.
+ * `include.path` and `includeIf.*.path` are not followed, nor are the
+ * user's ~/.gitconfig or /etc/gitconfig read: a setting made there is not
+ * seen here (an included file inside the project is still covered by the
+ * .git/config finding when the policy leaves it writable). Returns false
+ * when git would refuse the file as malformed. */
+static bool git_parse_config(const char *text, GitCore *out) {
+  const char *p = text;
+  bool in_core = false;
+  while (*p != '\0') {
+    if (is_blank(*p) || *p == '\n') {
+      p++;
+      continue;
+    }
+    if (*p == '#' || *p == ';') {
+      while (*p != '\0' && *p != '\n') {
+        p++;
+      }
+      continue;
+    }
+    if (*p == '[') {
+      /* [name], [name "subsection"] or the old [name.subsection]: only
+       * a plain [core] (any case) is the core section. */
+      const char *name = ++p;
+      while (isalnum((unsigned char)*p) || *p == '-' || *p == '.') {
+        p++;
+      }
+      size_t len = (size_t)(p - name);
+      bool plain = *p == ']';
+      in_core = plain && len == 4 && strncasecmp(name, "core", 4) == 0;
+      if (!plain) {
+        /* A subsection: skip its quoted name to the `]`. */
+        while (is_blank(*p)) {
+          p++;
+        }
+        if (*p != '"') {
+          return false;
+        }
+        for (p++; *p != '"'; p++) {
+          if (*p == '\0' || *p == '\n') {
+            return false;
+          }
+          if (*p == '\\' && p[1] != '\0' && p[1] != '\n') {
+            p++;
+          }
+        }
+        p++;
+        if (*p != ']') {
+          return false;
+        }
+      }
+      p++; /* past `]`: a key may follow on the same line */
+      continue;
+    }
+    if (!isalpha((unsigned char)*p)) {
+      return false;
+    }
+    const char *key = p;
+    while (isalnum((unsigned char)*p) || *p == '-') {
+      p++;
+    }
+    size_t klen = (size_t)(p - key);
+    while (is_blank(*p)) {
+      p++;
+    }
+    char *value = NULL;
+    bool bare = false;
+    if (*p == '=') {
+      p++;
+      value = git_parse_value(&p);
+      if (value == NULL) {
+        return false;
+      }
+    } else if (*p == '\0' || *p == '\n' || *p == '#' || *p == ';') {
+      bare = true; /* a key without `=` is boolean true */
+      while (*p != '\0' && *p != '\n') {
+        p++;
+      }
+    } else {
+      return false;
+    }
+    if (in_core && klen == 9 && strncasecmp(key, "hooksPath", 9) == 0) {
+      free(out->hooks_path);
+      out->hooks_path = bare ? NULL : steal_pointer(&value);
+    } else if (in_core && klen == 9 && strncasecmp(key, "fsmonitor", 9) == 0) {
+      free(out->fsmonitor);
+      out->fsmonitor = bare ? NULL : steal_pointer(&value);
+      out->has_fsmonitor = true;
+    }
+    free(value);
+  }
+  return true;
+}
+
+/* A git boolean: 1 true, 0 false, -1 not a boolean (then core.fsmonitor
+ * names a hook command). */
+static int git_bool(const char *v) {
+  if (v == NULL) {
+    return 1;
+  }
+  static const char *const yes[] = {"true", "yes", "on"};
+  static const char *const no[] = {"false", "no", "off", ""};
+  for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+    if (strcasecmp(v, yes[i]) == 0) {
+      return 1;
+    }
+  }
+  for (size_t i = 0; i < ELEMENTSOF(no); i++) {
+    if (strcasecmp(v, no[i]) == 0) {
+      return 0;
+    }
+  }
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (end != v && errno == 0) {
+    /* git also takes a unit suffix: 1k is true */
+    if (*end == '\0' || ((*end == 'k' || *end == 'K' || *end == 'm' || *end == 'M' ||
+                          *end == 'g' || *end == 'G') &&
+                         end[1] == '\0')) {
+      return n != 0;
+    }
+  }
+  return -1;
+}
+
+/* Where `value`, a path from .git/config, leads: hooks and the fsmonitor
+ * command run in the top of the work tree, so a relative path is relative
+ * to the root. NULL for `~…`, which is in a home directory: outside. */
+static char *git_place(const char *root, const char *value) {
+  if (value[0] == '~') {
+    return NULL;
+  }
+  _cleanup_free_ char *abs = path_join(root, value);
+  char *r = path_resolve(abs);
+  return r != NULL ? r : path_normalize(abs);
+}
+
+static void audit_git_config(const char *root, const char *canon_root, const Matcher *m,
+                             AuditFindings *out) {
+  _cleanup_free_ char *file = path_join(root, ".git/config");
+  _cleanup_free_ char *text = read_text(file, 4u * 1024u * 1024u);
+  GitCore core = {0};
+  if (text == NULL || !git_parse_config(text, &core)) {
+    git_core_clear(&core);
+    return;
+  }
+  if (core.hooks_path != NULL && core.hooks_path[0] != '\0') {
+    _cleanup_free_ char *place = git_place(canon_root ? canon_root : root, core.hooks_path);
+    if (place == NULL || !protects(m, canon_root, place)) {
+      add(out, AUDIT_GIT_HOOKS_PATH,
+          place ? display_path(canon_root, place) : xstrdup(core.hooks_path),
+          xstrdup(_("is where core.hooksPath in .git/config points, and agent.lock does not "
+                    "protect it: git runs the hooks it finds there outside any sandbox at your "
+                    "next git command, so an agent can plant one (protect it in agent.lock, or "
+                    "unset core.hooksPath)")));
+    }
+  }
+  int b = core.has_fsmonitor ? git_bool(core.fsmonitor) : 0;
+  if (b == 1) {
+    add(out, AUDIT_GIT_FSMONITOR, xstrdup(".git/config"),
+        xstrdup(_("sets core.fsmonitor: git starts its built-in file system monitor, a daemon "
+                  "that keeps running outside any sandbox after your git command (unset "
+                  "core.fsmonitor if you do not need it)")));
+  } else if (b == -1) {
+    /* A command run by the shell in the top of the work tree: what
+     * matters is the program, its first word. */
+    const char *cmd = core.fsmonitor;
+    while (is_blank(*cmd)) {
+      cmd++;
+    }
+    size_t len = 0;
+    while (cmd[len] != '\0' && !is_blank(cmd[len]) && cmd[len] != '\n') {
+      len++;
+    }
+    _cleanup_free_ char *prog = xstrndup(cmd, len);
+    bool is_path = strchr(prog, '/') != NULL || prog[0] == '~';
+    _cleanup_free_ char *place =
+        is_path ? git_place(canon_root ? canon_root : root, prog) : NULL;
+    if (is_path && (place == NULL || !protects(m, canon_root, place))) {
+      add(out, AUDIT_GIT_FSMONITOR_UNPROTECTED,
+          place ? display_path(canon_root, place) : xstrdup(prog),
+          xstrdup(_("is the program core.fsmonitor in .git/config runs, and agent.lock does not "
+                    "protect it: git runs it outside any sandbox at every git command, so an "
+                    "agent can rewrite it (protect it in agent.lock, or unset core.fsmonitor)")));
+    } else {
+      add(out, AUDIT_GIT_FSMONITOR, xstrdup(".git/config"),
+          xasprintf(_("sets core.fsmonitor to `%s`: git runs that command outside any sandbox "
+                      "at every git command (make sure nothing it runs or reads can be changed "
+                      "by an agent)"),
+                    core.fsmonitor));
+    }
+  }
+  git_core_clear(&core);
+}
+
+static void audit_git(const Policy *policy, const Matcher *m, const char *canon_root,
+                      AuditFindings *out) {
   _cleanup_free_ char *git = path_join(policy->root, ".git");
   struct stat st;
   if (lstat(git, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -57,72 +449,222 @@ static void audit_git(const Policy *policy, const Matcher *m, AuditFindings *out
                   "runs commands outside any sandbox at your next git command (add `.git/config` "
                   "to agent.lock)")));
   }
+  audit_git_config(policy->root, canon_root, m, out);
 }
 
-/* Whether pattern `idx`, which was first for no entry, still names
- * something on disk: an entry an earlier pattern claimed, or something
- * inside a directory that is protected as a whole. */
-static bool pattern_shadowed(const Policy *policy, const Matcher *m, const ScanResult *scan,
-                             size_t idx) {
-  for (size_t k = 0; k < scan->n_paths; k++) {
-    const ProtectedPath *p = &scan->paths[k];
-    if (matcher_match_one(m, idx, p->relative)) {
-      return true;
-    }
-    if (S_ISDIR(p->mode) && matcher_may_match_below_one(m, idx, p->relative)) {
-      return true;
-    }
-  }
-  if (matcher_is_literal(m, idx)) {
-    _cleanup_free_ char *abs = path_join(policy->root, policy->patterns[idx].pattern);
-    struct stat st;
-    return lstat(abs, &st) == 0;
-  }
-  return false;
-}
+/* ---- symbolic links inside protected directories -------------------------- */
+
+/* A protected directory can be large (a whole .git): the walk looks at no
+ * more than this many entries in all, this deep, and names no more than
+ * this many links before summing up the rest. */
+#define LINK_WALK_MAX_ENTRIES 20000u
+#define LINK_WALK_MAX_DEPTH 32u
+#define LINK_REPORT_MAX 20u
 
 typedef struct {
-  char *dev;  /* major:minor */
-  char *root; /* the filesystem path mounted (field 4) */
-  char *point; /* where (field 5) */
+  const Matcher *m;
+  const char *canon_root;
+  size_t budget;
+  size_t reported;
+  size_t more;
+  AuditFindings *out;
+} LinkWalk;
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void link_found(LinkWalk *w, const char *abs, const char *rel) {
+  _cleanup_free_ char *target = path_resolve(abs);
+  if (target == NULL || protects(w->m, w->canon_root, target)) {
+    return; /* a loop, or unreachable: nothing is written through it */
+  }
+  struct stat st;
+  if (stat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    return; /* /dev/null and the like: nothing to protect there */
+  }
+  if (w->reported >= LINK_REPORT_MAX) {
+    w->more++;
+    return;
+  }
+  w->reported++;
+  _cleanup_free_ char *shown = display_path(w->canon_root, target);
+  add(w->out, AUDIT_SYMLINK_OUTSIDE, xstrdup(rel),
+      xasprintf(_("is a symbolic link in a protected directory to %s, which is not protected: "
+                  "the link itself cannot be changed, but what is written through it lands "
+                  "there (protect %s as well, or replace the link with a copy)"),
+                shown, shown));
+}
+
+/* Walks the directory open at `dfd` (taken over), whose lexical absolute
+ * path is `abs` and whose path relative to the root is `rel`. Entries in
+ * name order, so what is reported does not depend on the filesystem. */
+static void link_walk(LinkWalk *w, int dfd, const char *abs, const char *rel, unsigned depth) {
+  DIR *d = fdopendir(dfd);
+  if (d == NULL) {
+    close(dfd);
+    return;
+  }
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *de;
+  while (w->budget > 0 && (de = readdir(d)) != NULL) {
+    if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+      continue;
+    }
+    w->budget--;
+    char **slot = grow_array(&names, &n, &cap, sizeof(char *));
+    *slot = xstrdup(de->d_name);
+  }
+  if (n > 1) {
+    qsort(names, n, sizeof(char *), compare_names);
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct stat st;
+    if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      continue;
+    }
+    _cleanup_free_ char *cabs = path_join(abs, names[i]);
+    _cleanup_free_ char *crel = path_join(rel, names[i]);
+    if (S_ISLNK(st.st_mode)) {
+      link_found(w, cabs, crel);
+    } else if (S_ISDIR(st.st_mode) && depth < LINK_WALK_MAX_DEPTH && w->budget > 0) {
+      int sub = openat(dirfd(d), names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) {
+        link_walk(w, sub, cabs, crel, depth + 1);
+      }
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(names[i]);
+  }
+  free(names);
+  closedir(d);
+}
+
+static void audit_links_inside(const Policy *policy, const Matcher *m, const ScanResult *scan,
+                               const char *canon_root, AuditFindings *out) {
+  LinkWalk w = {.m = m,
+                .canon_root = canon_root,
+                .budget = LINK_WALK_MAX_ENTRIES,
+                .out = out};
+  for (size_t i = 0; i < scan->n_paths; i++) {
+    const ProtectedPath *p = &scan->paths[i];
+    if (!S_ISDIR(p->mode)) {
+      continue;
+    }
+    _cleanup_free_ char *abs = path_join(policy->root, p->relative);
+    int fd = open(abs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+      continue;
+    }
+    if (fstat(fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino) {
+      close(fd); /* replaced since the scan */
+      continue;
+    }
+    link_walk(&w, fd, abs, p->relative, 0);
+  }
+  if (w.more > 0) {
+    add(out, AUDIT_SYMLINK_OUTSIDE,
+        xasprintf(P_("%zu more symbolic link", "%zu more symbolic links", (unsigned long)w.more),
+                  w.more),
+        xstrdup(P_("in protected directories points outside what is protected, like those above",
+                   "in protected directories point outside what is protected, like those above",
+                   (unsigned long)w.more)));
+  }
+}
+
+/* ---- mounts -------------------------------------------------------------- */
+
+typedef struct {
+  char *id;
+  char *parent;
+  char *dev;     /* major:minor */
+  char *root;    /* the filesystem path mounted (field 4) */
+  char *point;   /* where (field 5) */
+  char *fstype;  /* after the " - ", "" when missing */
+  char *source;
+  char *options; /* the superblock's options */
 } MountEntry;
 
-void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out) {
-  MountEntry *v = NULL;
-  size_t n = 0, cap = 0;
+typedef struct {
+  MountEntry *v;
+  size_t n;
+  size_t cap;
+} MountTable;
+
+static void mounts_parse(const char *mountinfo, MountTable *t) {
   _cleanup_free_ char *copy = xstrdup(mountinfo);
   char *save = NULL;
   for (char *line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-    char *f[5];
+    char *f[32];
     char *fs = NULL;
     size_t k = 0;
-    for (char *t = strtok_r(line, " ", &fs); t != NULL && k < 5; t = strtok_r(NULL, " ", &fs)) {
-      f[k++] = t;
+    for (char *tok = strtok_r(line, " ", &fs); tok != NULL && k < ELEMENTSOF(f);
+         tok = strtok_r(NULL, " ", &fs)) {
+      f[k++] = tok;
     }
     if (k < 5) {
       continue;
     }
-    MountEntry *e = grow_array(&v, &n, &cap, sizeof(MountEntry));
+    /* Optional fields run from the seventh to a lone "-". */
+    size_t sep = 6;
+    while (sep < k && !streq(f[sep], "-")) {
+      sep++;
+    }
+    MountEntry *e = grow_array(&t->v, &t->n, &t->cap, sizeof(MountEntry));
+    e->id = xstrdup(f[0]);
+    e->parent = xstrdup(f[1]);
     e->dev = xstrdup(f[2]);
     e->root = path_unescape_mountinfo(f[3]);
     e->point = path_unescape_mountinfo(f[4]);
+    e->fstype = path_unescape_mountinfo(sep + 1 < k ? f[sep + 1] : "");
+    e->source = path_unescape_mountinfo(sep + 2 < k ? f[sep + 2] : "");
+    e->options = path_unescape_mountinfo(sep + 3 < k ? f[sep + 3] : "");
   }
-  /* The mount holding the project: the longest mount point above it (the
-   * last such line wins among equals: it is the one on top). */
+}
+
+static void mounts_clear(MountTable *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    MountEntry *e = &t->v[i];
+    free(e->id);
+    free(e->parent);
+    free(e->dev);
+    free(e->root);
+    free(e->point);
+    free(e->fstype);
+    free(e->source);
+    free(e->options);
+  }
+  free(t->v);
+  *t = (MountTable){0};
+}
+
+/* The mount holding `path`: the longest mount point above it (the last
+ * such line wins among equals: it is the one on top). */
+static const MountEntry *mount_holding(const MountTable *t, const char *path) {
   const MountEntry *home = NULL;
   size_t best = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (path_relative(v[i].point, root) != NULL && strlen(v[i].point) >= best) {
-      best = strlen(v[i].point);
-      home = &v[i];
+  for (size_t i = 0; i < t->n; i++) {
+    if (path_relative(t->v[i].point, path) != NULL && strlen(t->v[i].point) >= best) {
+      best = strlen(t->v[i].point);
+      home = &t->v[i];
     }
   }
+  return home;
+}
+
+void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out) {
+  MountTable t = {0};
+  mounts_parse(mountinfo, &t);
+  const MountEntry *home = mount_holding(&t, root);
   if (home != NULL) {
     /* Where the project lies inside its filesystem. */
     _cleanup_free_ char *inside = path_join(home->root, path_relative(home->point, root));
     _cleanup_free_ char *fs_path = path_normalize(inside);
-    for (size_t i = 0; i < n; i++) {
-      const MountEntry *e = &v[i];
+    for (size_t i = 0; i < t.n; i++) {
+      const MountEntry *e = &t.v[i];
       const char *rest = path_relative(e->root, fs_path);
       if (e == home || !streq(e->dev, home->dev) || rest == NULL) {
         continue;
@@ -146,12 +688,422 @@ void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings 
                     "writes through it are restricted by neither backend")));
     }
   }
-  for (size_t i = 0; i < n; i++) {
-    free(v[i].dev);
-    free(v[i].root);
-    free(v[i].point);
+  mounts_clear(&t);
+}
+
+/* The value of option `key` in a comma-separated list, or NULL. */
+static char *mount_option(const char *options, const char *key) {
+  size_t klen = strlen(key);
+  for (const char *o = options; *o != '\0';) {
+    size_t len = strcspn(o, ",");
+    if (len > klen && strncmp(o, key, klen) == 0 && o[klen] == '=') {
+      return xstrndup(o + klen + 1, len - klen - 1);
+    }
+    o += len;
+    if (*o == ',') {
+      o++;
+    }
   }
-  free(v);
+  return NULL;
+}
+
+/* Whether the mount shows its whole filesystem: its root is "/", or (btrfs)
+ * the root of the subvolume it was asked for. */
+static bool mount_whole(const MountEntry *e) {
+  if (streq(e->root, "/")) {
+    return true;
+  }
+  if (streq(e->fstype, "btrfs")) {
+    _cleanup_free_ char *sv = mount_option(e->options, "subvol");
+    return sv != NULL && streq(sv, e->root);
+  }
+  return false;
+}
+
+static const MountEntry *mount_parent(const MountTable *t, const MountEntry *e) {
+  for (size_t i = t->n; i > 0; i--) {
+    if (streq(t->v[i - 1].id, e->parent)) {
+      return &t->v[i - 1];
+    }
+  }
+  return NULL;
+}
+
+/* Where the files of `e` come from, seen through binds of a directory onto
+ * its own path (what `ralon run` makes of every ancestor and protected
+ * path): those add no other path, so the mount below them decides. */
+static const MountEntry *mount_origin(const MountTable *t, const MountEntry *e) {
+  for (size_t steps = 0; steps < t->n && !mount_whole(e); steps++) {
+    const MountEntry *p = mount_parent(t, e);
+    const char *below = p != NULL ? path_relative(p->point, e->point) : NULL;
+    if (p == NULL || p == e || below == NULL || !streq(p->dev, e->dev)) {
+      break;
+    }
+    _cleanup_free_ char *joined = path_join(p->root, below);
+    _cleanup_free_ char *seen = path_normalize(joined);
+    if (!streq(seen, e->root)) {
+      break;
+    }
+    e = p;
+  }
+  return e;
+}
+
+static bool is_fuse(const char *fstype) {
+  return streq(fstype, "fuse") || streq(fstype, "fuseblk") || startswith(fstype, "fuse.");
+}
+
+static bool is_network(const char *fstype) {
+  static const char *const types[] = {
+      "nfs",       "nfs4",          "cifs",           "smb3",       "smbfs",      "9p",
+      "virtiofs",  "ceph",          "afs",            "glusterfs",  "lustre",     "gpfs",
+      "beegfs",    "ocfs2",         "gfs2",           "coda",       "ncpfs",      "davfs",
+      "fuse.sshfs", "fuse.glusterfs", "fuse.ceph-fuse", "fuse.rclone", "fuse.s3fs", "fuse.gcsfuse",
+      "fuse.juicefs", "fuse.davfs2",
+  };
+  for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+    if (streq(fstype, types[i])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void audit_mounts(const char *mountinfo, const char *root, const char *const *paths, size_t n,
+                  AuditFindings *out) {
+  MountTable t = {0};
+  mounts_parse(mountinfo, &t);
+  const MountEntry **seen = xcalloc(n + 1, sizeof(MountEntry *));
+  size_t n_seen = 0;
+  for (size_t i = 0; i < n; i++) {
+    const MountEntry *home = mount_holding(&t, paths[i]);
+    if (home == NULL) {
+      continue;
+    }
+    const MountEntry *origin = mount_origin(&t, home);
+    bool dup = false;
+    for (size_t k = 0; k < n_seen; k++) {
+      dup |= seen[k] == origin;
+    }
+    if (dup) {
+      continue;
+    }
+    seen[n_seen++] = origin;
+    const char *fstype = home->fstype;
+    AuditKind kind;
+    char *detail;
+    if (is_network(fstype)) {
+      kind = AUDIT_NETWORK_FS;
+      detail = xasprintf(_("is on a network file system (%s, mounted at %s): the server and its "
+                           "other clients write the same files, and neither backend restricts "
+                           "them (keep protected files on a local file system)"),
+                         fstype, home->point);
+    } else if (is_fuse(fstype)) {
+      kind = AUDIT_FUSE;
+      detail = xasprintf(_("is on a FUSE file system (%s, mounted at %s): a daemon outside the "
+                           "sandbox serves its files, and whatever other path it takes them "
+                           "from is restricted by neither backend (keep protected files on a "
+                           "local file system)"),
+                         fstype, home->point);
+    } else if (streq(fstype, "overlay") || streq(fstype, "aufs")) {
+      kind = AUDIT_OVERLAY;
+      detail = xasprintf(_("is on an overlay file system (mounted at %s): its layers are other "
+                           "paths to the same files, and writes made to them directly are "
+                           "restricted by neither backend (keep protected files off overlays, "
+                           "or make sure nothing else can reach the layers)"),
+                         home->point);
+    } else if (!mount_whole(origin)) {
+      kind = AUDIT_BIND_MOUNT;
+      detail = xasprintf(_("is on a bind mount (directory %s of the file system on %s, mounted "
+                           "at %s): other paths reach the same files, possibly outside this "
+                           "mount namespace (on a container's host, say), and writes through "
+                           "them are restricted by neither backend (work on the project at its "
+                           "original path)"),
+                         origin->root, origin->source[0] ? origin->source : origin->dev,
+                         origin->point);
+    } else {
+      continue;
+    }
+    add(out, kind, display_path(root, paths[i]), detail);
+  }
+  free(seen);
+  mounts_clear(&t);
+}
+
+/* ---- case-insensitive directories ---------------------------------------- */
+
+/* Whether the directory open at `fd` finds an entry by another spelling of
+ * its name (for filesystems where that depends on how they were mounted). */
+static bool lookup_ignores_case(int fd) {
+  int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+  if (d == NULL) {
+    if (dup >= 0) {
+      close(dup);
+    }
+    return false;
+  }
+  bool result = false;
+  struct dirent *de;
+  for (unsigned tries = 0; tries < 64 && (de = readdir(d)) != NULL; tries++) {
+    char other[NAME_MAX + 1];
+    bool letters = false;
+    size_t i;
+    for (i = 0; de->d_name[i] != '\0' && i < NAME_MAX; i++) {
+      unsigned char c = (unsigned char)de->d_name[i];
+      letters |= isalpha(c) != 0;
+      other[i] = (char)(islower(c) ? toupper(c) : tolower(c));
+    }
+    other[i] = '\0';
+    if (!letters) {
+      continue;
+    }
+    struct stat a, b;
+    if (fstatat(fd, de->d_name, &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+        fstatat(fd, other, &b, AT_SYMLINK_NOFOLLOW) == 0) {
+      result = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    }
+    break;
+  }
+  closedir(d);
+  return result;
+}
+
+const char *audit_case_probe(void *userdata, const char *dir) {
+  (void)userdata;
+#if defined(__linux__)
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    return NULL;
+  }
+  const char *why = NULL;
+  int flags = 0;
+  struct statfs sfs;
+  if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_CASEFOLD_FL) != 0) {
+    why = "casefold";
+  } else if (fstatfs(fd, &sfs) == 0) {
+    switch ((unsigned long)sfs.f_type) {
+    case 0x4d44UL: /* MSDOS_SUPER_MAGIC: vfat and msdos */
+      why = "vfat";
+      break;
+    case 0x2011BAB0UL: /* EXFAT_SUPER_MAGIC */
+      why = "exfat";
+      break;
+    case 0x482bUL: /* HFSPLUS_SUPER_MAGIC, unless formatted case-sensitive */
+      why = lookup_ignores_case(fd) ? "hfsplus" : NULL;
+      break;
+    case 0x5346544eUL: /* NTFS_SB_MAGIC: ntfs3 ignores case only when mounted `nocase` */
+      why = lookup_ignores_case(fd) ? "ntfs" : NULL;
+      break;
+    default:
+      break;
+    }
+  }
+  close(fd);
+  return why;
+#else
+  (void)dir;
+  return NULL;
+#endif
+}
+
+static void add_dir_chain(const char *path, char ***v, size_t *n, size_t *cap) {
+  char **slot = grow_array(v, n, cap, sizeof(char *));
+  *slot = xstrdup("/");
+  for (const char *s = strchr(path + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
+    slot = grow_array(v, n, cap, sizeof(char *));
+    *slot = xstrndup(path, (size_t)(s - path));
+  }
+}
+
+void audit_case_insensitive(const char *root, const char *const *paths, size_t n,
+                            AuditCaseProbe probe, void *userdata, AuditFindings *out) {
+  char **dirs = NULL;
+  size_t nd = 0, cap = 0;
+  add_dir_chain(root, &dirs, &nd, &cap);
+  char **self = grow_array(&dirs, &nd, &cap, sizeof(char *));
+  *self = xstrdup(root);
+  for (size_t i = 0; i < n; i++) {
+    if (path_relative(root, paths[i]) != NULL) {
+      add_dir_chain(paths[i], &dirs, &nd, &cap);
+    }
+  }
+  /* Sorted, a directory comes before everything below it. */
+  if (nd > 1) {
+    qsort(dirs, nd, sizeof(char *), compare_names);
+  }
+  const char **found = xcalloc(nd, sizeof(char *));
+  size_t n_found = 0;
+  for (size_t i = 0; i < nd; i++) {
+    if (i > 0 && streq(dirs[i], dirs[i - 1])) {
+      continue;
+    }
+    bool below = false;
+    for (size_t k = 0; k < n_found && !below; k++) {
+      below = path_relative(found[k], dirs[i]) != NULL;
+    }
+    if (below) {
+      continue; /* the topmost one of a chain says it for those below */
+    }
+    const char *why = probe(userdata, dirs[i]);
+    if (why == NULL) {
+      continue;
+    }
+    found[n_found++] = dirs[i];
+    add(out, AUDIT_CASE_INSENSITIVE, display_path(root, dirs[i]),
+        xasprintf(_("is case-insensitive (%s), and what lies below it too: other spellings of a "
+                    "name reach the same file, but agent.lock patterns match case-sensitively, "
+                    "so a protected name spelled differently on disk (`makefile` for "
+                    "`Makefile`) is not protected, and hooks and `ralon check` take other "
+                    "spellings for unprotected paths (spell patterns exactly as the names on "
+                    "disk, or keep the project on a case-sensitive file system)"),
+                  why));
+  }
+  free(found);
+  for (size_t i = 0; i < nd; i++) {
+    free(dirs[i]);
+  }
+  free(dirs);
+}
+
+/* ---- Landlock ------------------------------------------------------------ */
+
+void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *out) {
+  if (plan->backend != BACKEND_LANDLOCK) {
+    return;
+  }
+  add(out, AUDIT_LANDLOCK_METADATA, xstrdup(_("with the Landlock backend,")),
+      xstrdup(_("the mode, owner, times and extended attributes of protected paths can still be "
+                "changed: Landlock does not govern chmod, chown, utime or setxattr, so an agent "
+                "can make a protected file writable for others or hide it with mode 000 (use the "
+                "mount backend where it is available)")));
+  /* abi < 1: no Landlock here (a dry run of what cannot run): which ABI
+   * it would get is unknown. */
+  if (abi >= 1 && abi < 3) {
+    add(out, AUDIT_LANDLOCK_TRUNCATE, xasprintf(_("with Landlock ABI %d,"), abi),
+        xstrdup(_("protected files can still be truncated: Landlock governs truncate(2) and "
+                  "open(O_TRUNC) from ABI 3 (Linux 6.2) on (use the mount backend, or a newer "
+                  "kernel)")));
+  }
+  for (size_t i = 0; i < plan->carve.n_restricted; i++) {
+    const char *dir = plan->carve.restricted[i];
+    /* Only root makes entries in `/`, and an agent running as root is a
+     * finding of its own. */
+    if (streq(dir, "/")) {
+      continue;
+    }
+    add(out, AUDIT_LANDLOCK_NO_NEW_ENTRIES, display_path(root, dir),
+        xstrdup(_("accepts no new entries while the agent runs, and none of its entries can be "
+                  "removed or renamed: it leads to a protected path, and Landlock can only take "
+                  "rights from a whole directory (move protected files into a directory of their "
+                  "own, or use the mount backend)")));
+  }
+}
+
+/* ---- inherited descriptors ------------------------------------------------ */
+
+int audit_list_fds(AuditFd **ret, size_t *ret_n) {
+  *ret = NULL;
+  *ret_n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL) {
+    return -errno;
+  }
+  AuditFd *v = NULL;
+  size_t n = 0, cap = 0;
+  int self = dirfd(d);
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char *end;
+    errno = 0;
+    long fd = strtol(de->d_name, &end, 10);
+    if (*end != '\0' || end == de->d_name || errno != 0 || fd < 0 || fd > INT_MAX ||
+        fd == self) {
+      continue;
+    }
+    struct stat st;
+    int flags = fcntl((int)fd, F_GETFL);
+    if (flags < 0 || fstat((int)fd, &st) < 0) {
+      continue;
+    }
+    char link[64], target[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
+    ssize_t len = readlink(link, target, sizeof(target) - 1);
+    if (len < 0) {
+      continue;
+    }
+    target[len] = '\0';
+    AuditFd *a = grow_array(&v, &n, &cap, sizeof(AuditFd));
+    a->fd = (int)fd;
+    a->path = xstrdup(target);
+    a->dev = st.st_dev;
+    a->ino = st.st_ino;
+    a->mode = st.st_mode;
+    a->flags = flags;
+  }
+  closedir(d);
+  *ret = v;
+  *ret_n = n;
+  return 0;
+}
+
+void audit_fds_free(AuditFd *fds, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(fds[i].path);
+  }
+  free(fds);
+}
+
+void audit_inherited_fds(const Policy *policy, const Matcher *m, const ScanResult *scan,
+                         const AuditFd *fds, size_t n, AuditFindings *out) {
+  _cleanup_free_ char *canon_root = realpath(policy->root, NULL);
+  const char *root = canon_root != NULL ? canon_root : policy->root;
+  for (size_t i = 0; i < n; i++) {
+    const AuditFd *a = &fds[i];
+    int acc = a->flags & O_ACCMODE;
+    if ((acc != O_WRONLY && acc != O_RDWR) || S_ISDIR(a->mode) || a->path == NULL) {
+      continue;
+    }
+    const ProtectedPath *hit = NULL;
+    for (size_t k = 0; k < scan->n_paths && hit == NULL; k++) {
+      if (scan->paths[k].dev == a->dev && scan->paths[k].ino == a->ino) {
+        hit = &scan->paths[k];
+      }
+    }
+    bool by_name = a->path[0] == '/' && protects(m, root, a->path);
+    if (hit == NULL && !by_name) {
+      continue;
+    }
+    add(out, AUDIT_INHERITED_FD, hit != NULL ? xstrdup(hit->relative) : display_path(root, a->path),
+        xasprintf(_("is open for writing on descriptor %d, inherited from the program that "
+                    "started ralon: a command that inherits it can write through it whatever "
+                    "the backend (close it first, e.g. `exec %d>&-` in a shell)"),
+                  a->fd, a->fd));
+  }
+}
+
+/* ---- audit_run ----------------------------------------------------------- */
+
+/* Whether pattern `idx`, which was first for no entry, still names
+ * something on disk: an entry an earlier pattern claimed, or something
+ * inside a directory that is protected as a whole. */
+static bool pattern_shadowed(const Policy *policy, const Matcher *m, const ScanResult *scan,
+                             size_t idx) {
+  for (size_t k = 0; k < scan->n_paths; k++) {
+    const ProtectedPath *p = &scan->paths[k];
+    if (matcher_match_one(m, idx, p->relative)) {
+      return true;
+    }
+    if (S_ISDIR(p->mode) && matcher_may_match_below_one(m, idx, p->relative)) {
+      return true;
+    }
+  }
+  if (matcher_is_literal(m, idx)) {
+    _cleanup_free_ char *abs = path_join(policy->root, policy->patterns[idx].pattern);
+    struct stat st;
+    return lstat(abs, &st) == 0;
+  }
+  return false;
 }
 
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out) {
@@ -189,16 +1141,27 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
     add(out, AUDIT_UNREADABLE, xstrdup(scan->unreadable[i]),
         xstrdup(_("could not be read, so protected paths inside it were not found")));
   }
-  audit_git(policy, m, out);
   _cleanup_free_ char *canon = realpath(policy->root, NULL);
-  int fd = canon ? open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC) : -1;
-  if (fd >= 0) {
-    _cleanup_free_ char *text = NULL;
-    size_t len = 0;
-    if (read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len) == 0) {
-      audit_second_mounts(text, canon, out);
+  audit_git(policy, m, canon, out);
+  audit_links_inside(policy, m, scan, canon, out);
+  if (canon != NULL) {
+    /* The scan follows no link below the root, so the canonical path of
+     * an entry is the canonical root and its relative path. */
+    char **paths = xcalloc(scan->n_paths + 1, sizeof(char *));
+    for (size_t i = 0; i < scan->n_paths; i++) {
+      paths[i] = path_join(canon, scan->paths[i].relative);
     }
-    close(fd);
+    _cleanup_free_ char *text = read_text("/proc/self/mountinfo", 16u * 1024u * 1024u);
+    if (text != NULL) {
+      audit_second_mounts(text, canon, out);
+      audit_mounts(text, canon, (const char *const *)paths, scan->n_paths, out);
+    }
+    audit_case_insensitive(canon, (const char *const *)paths, scan->n_paths, audit_case_probe,
+                           NULL, out);
+    for (size_t i = 0; i < scan->n_paths; i++) {
+      free(paths[i]);
+    }
+    free(paths);
   }
   if (geteuid() == 0) {
     add(out, AUDIT_ROOT, xstrdup(_("running as root:")),

@@ -6,7 +6,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
+#include "enforce/plan.h"
 #include "matcher.h"
 #include "policy.h"
 #include "scan.h"
@@ -21,6 +23,24 @@ typedef enum {
   AUDIT_UNREADABLE,
   AUDIT_ROOT,
   AUDIT_SECOND_MOUNT,
+  /* The filesystem a protected path lies on (audit_mounts). */
+  AUDIT_BIND_MOUNT,
+  AUDIT_OVERLAY,
+  AUDIT_FUSE,
+  AUDIT_NETWORK_FS,
+  /* A symbolic link inside a protected directory to something that is not
+   * protected; also the summary line once too many were found. */
+  AUDIT_SYMLINK_OUTSIDE,
+  /* .git/config: core.hooksPath, core.fsmonitor. */
+  AUDIT_GIT_HOOKS_PATH,
+  AUDIT_GIT_FSMONITOR_UNPROTECTED,
+  AUDIT_GIT_FSMONITOR, /* a note: runs code, but nothing the policy leaves open */
+  /* The Landlock backend (audit_landlock). */
+  AUDIT_LANDLOCK_METADATA,
+  AUDIT_LANDLOCK_TRUNCATE,
+  AUDIT_LANDLOCK_NO_NEW_ENTRIES, /* a note: stricter, not weaker */
+  AUDIT_INHERITED_FD,
+  AUDIT_CASE_INSENSITIVE,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;
@@ -37,8 +57,12 @@ typedef struct {
   size_t cap;
 } AuditFindings;
 
-/* Looks at the policy and what the scan found. Never fails: a condition it
- * cannot check is not reported. */
+/* Looks at the policy and what the scan found, and at the filesystem
+ * around it: the mounts and case-sensitivity of the directories holding
+ * protected paths, symbolic links inside protected directories, and
+ * .git/config. Never fails: a condition it cannot check is not reported.
+ * What depends on the backend or on the caller's descriptors is not here:
+ * see audit_landlock() and audit_inherited_fds(). */
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out);
 
 /* The other places the directory `root` (canonical) is mounted, from the
@@ -46,6 +70,64 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
  * root covers the project is a second path to the same files, and writes
  * through it are restricted by neither backend. Pure: tests hand it text. */
 void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out);
+
+/* The mounts holding the protected `paths` (canonical absolute paths), from
+ * the text of /proc/self/mountinfo: a bind mount of a directory (another
+ * path reaches the same files), an overlay, FUSE, or a network filesystem
+ * (writers the sandbox does not contain). Once per mount, named by the
+ * first protected path on it, relative to `root` (canonical) when inside
+ * it. A bind of a directory onto its own path (what `ralon run` itself
+ * makes) and a btrfs subvolume are not bind mounts here. Pure. */
+void audit_mounts(const char *mountinfo, const char *root, const char *const *paths, size_t n,
+                  AuditFindings *out);
+
+/* Whether `dir` (an absolute path) matches names without regard to case:
+ * a short name for why ("casefold", "vfat", "exfat", "ntfs", "hfsplus"), or
+ * NULL when it does not or cannot be told. */
+typedef const char *(*AuditCaseProbe)(void *userdata, const char *dir);
+
+/* The real probe: FS_IOC_GETFLAGS for the casefold attribute (ext4, f2fs,
+ * tmpfs), then statfs(2) for filesystems that are case-insensitive as a
+ * whole. */
+const char *audit_case_probe(void *userdata, const char *dir);
+
+/* The case-insensitive directories on the way to the project `root` (from
+ * `/`) and from there to each of the protected `paths` (all canonical):
+ * the topmost one of each chain, once. */
+void audit_case_insensitive(const char *root, const char *const *paths, size_t n,
+                            AuditCaseProbe probe, void *userdata, AuditFindings *out);
+
+/* What the Landlock backend leaves open or adds when it enforces `plan`
+ * on a kernel with Landlock ABI `abi`: metadata is not governed, before ABI
+ * 3 neither is truncation, and the directories on the way to a protected
+ * path accept no new entries. Nothing unless plan->backend is Landlock;
+ * `abi` below 1 (no Landlock here, in a dry run) says nothing of
+ * truncation.
+ * `root` (canonical, or NULL) lets paths inside the project be shown
+ * relative to it. Pure. */
+void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *out);
+
+/* An open descriptor, as audit_inherited_fds() looks at it. */
+typedef struct {
+  int fd;
+  char *path; /* what /proc/self/fd/N names; not absolute for pipes, sockets… */
+  dev_t dev;
+  ino_t ino;
+  mode_t mode;
+  int flags; /* fcntl(F_GETFL): O_ACCMODE and the rest */
+} AuditFd;
+
+/* The descriptors open in this process, from /proc/self/fd. Returns 0 or
+ * -errno. */
+int audit_list_fds(AuditFd **ret, size_t *ret_n);
+void audit_fds_free(AuditFd *fds, size_t n);
+
+/* Descriptors in `fds` open for writing on a protected file: the same
+ * device and inode as a protected path the scan found, or a path the
+ * policy protects. Whatever the backend, a command that inherits one can
+ * write through it. Pure but for canonicalising policy->root. */
+void audit_inherited_fds(const Policy *policy, const Matcher *m, const ScanResult *scan,
+                         const AuditFd *fds, size_t n, AuditFindings *out);
 
 /* Whether a finding leaves protection weaker (`run --strict` refuses
  * those), as opposed to noting something harmless. */

@@ -132,7 +132,8 @@ static void log_findings(const Project *p, const char *command) {
     const char *field = f->kind == AUDIT_UNMATCHED_LITERAL || f->kind == AUDIT_UNMATCHED_GLOB
                             ? "RALON_PATTERN"
                             : "RALON_PATH";
-    if (f->kind != AUDIT_ROOT) {
+    if (f->kind != AUDIT_ROOT && f->kind != AUDIT_LANDLOCK_METADATA &&
+        f->kind != AUDIT_LANDLOCK_TRUNCATE) {
       log_field(&lf, field, "%.*s", (int)(quoted ? len - 2 : len), f->subject + quoted);
     }
     log_field(&lf, "RALON_ROOT", "%s", p->policy->root);
@@ -360,6 +361,14 @@ int command_status(const Options *o, Error *err) {
   if (project_open(o, true, &p, err) < 0) {
     project_clear(&p);
     return -1;
+  }
+  /* What `run` would refuse: a descriptor this shell left open for writing
+   * on a protected file. */
+  AuditFd *fds = NULL;
+  size_t n_fds = 0;
+  if (audit_list_fds(&fds, &n_fds) == 0) {
+    audit_inherited_fds(p.policy, p.matcher, p.scan, fds, n_fds, &p.findings);
+    audit_fds_free(fds, n_fds);
   }
   if (o->json) {
     status_json(&p);
@@ -631,6 +640,11 @@ int command_run(const Options *o, Error *err) {
   if (r < 0) {
     bool none = discover_err.errnum == ENOENT && p.policy == NULL;
     project_clear(&p);
+    if (none && o->if_policy && o->dry_run) {
+      error_clear(&discover_err);
+      printf(_("no agent.lock here: `%s` would run unchanged\n"), o->paths[0]);
+      return EXIT_OK;
+    }
     if (none && o->if_policy) {
       error_clear(&discover_err);
       return exec_unchanged(o, "no agent.lock", err);
@@ -684,6 +698,11 @@ int command_run(const Options *o, Error *err) {
     return -1;
   }
 
+  if (plan.backend == BACKEND_LANDLOCK) {
+    _cleanup_free_ char *canon = realpath(p.policy->root, NULL);
+    audit_landlock(&plan, av.landlock_abi, canon, &p.findings);
+  }
+
   if (o->dry_run) {
     if (o->json) {
       json_object *doc = json_plan(&plan, &p, why);
@@ -723,15 +742,6 @@ int command_run(const Options *o, Error *err) {
     }
     print_note(_("%zu path(s) locked via the %s backend"), n, backend_to_string(chosen));
     print_warnings(&p, "run");
-    if (chosen == BACKEND_LANDLOCK) {
-      print_warning(_("Landlock does not protect the metadata (mode, owner, times, extended "
-                      "attributes) of protected paths"));
-      if (av.landlock_abi < 3) {
-        print_warning(_("this kernel's Landlock ABI %d cannot stop protected files from being "
-                        "truncated"),
-                      av.landlock_abi);
-      }
-    }
   } else {
     log_findings(&p, "run");
   }

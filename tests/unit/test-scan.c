@@ -4,12 +4,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "matcher.h"
@@ -516,80 +514,41 @@ END_TEST
 
 /* ---- unreadable directories --------------------------------------------- */
 
-/* Scanning as a user the permission bits apply to: as root, a forked child
- * that becomes nobody; otherwise a forked child as we are. The child writes
- * "P rel" per protected path, "U rel" per unreadable directory, or one line
- * "SKIP why" when this system cannot make a directory unreadable. */
+/* Scanning as a user the permission bits apply to (run_unprivileged):
+ * the child writes "P rel" per protected path, "U rel" per unreadable
+ * directory, or one line "SKIP why" when this system cannot make
+ * `probe_rel` unreadable. */
+typedef struct {
+  Project *p;
+} ScanChild;
+
+static void scan_child(FILE *out, void *userdata) {
+  const ScanChild *c = userdata;
+  ScanResult *r = NULL;
+  Error err = {0};
+  if (scan_project(c->p->policy, c->p->m, &r, &err) < 0) {
+    fprintf(out, "ERROR %s\n", err.message);
+    error_clear(&err);
+    return;
+  }
+  for (size_t i = 0; i < r->n_paths; i++) {
+    fprintf(out, "P %s\n", r->paths[i].relative);
+  }
+  for (size_t i = 0; i < r->n_unreadable; i++) {
+    fprintf(out, "U %s\n", r->unreadable[i]);
+  }
+  scan_result_free(r);
+}
+
 static char *scan_unprivileged(const char *test, const char *root, const char *yaml,
                                const char *probe_rel) {
   Project p;
   project_load(&p, root, yaml, true);
   _cleanup_free_ char *probe = path_join(root, probe_rel);
-
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    FILE *out = fdopen(fds[1], "w");
-    if (out == NULL) {
-      _exit(3);
-    }
-    if (geteuid() == 0) {
-      if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-          setresuid(65534, 65534, 65534) < 0) {
-        fprintf(out, "SKIP cannot become nobody (65534): %s\n", strerror(errno));
-        fclose(out);
-        _exit(0);
-      }
-    }
-    DIR *d = opendir(probe);
-    if (d != NULL) {
-      closedir(d);
-      fprintf(out, "SKIP a directory of mode 000 stays readable for uid %u\n",
-              (unsigned)geteuid());
-      fclose(out);
-      _exit(0);
-    }
-    if (errno != EACCES) {
-      fprintf(out, "SKIP cannot reach %s as uid %u: %s\n", probe, (unsigned)geteuid(),
-              strerror(errno));
-      fclose(out);
-      _exit(0);
-    }
-    ScanResult *r = NULL;
-    Error err = {0};
-    if (scan_project(p.policy, p.m, &r, &err) < 0) {
-      fprintf(out, "ERROR %s\n", err.message);
-      fclose(out);
-      _exit(0);
-    }
-    for (size_t i = 0; i < r->n_paths; i++) {
-      fprintf(out, "P %s\n", r->paths[i].relative);
-    }
-    for (size_t i = 0; i < r->n_unreadable; i++) {
-      fprintf(out, "U %s\n", r->unreadable[i]);
-    }
-    scan_result_free(r);
-    fclose(out);
-    _exit(0);
-  }
-  close(fds[1]);
+  ScanChild c = {.p = &p};
+  char *out = run_unprivileged(test, probe, scan_child, &c);
   project_clear(&p);
-  char *buf = NULL;
-  size_t len = 0;
-  ck_assert_int_eq(read_fd_limited(fds[0], 1 << 20, &buf, &len), 0);
-  close(fds[0]);
-  int status;
-  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
-  if (startswith(buf, "SKIP ")) {
-    fprintf(stderr, "SKIPPED %s: %s", test, buf + 5);
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return out;
 }
 
 /* Sorted lines, so the order directories are met in does not matter. */

@@ -9,9 +9,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "path.h"
@@ -95,4 +99,113 @@ void make_hardlink(const char *dir, const char *existing, const char *rel) {
   _cleanup_free_ char *a = path_join(dir, existing);
   _cleanup_free_ char *b = path_join(dir, rel);
   ck_assert_msg(link(a, b) == 0, "link %s: %s", b, strerror(errno));
+}
+
+/* ---- tests that need a process of their own ------------------------------ */
+
+char *run_in_child(const char *test, ChildFn fn, void *userdata) {
+  int fds[2];
+  ck_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    FILE *out = fdopen(fds[1], "w");
+    if (out == NULL) {
+      _exit(3);
+    }
+    fn(out, userdata);
+    fclose(out);
+    _exit(0);
+  }
+  close(fds[1]);
+  char *buf = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(read_fd_limited(fds[0], 1 << 20, &buf, &len), 0);
+  close(fds[0]);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  if (startswith(buf, "SKIP ")) {
+    fprintf(stderr, "SKIPPED %s: %s", test, buf + 5);
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+typedef struct {
+  const char *probe;
+  ChildFn fn;
+  void *userdata;
+} Unprivileged;
+
+static void unprivileged_child(FILE *out, void *userdata) {
+  const Unprivileged *u = userdata;
+  if (geteuid() == 0) {
+    if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+        setresuid(65534, 65534, 65534) < 0) {
+      fprintf(out, "SKIP cannot become nobody (65534): %s\n", strerror(errno));
+      return;
+    }
+  }
+  if (u->probe != NULL) {
+    DIR *d = opendir(u->probe);
+    if (d != NULL) {
+      closedir(d);
+      fprintf(out, "SKIP a directory of mode 000 stays readable for uid %u\n",
+              (unsigned)geteuid());
+      return;
+    }
+    if (errno != EACCES) {
+      fprintf(out, "SKIP cannot reach %s as uid %u: %s\n", u->probe, (unsigned)geteuid(),
+              strerror(errno));
+      return;
+    }
+  }
+  u->fn(out, u->userdata);
+}
+
+char *run_unprivileged(const char *test, const char *probe, ChildFn fn, void *userdata) {
+  Unprivileged u = {.probe = probe, .fn = fn, .userdata = userdata};
+  return run_in_child(test, unprivileged_child, &u);
+}
+
+static bool write_proc(const char *file, const char *text) {
+  int fd = open(file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  size_t len = strlen(text);
+  bool ok = write(fd, text, len) == (ssize_t)len;
+  return close(fd) == 0 && ok;
+}
+
+bool child_enter_mount_namespace(FILE *out) {
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  bool userns = uid != 0;
+  if (!userns && unshare(CLONE_NEWNS) < 0) {
+    userns = true; /* root without CAP_SYS_ADMIN, in a container */
+  }
+  if (userns) {
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
+      fprintf(out, "SKIP cannot enter a user and mount namespace: %s\n", strerror(errno));
+      return false;
+    }
+    char map[64];
+    (void)write_proc("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    bool ok = write_proc("/proc/self/uid_map", map);
+    snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    if (!ok || !write_proc("/proc/self/gid_map", map)) {
+      fprintf(out, "SKIP cannot map our ids in a user namespace: %s\n", strerror(errno));
+      return false;
+    }
+  }
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+    fprintf(out, "SKIP cannot make the mounts private: %s\n", strerror(errno));
+    return false;
+  }
+  return true;
 }
