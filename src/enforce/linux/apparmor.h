@@ -2,7 +2,7 @@
 /* Ubuntu 23.10 and later let unprivileged processes create user
  * namespaces only under an AppArmor profile that grants `userns`; without
  * one, unshare succeeds and the mount inside fails. The ralon package
- * ships that profile (data/apparmor/ralon). This says so when it is why
+ * ships that profile (data/apparmor/ralon.in). This says so when it is why
  * the mount backend is unavailable. */
 #pragma once
 

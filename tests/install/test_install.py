@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The install set, exactly.
+
+Runs `meson install -C BUILDDIR --no-rebuild --destdir TMP --quiet` on the
+build directory the test belongs to and compares every file that lands in
+TMP with the list below: nothing may be missing and nothing may be extra.
+
+The list is written out here, not read from `meson introspect --installed`
+(comparing the install with meson's own idea of it would prove nothing).
+Only the directories come from the build: the prefix and the directory
+options (bindir, mandir, ...) from meson-info/intro-buildoptions.json, and
+where a completion, catalog or AppArmor directory option is left empty,
+the default that meson_options.txt documents for it, worked out here
+independently (pkg-config, /etc/debian_version, /etc/apparmor.d).
+
+It also checks the modes (only the binary and ralon-wrap are executable),
+that the wrapper helper and template point at the installed paths, and
+that no installed text file mentions the build or staging directory.
+
+Arguments:
+  --builddir DIR     the meson build directory (meson.project_build_root())
+  --sourcedir DIR    the source tree (meson.project_source_root())
+  --nls yes|no       whether the build translates (enable_nls)
+  --man yes|no       whether the build installs the manual pages
+  --meson CMD        fallback meson command when build.ninja names none
+
+Exit status: 0 pass, 1 fail (the differences are printed).
+"""
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+PROJECT = "ralon"
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def meson_command(builddir, fallback):
+    """The meson that configured BUILDDIR, as its regeneration rule names it,
+    so install runs with the same meson version as the build."""
+    try:
+        with open(os.path.join(builddir, "build.ninja"), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    for i, line in enumerate(lines):
+        if line.strip() == "rule REGENERATE_BUILD" and i + 1 < len(lines):
+            cmd = lines[i + 1].strip()
+            if cmd.startswith("command = "):
+                words = shlex.split(cmd[len("command = "):])
+                if "--internal" in words:
+                    return words[:words.index("--internal")]
+    if fallback:
+        return shlex.split(fallback)
+    found = shutil.which("meson")
+    if found:
+        return [found]
+    fail("cannot tell which meson configured %s, and none is on PATH" % builddir)
+    return []
+
+
+def build_options(builddir):
+    path = os.path.join(builddir, "meson-info", "intro-buildoptions.json")
+    with open(path, encoding="utf-8") as f:
+        return {o["name"]: o["value"] for o in json.load(f)}
+
+
+def installed_targets_up_to_date(builddir):
+    """Every installed build target must be built before `meson install
+    --no-rebuild`; meson test only builds the test's `depends`."""
+    ninja = shutil.which("ninja") or shutil.which("samu")
+    if ninja is None:
+        return
+    with open(os.path.join(builddir, "meson-info", "intro-targets.json"), encoding="utf-8") as f:
+        targets = json.load(f)
+    outputs = []
+    for t in targets:
+        if t.get("installed"):
+            outputs += [os.path.relpath(p, builddir) for p in t["filename"]]
+    if not outputs:
+        return
+    r = subprocess.run([ninja, "-C", builddir, "-n"] + outputs,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0 or "no work to do" not in r.stdout:
+        fail("installed targets are not built or out of date; add them to `depends` "
+             "of the install test (tests/install/meson.build):\n" + r.stdout)
+
+
+def pkgconfig_variable(package, variable, defines):
+    """What meson's dependency(...).get_variable(pkgconfig: VARIABLE,
+    pkgconfig_define: DEFINES) answers, or None."""
+    pc = shutil.which("pkg-config") or shutil.which("pkgconf")
+    if pc is None:
+        return None
+    args = [pc]
+    for k, v in defines:
+        args.append("--define-variable=%s=%s" % (k, v))
+    args += ["--variable=" + variable, package]
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        return None
+    return r.stdout.strip()
+
+
+class Layout:
+    def __init__(self, opts):
+        self.opts = opts
+        self.prefix = opts["prefix"]
+
+    def abs(self, d):
+        """An install_dir as meson resolves it: relative ones under the prefix."""
+        return os.path.normpath(d if os.path.isabs(d) else os.path.join(self.prefix, d))
+
+    def dir(self, name):
+        return self.abs(self.opts[name])
+
+    def chosen(self, option, defaults):
+        """The directories a file may go to: the option when set, else every
+        reading of the documented default."""
+        value = self.opts.get(option, "")
+        if value:
+            return [self.abs(value)]
+        return sorted({self.abs(d) for d in defaults if d})
+
+
+def expected_files(opts, nls, man, sourcedir):
+    """(name, [acceptable installed paths], executable) for each file."""
+    lay = Layout(opts)
+    prefix = lay.prefix
+    datadir = lay.dir("datadir")
+    files = []
+
+    def want(name, dirs, executable=False):
+        files.append((name, [os.path.join(d, name) for d in dirs], executable))
+
+    want(PROJECT, [lay.dir("bindir")], executable=True)
+
+    if man:
+        want("ralon.1", [os.path.join(lay.dir("mandir"), "man1")])
+        want("agent.lock.5", [os.path.join(lay.dir("mandir"), "man5")])
+
+    # bash: "from bash-completion.pc, else DATADIR/bash-completion/completions".
+    # bash-completion.pc spells datadir out (/usr/share), so the .pc read as
+    # it is and read with the prefix's datadir differ under /usr/local: both
+    # readings are accepted, one file either way.
+    bash_defaults = [
+        pkgconfig_variable("bash-completion", "completionsdir", []),
+        pkgconfig_variable("bash-completion", "completionsdir",
+                           [("prefix", prefix), ("datadir", datadir)]),
+    ]
+    if not any(bash_defaults):
+        bash_defaults = [os.path.join(datadir, "bash-completion", "completions")]
+    want(PROJECT, lay.chosen("bash_completion_dir", bash_defaults))
+
+    # zsh: "DATADIR/zsh/vendor-completions on Debian, else DATADIR/zsh/site-functions".
+    zsh_default = "vendor-completions" if os.path.exists("/etc/debian_version") else "site-functions"
+    want("_" + PROJECT, lay.chosen("zsh_completion_dir", [os.path.join(datadir, "zsh", zsh_default)]))
+
+    # fish: "from fish.pc, else DATADIR/fish/vendor_completions.d".
+    fish_defaults = [
+        pkgconfig_variable("fish", "completionsdir", []),
+        pkgconfig_variable("fish", "completionsdir", [("prefix", prefix), ("datadir", datadir)]),
+    ]
+    if not any(fish_defaults):
+        fish_defaults = [os.path.join(datadir, "fish", "vendor_completions.d")]
+    want(PROJECT + ".fish", lay.chosen("fish_completion_dir", fish_defaults))
+
+    # The journal catalog: "from systemd.pc, else PREFIX/lib/systemd/catalog",
+    # the prefix honoured (data/catalog/meson.build).
+    catalog = pkgconfig_variable("systemd", "catalogdir", [("prefix", prefix)])
+    want(PROJECT + ".catalog",
+         lay.chosen("catalog_dir", [catalog or os.path.join(prefix, "lib", "systemd", "catalog")]))
+
+    # AppArmor: "SYSCONFDIR/apparmor.d when /etc/apparmor.d exists; no to skip";
+    # the profile is named ralon (src/enforce/linux/apparmor.h).
+    apparmor = opts.get("apparmor_dir", "")
+    if apparmor == "":
+        if os.path.isdir("/etc/apparmor.d"):
+            want(PROJECT, [os.path.join(lay.dir("sysconfdir"), "apparmor.d")])
+    elif apparmor != "no":
+        want(PROJECT, [lay.abs(apparmor)])
+
+    if nls:
+        with open(os.path.join(sourcedir, "po", "LINGUAS"), encoding="utf-8") as f:
+            langs = [w for line in f for w in line.split("#", 1)[0].split()]
+        if not langs:
+            fail("po/LINGUAS lists no language")
+        for lang in langs:
+            want(PROJECT + ".mo", [os.path.join(lay.dir("localedir"), lang, "LC_MESSAGES")])
+
+    docdir = os.path.join(datadir, "doc", PROJECT)
+    want("README.md", [docdir])
+    want("LICENSE", [docdir])
+
+    want("ralon-wrap", [os.path.join(lay.dir("libexecdir"), PROJECT)], executable=True)
+    want("wrapper.sh", [os.path.join(datadir, PROJECT, "wrappers")])
+    return lay, files
+
+
+def walk(root):
+    """Every non-directory under ROOT, as the absolute path it installs to."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            found["/" + os.path.relpath(full, root)] = full
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--builddir", required=True)
+    ap.add_argument("--sourcedir", required=True)
+    ap.add_argument("--nls", choices=["yes", "no"], required=True)
+    ap.add_argument("--man", choices=["yes", "no"], required=True)
+    ap.add_argument("--meson", default="")
+    args = ap.parse_args()
+    builddir = os.path.realpath(args.builddir)
+
+    opts = build_options(builddir)
+    lay, expected = expected_files(opts, args.nls == "yes", args.man == "yes", args.sourcedir)
+    installed_targets_up_to_date(builddir)
+
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="ralon-install-") as destdir:
+        cmd = meson_command(builddir, args.meson) + [
+            "install", "-C", builddir, "--no-rebuild", "--destdir", destdir, "--quiet"]
+        print("$ " + shlex.join(cmd))
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            fail("meson install failed (%d):\n%s" % (r.returncode, r.stdout))
+
+        found = walk(destdir)
+        print("installed:")
+        for path in sorted(found):
+            print("  " + path)
+
+        claimed = set()
+        for name, candidates, executable in expected:
+            hits = [c for c in candidates if c in found]
+            if not hits:
+                problems.append("missing: %s (expected %s)" % (name, " or ".join(candidates)))
+                continue
+            if len(hits) > 1:
+                problems.append("%s installed twice: %s" % (name, ", ".join(hits)))
+            for path in hits:
+                claimed.add(path)
+                st = os.lstat(found[path])
+                if not stat.S_ISREG(st.st_mode):
+                    problems.append("%s is not a regular file" % path)
+                    continue
+                mode = stat.S_IMODE(st.st_mode)
+                want_mode = 0o755 if executable else 0o644
+                if mode != want_mode:
+                    problems.append("%s has mode %o, expected %o" % (path, mode, want_mode))
+        for path in sorted(set(found) - claimed):
+            problems.append("unexpected: " + path)
+
+        # The wrapper helper runs the installed ralon; the template calls
+        # the installed helper.
+        checks = [
+            ("ralon-wrap", os.path.join(lay.dir("libexecdir"), PROJECT, "ralon-wrap"),
+             os.path.join(lay.dir("bindir"), PROJECT)),
+            ("wrapper.sh", os.path.join(lay.dir("datadir"), PROJECT, "wrappers", "wrapper.sh"),
+             os.path.join(lay.dir("libexecdir"), PROJECT, "ralon-wrap")),
+        ]
+        for name, path, needle in checks:
+            if path in found:
+                with open(found[path], encoding="utf-8", errors="replace") as f:
+                    if needle not in f.read():
+                        problems.append("%s does not name %s" % (path, needle))
+
+        # No text file may carry the build or staging directory (an rpm
+        # build fails on the buildroot; a package must not point at /tmp).
+        for path, full in sorted(found.items()):
+            with open(full, "rb") as f:
+                data = f.read()
+            if data.startswith(b"\x7fELF"):
+                continue
+            for where in (builddir, destdir, os.path.realpath(destdir)):
+                if where.encode() in data:
+                    problems.append("%s mentions %s" % (path, where))
+
+    print("expected (prefix %s):" % lay.prefix)
+    for name, candidates, executable in expected:
+        print("  %s%s" % (" or ".join(candidates), " (executable)" if executable else ""))
+    if problems:
+        for p in problems:
+            print("FAIL: " + p)
+        return 1
+    print("ok: exactly the %d expected files" % len(expected))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
