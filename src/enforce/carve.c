@@ -4,6 +4,7 @@
  *
  * Landlock rules only ever add access, so "everything but X" is written as
  * "every sibling of every directory on the way to X". */
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -27,17 +28,34 @@ static void identity_add(IdentitySet *s, dev_t dev, ino_t ino) {
   id->ino = ino;
 }
 
-static bool identity_has(const IdentitySet *s, dev_t dev, ino_t ino) {
-  for (size_t i = 0; i < s->n; i++) {
-    if (s->v[i].dev == dev && s->v[i].ino == ino) {
-      return true;
-    }
+static int compare_identities(const void *a, const void *b) {
+  const Identity *x = a, *y = b;
+  if (x->dev != y->dev) {
+    return x->dev < y->dev ? -1 : 1;
   }
-  return false;
+  return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* After identity_sort(), identity_has() is a binary search: a directory
+ * on the way to a thousand protected files is checked against all of them
+ * for each of its entries. */
+static void identity_sort(IdentitySet *s) {
+  if (s->n > 1) {
+    qsort(s->v, s->n, sizeof(Identity), compare_identities);
+  }
+}
+
+static bool identity_has(const IdentitySet *s, dev_t dev, ino_t ino) {
+  const Identity key = {dev, ino};
+  return s->n > 0 && bsearch(&key, s->v, s->n, sizeof(Identity), compare_identities) != NULL;
 }
 
 static int compare_strings(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool strings_have(char *const *v, size_t n, const char *s) {
+  return n > 0 && bsearch(&s, v, n, sizeof(char *), compare_strings) != NULL;
 }
 
 /* Lists `dir`; a directory that does not exist (below a missing protected
@@ -57,6 +75,19 @@ static int list(DirLister lister, void *userdata, const char *dir, DirEntry **re
   return 0;
 }
 
+/* `dir`/`name` into buf, or NULL when it does not fit (it then names
+ * nothing on the chain, which holds canonical paths shorter than that). */
+static const char *child_path(char *buf, size_t size, const char *dir, const char *name) {
+  size_t ld = streq(dir, "/") ? 0 : strlen(dir), ln = strlen(name);
+  if (ld + 1 + ln >= size) {
+    return NULL;
+  }
+  memcpy(buf, dir, ld);
+  buf[ld] = '/';
+  memcpy(buf + ld + 1, name, ln + 1);
+  return buf;
+}
+
 int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *userdata, Carve *ret,
                Error *err) {
   char **chain = NULL;
@@ -70,17 +101,52 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
   *root = xstrdup("/");
   for (size_t i = 0; i < n; i++) {
     const PlanTarget *t = &targets[i];
-    plan_add_ancestors(t->path, &chain, &n_chain, &cap_chain);
+    plan_add_ancestors(t->path, i > 0 ? targets[i - 1].path : NULL, &chain, &n_chain, &cap_chain);
     if (t->link != NULL) {
       /* A protected symbolic link: the directory holding the link must
        * not let it be replaced either (ATTACKS.md row 35). */
-      plan_add_ancestors(t->link, &chain, &n_chain, &cap_chain);
+      plan_add_ancestors(t->link, NULL, &chain, &n_chain, &cap_chain);
     }
     if (!t->missing) {
       identity_add(&blocked, t->dev, t->ino);
     }
   }
   plan_sort_unique(chain, &n_chain);
+
+  /* What is never granted by name either, whatever the listing says its
+   * identity is: the chain itself and every protected path. Identity
+   * catches the other names of the same objects. */
+  size_t n_named = 0;
+  char **named = xcalloc(n_chain + n + 1, sizeof(char *));
+  bool sorted = true;
+  for (size_t i = 0; i < n; i++) {
+    sorted = sorted && (i == 0 || strcmp(targets[i - 1].path, targets[i].path) <= 0);
+  }
+  if (sorted) {
+    /* Both sorted (the targets usually are): merge. */
+    size_t a = 0, b = 0;
+    while (a < n_chain || b < n) {
+      if (b == n || (a < n_chain && strcmp(chain[a], targets[b].path) <= 0)) {
+        named[n_named++] = chain[a++];
+      } else {
+        named[n_named++] = targets[b++].path;
+      }
+    }
+  } else {
+    for (size_t i = 0; i < n_chain; i++) {
+      named[n_named++] = chain[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+      named[n_named++] = targets[i].path;
+    }
+    qsort(named, n_named, sizeof(char *), compare_strings);
+  }
+
+  /* Each chain directory is listed once; its listing serves both passes. */
+  DirEntry **ents = xcalloc(n_chain, sizeof(DirEntry *));
+  size_t *n_ents = xcalloc(n_chain, sizeof(size_t));
+  bool *listed = xcalloc(n_chain, sizeof(bool));
+  char buf[PATH_MAX];
 
   /* A chain directory is known by what its parent's listing says it is:
    * collect those identities before granting anything, so an alias of one
@@ -90,41 +156,51 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
     if (plan_inside_protected_dir(targets, n, chain[i])) {
       continue;
     }
-    DirEntry *ents;
-    size_t ne;
-    r = list(lister, userdata, chain[i], &ents, &ne, err);
-    for (size_t k = 0; r == 0 && k < ne; k++) {
-      _cleanup_free_ char *child = path_join(chain[i], ents[k].name);
-      if (bsearch(&child, chain, n_chain, sizeof(char *), compare_strings) != NULL) {
-        identity_add(&blocked, ents[k].dev, ents[k].ino);
+    r = list(lister, userdata, chain[i], &ents[i], &n_ents[i], err);
+    listed[i] = r == 0;
+    for (size_t k = 0; r == 0 && k < n_ents[i]; k++) {
+      const DirEntry *e = &ents[i][k];
+      const char *child;
+      if (streq(e->name, ".") ||
+          ((child = child_path(buf, sizeof(buf), chain[i], e->name)) != NULL &&
+           strings_have(chain, n_chain, child))) {
+        identity_add(&blocked, e->dev, e->ino);
       }
     }
-    dir_entries_free(ents, ne);
   }
+  identity_sort(&blocked);
 
   for (size_t i = 0; i < n_chain && r == 0; i++) {
-    if (plan_inside_protected_dir(targets, n, chain[i])) {
+    if (!listed[i]) {
       continue;
     }
     char **slot = grow_array(&c.restricted, &c.n_restricted, &cap_restricted, sizeof(char *));
     *slot = xstrdup(chain[i]);
-    DirEntry *ents;
-    size_t ne;
-    r = list(lister, userdata, chain[i], &ents, &ne, err);
-    for (size_t k = 0; r == 0 && k < ne; k++) {
-      const DirEntry *e = &ents[k];
+    for (size_t k = 0; k < n_ents[i]; k++) {
+      const DirEntry *e = &ents[i][k];
       /* A link has no content to write, and cannot leave a restricted
        * directory; rules are never placed through one. */
-      if (S_ISLNK(e->mode) || identity_has(&blocked, e->dev, e->ino)) {
+      if (S_ISLNK(e->mode) || streq(e->name, ".") || identity_has(&blocked, e->dev, e->ino)) {
+        continue;
+      }
+      const char *child = child_path(buf, sizeof(buf), chain[i], e->name);
+      if (child == NULL || strings_have(named, n_named, child)) {
         continue;
       }
       CarveGrant *g = grow_array(&c.grants, &c.n_grants, &cap_grants, sizeof(CarveGrant));
-      g->path = path_join(chain[i], e->name);
+      g->path = xstrdup(child);
       g->is_dir = S_ISDIR(e->mode);
+      g->exact = e->exact;
     }
-    dir_entries_free(ents, ne);
   }
 
+  for (size_t i = 0; i < n_chain; i++) {
+    dir_entries_free(ents[i], n_ents[i]);
+  }
+  free(ents);
+  free(n_ents);
+  free(listed);
+  free(named);
   for (size_t i = 0; i < n_chain; i++) {
     free(chain[i]);
   }

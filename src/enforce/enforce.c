@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "enforce/linux/dl.h"
 #include "enforce/linux/landlock.h"
 #include "enforce/linux/mount.h"
 #include "enforce/linux/sys.h"
@@ -107,41 +106,107 @@ static int compare_targets(const void *a, const void *b) {
   return strcmp(((const PlanTarget *)a)->path, ((const PlanTarget *)b)->path);
 }
 
+/* path_join() for an absolute directory and a relative path, without
+ * going through printf: it runs once per protected path. */
+static char *join_under(const char *dir, const char *rel) {
+  size_t ld = strlen(dir), lr = strlen(rel);
+  if (ld > 0 && dir[ld - 1] == '/') {
+    ld--;
+  }
+  char *p = xmalloc(ld + 1 + lr + 1);
+  memcpy(p, dir, ld);
+  p[ld] = '/';
+  memcpy(p + ld + 1, rel, lr + 1);
+  return p;
+}
+
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+  size_t idx;
+} TargetKey;
+
+static int compare_keys(const void *a, const void *b) {
+  const TargetKey *x = a, *y = b;
+  if (x->dev != y->dev) {
+    return x->dev < y->dev ? -1 : 1;
+  }
+  if (x->ino != y->ino) {
+    return x->ino < y->ino ? -1 : 1;
+  }
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
                     PlanTarget **ret, size_t *ret_n, Error *err) {
   PlanTarget *v = NULL;
   size_t n = 0, cap = 0;
   (void)err;
 
+  /* The scan never follows a symbolic link below the root: every entry it
+   * found that is not a link itself is the canonical root plus its
+   * relative path, with the identity the scan took. Only the root (once)
+   * and protected links (each) need resolving. */
+  _cleanup_free_ char *canon_root = realpath(policy->root, NULL);
   for (size_t i = 0; i < scan->n_paths; i++) {
     const ProtectedPath *p = &scan->paths[i];
-    _cleanup_free_ char *canon = realpath(p->absolute, NULL);
-    struct stat st;
-    if (canon == NULL || stat(canon, &st) < 0) {
-      /* A dangling link, or gone since the scan: nothing to bind. The
-       * audit has already named protected links. */
-      continue;
-    }
-    bool dup = false;
-    for (size_t k = 0; k < n; k++) {
-      dup |= !v[k].missing && v[k].dev == st.st_dev && v[k].ino == st.st_ino;
-    }
-    if (dup) {
-      continue;
-    }
-    PlanTarget *t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
-    t->path = steal_pointer(&canon);
-    t->relative = xstrdup(p->relative);
-    t->dev = st.st_dev;
-    t->ino = st.st_ino;
-    t->mode = st.st_mode;
-    if (S_ISLNK(p->mode)) {
-      _cleanup_free_ char *dir = path_dirname(p->absolute);
-      _cleanup_free_ char *cdir = realpath(dir, NULL);
-      if (cdir != NULL) {
-        t->link = path_join(cdir, path_basename(p->absolute));
+    PlanTarget *t;
+    if (!S_ISLNK(p->mode) && canon_root != NULL) {
+      t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
+      t->path = join_under(canon_root, p->relative);
+      t->dev = p->dev;
+      t->ino = p->ino;
+      t->mode = p->mode;
+    } else {
+      _cleanup_free_ char *canon = realpath(p->absolute, NULL);
+      struct stat st;
+      if (canon == NULL || stat(canon, &st) < 0) {
+        /* A dangling link, or gone since the scan: nothing to bind. The
+         * audit has already named protected links. */
+        continue;
+      }
+      t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
+      t->path = steal_pointer(&canon);
+      t->dev = st.st_dev;
+      t->ino = st.st_ino;
+      t->mode = st.st_mode;
+      if (S_ISLNK(p->mode)) {
+        _cleanup_free_ char *dir = path_dirname(p->absolute);
+        _cleanup_free_ char *cdir = realpath(dir, NULL);
+        if (cdir != NULL) {
+          t->link = path_join(cdir, path_basename(p->absolute));
+        }
       }
     }
+    t->relative = xstrdup(p->relative);
+  }
+  /* One target per identity, the first the scan found (hard links and
+   * bind mounts inside the project name the same object twice). */
+  if (n > 1) {
+    TargetKey *keys = xcalloc(n, sizeof(TargetKey));
+    bool *dup = xcalloc(n, sizeof(bool));
+    for (size_t i = 0; i < n; i++) {
+      keys[i] = (TargetKey){v[i].dev, v[i].ino, i};
+    }
+    qsort(keys, n, sizeof(TargetKey), compare_keys);
+    for (size_t i = 1; i < n; i++) {
+      if (keys[i].dev == keys[i - 1].dev && keys[i].ino == keys[i - 1].ino) {
+        dup[keys[i].idx] = true;
+      }
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (dup[i]) {
+        free(v[i].path);
+        free(v[i].relative);
+        free(v[i].link);
+      } else {
+        v[o++] = v[i];
+      }
+    }
+    n = o;
+    free(keys);
+    free(dup);
   }
   for (size_t i = 1; i < policy->n_patterns; i++) {
     if (scan->hits[i] > 0 || !matcher_is_literal(m, i)) {
@@ -154,7 +219,12 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     t->relative = xstrdup(policy->patterns[i].pattern);
     t->missing = true;
   }
-  if (n > 1) {
+  /* Usually sorted already: the scan's order, under one root. */
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; i++) {
+    sorted = compare_targets(&v[i - 1], &v[i]) <= 0;
+  }
+  if (!sorted) {
     qsort(v, n, sizeof(PlanTarget), compare_targets);
   }
   *ret = v;
@@ -164,9 +234,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
 
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  Error *err) {
-  /* Everything that can fail for want of a library fails before the
-   * first irreversible step. */
-  if (dl_load_hardening(err) < 0 || sys_check_inherited_fds(plan, err) < 0) {
+  if (sys_check_inherited_fds(plan, err) < 0) {
     return -1;
   }
   if (plan->backend == BACKEND_MOUNT) {

@@ -61,22 +61,35 @@ bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path) 
   return false;
 }
 
-/* Appends every proper ancestor of `path` below `/` to *v. */
-void plan_add_ancestors(const char *path, char ***v, size_t *n, size_t *cap) {
+/* Appends every proper ancestor of `path` below `/` that is not also an
+ * ancestor of `prev` (NULL: none is) to *v. Fed paths in sorted order, as
+ * the targets are, each directory is added about once instead of once per
+ * path below it. */
+void plan_add_ancestors(const char *path, const char *prev, char ***v, size_t *n, size_t *cap) {
+  bool shared = prev != NULL;
   for (const char *s = strchr(path + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
+    size_t len = (size_t)(s - path);
+    /* Ancestors grow one component at a time: once one is not shared,
+     * no longer one is. */
+    shared = shared && strncmp(prev, path, len) == 0 && prev[len] == '/';
+    if (shared) {
+      continue;
+    }
     char **slot = grow_array(v, n, cap, sizeof(char *));
-    *slot = xstrndup(path, (size_t)(s - path));
+    *slot = xstrndup(path, len);
   }
 }
 
 int plan_pinned(const PlanTarget *targets, size_t n, char ***ret, size_t *ret_n) {
   char **v = NULL;
   size_t nv = 0, cap = 0;
+  const char *prev = NULL;
   for (size_t i = 0; i < n; i++) {
     if (targets[i].missing) {
       continue;
     }
-    plan_add_ancestors(targets[i].path, &v, &nv, &cap);
+    plan_add_ancestors(targets[i].path, prev, &v, &nv, &cap);
+    prev = targets[i].path;
   }
   plan_sort_unique(v, &nv);
   size_t o = 0;

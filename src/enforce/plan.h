@@ -37,16 +37,25 @@ typedef struct {
   dev_t dev;
   ino_t ino;
   mode_t mode;
+  /* dev and ino are what stat(2) of the entry gave, or what getdents(2)
+   * gave on a filesystem where that is the same thing. false: only a
+   * guess, to be checked again when the entry is opened. */
+  bool exact;
 } DirEntry;
 
-/* Lists the entries of `dir` (no "." or ".."), without following symbolic
- * links. Production code reads the filesystem; unit tests pass a fake tree.
- * Returns 0 or -errno. */
+/* Lists the entries of `dir` (no ".."), without following symbolic links.
+ * An entry named "." may carry the identity of `dir` itself: the carve-out
+ * then never grants another name of it (for `/`, the one directory no
+ * listing of a parent names). Production code reads the filesystem; unit
+ * tests pass a fake tree. Returns 0 or -errno. */
 typedef int (*DirLister)(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
 
 typedef struct {
   char *path;
   bool is_dir;
+  /* The identity the plan checked is the entry's own (DirEntry.exact):
+   * opened without crossing a mount point, it needs no second look. */
+  bool exact;
 } CarveGrant;
 
 typedef struct {
@@ -94,4 +103,4 @@ void plan_clear(Plan *p);
 /* Shared by plan.c and carve.c. */
 void plan_sort_unique(char **v, size_t *n);
 bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path);
-void plan_add_ancestors(const char *path, char ***v, size_t *n, size_t *cap);
+void plan_add_ancestors(const char *path, const char *prev, char ***v, size_t *n, size_t *cap);

@@ -3,12 +3,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "enforce/linux/sys.h"
+
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#else
+struct open_how {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+#define RESOLVE_NO_XDEV 0x01
+#endif
 
 /* Rights that apply to a file (a rule on a file may hold no others). */
 #define FILE_RIGHTS (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)
@@ -57,6 +72,120 @@ static int restrict_self(int ruleset, Error *err) {
   return 0;
 }
 
+static int compare_strings(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The protected objects by identity, sorted for a binary search per
+ * grant (a thousand protected files, a hundred grants). */
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+  const PlanTarget *t;
+} TargetId;
+
+static int compare_ids(const void *a, const void *b) {
+  const TargetId *x = a, *y = b;
+  if (x->dev != y->dev) {
+    return x->dev < y->dev ? -1 : 1;
+  }
+  return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static const PlanTarget *find_target(const TargetId *ids, size_t n, const struct stat *st) {
+  const TargetId key = {st->st_dev, st->st_ino, NULL};
+  const TargetId *hit = n > 0 ? bsearch(&key, ids, n, sizeof(TargetId), compare_ids) : NULL;
+  return hit != NULL ? hit->t : NULL;
+}
+
+/* openat2(2) with RESOLVE_NO_XDEV: `name` in `dirfd`, on the same mount,
+ * never through a mount point. -1 with errno, EXDEV for a mount point. */
+static int open_same_mount(int dirfd, const char *name) {
+#if defined(SYS_openat2)
+  static bool unavailable;
+  if (!unavailable) {
+    struct open_how how = {
+        .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+        .resolve = RESOLVE_NO_XDEV,
+    };
+    int fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != EINVAL && errno != E2BIG)) {
+      return fd;
+    }
+    /* An older kernel, or a seccomp filter that does not know it. */
+    unavailable = true;
+  }
+#else
+  (void)dirfd;
+  (void)name;
+#endif
+  errno = ENOSYS;
+  return -1;
+}
+
+/* One grant, opened through its (already open) directory and never
+ * through a symbolic link. The rule lands on whatever inode is opened, so
+ * that inode must be the one the plan checked: either the plan's identity
+ * is the entry's own (g->exact) and the entry is opened without crossing
+ * a mount point, or its identity is checked again now that it is open. */
+static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t handled,
+                     const CarveGrant *g, int dirfd, const struct stat *chain, size_t n_chain,
+                     Error *err) {
+  const char *name = dirfd >= 0 ? strrchr(g->path, '/') + 1 : g->path;
+  if (g->exact && dirfd >= 0) {
+    _cleanup_close_ int fd = open_same_mount(dirfd, name);
+    if (fd < 0 && errno == ENOENT) {
+      return 0; /* gone since the plan was made: nothing to grant */
+    }
+    if (fd >= 0) {
+      uint64_t allowed = g->is_dir ? handled : (handled & FILE_RIGHTS);
+      if (sys_landlock_add_path_rule(ruleset, fd, allowed) == 0) {
+        return 0;
+      }
+      if (errno != EINVAL) {
+        return error_set(err, errno, _("cannot add the Landlock rule for %s: %m"), g->path);
+      }
+      /* EINVAL: no longer the kind of object the plan saw. */
+    }
+    /* EXDEV, a mount point, and everything else: the careful way. */
+  }
+  _cleanup_close_ int fd = openat(dirfd >= 0 ? dirfd : AT_FDCWD, name,
+                                  O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      return 0; /* gone since the plan was made: nothing to grant */
+    }
+    return error_set(err, errno, _("cannot open %s for a Landlock rule: %m"), g->path);
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    return error_set(err, errno, _("cannot open %s for a Landlock rule: %m"), g->path);
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return 0;
+  }
+  /* Never a grant on a protected object, whatever name reached it. */
+  const PlanTarget *t = find_target(ids, n_ids, &st);
+  if (t != NULL) {
+    return error_set(err, ESTALE,
+                     _("%s became the protected %s while ralon started; refusing to run"),
+                     g->path, t->path);
+  }
+  /* Nor on a directory of the chain: a rule there would cover everything
+   * below it, protected paths included (a bind mount of one, seen here
+   * under another name). */
+  for (size_t k = 0; k < n_chain; k++) {
+    if (chain[k].st_dev == st.st_dev && chain[k].st_ino == st.st_ino) {
+      return 0;
+    }
+  }
+  uint64_t allowed = S_ISDIR(st.st_mode) ? handled : (handled & FILE_RIGHTS);
+  if (sys_landlock_add_path_rule(ruleset, fd, allowed) < 0) {
+    return error_set(err, errno, _("cannot add the Landlock rule for %s: %m"), g->path);
+  }
+  return 0;
+}
+
 int landlock_apply(const Plan *plan, int abi, Error *err) {
   uint64_t handled = landlock_write_access(abi);
   struct ralon_landlock_ruleset_attr attr = {.handled_access_fs = handled};
@@ -64,35 +193,73 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
   if (ruleset < 0) {
     return error_set(err, errno, _("cannot create a Landlock ruleset: %m"));
   }
-  for (size_t i = 0; i < plan->carve.n_grants; i++) {
-    const CarveGrant *g = &plan->carve.grants[i];
-    _cleanup_close_ int fd = open(g->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno == ENOENT) {
-        continue; /* gone since the plan was made: nothing to grant */
+  /* The chain, each directory opened once: its identities are checked
+   * against every grant, and the grants are opened through it. */
+  const Carve *c = &plan->carve;
+  size_t n_ids = 0;
+  TargetId *ids = xcalloc(plan->n_targets + 1, sizeof(TargetId));
+  for (size_t k = 0; k < plan->n_targets; k++) {
+    const PlanTarget *t = &plan->targets[k];
+    if (!t->missing) {
+      ids[n_ids++] = (TargetId){t->dev, t->ino, t};
+    }
+  }
+  if (n_ids > 1) {
+    qsort(ids, n_ids, sizeof(TargetId), compare_ids);
+  }
+  size_t n_chain = 0;
+  int *dirs = xcalloc(c->n_restricted + 1, sizeof(int));
+  struct stat *chain = xcalloc(c->n_restricted + 1, sizeof(struct stat));
+  int r = 0;
+  for (size_t i = 0; i < c->n_restricted; i++) {
+    dirs[i] = -1;
+  }
+  for (size_t i = 0; i < c->n_restricted; i++) {
+    dirs[i] = open(c->restricted[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirs[i] < 0) {
+      if (errno == ENOENT || errno == ENOTDIR) {
+        continue; /* below a missing protected path: nothing to grant in it */
       }
-      return error_set(err, errno, _("cannot open %s for a Landlock rule: %m"), g->path);
+      r = error_set(err, errno, _("cannot open %s for the Landlock rules: %m"), c->restricted[i]);
+      break;
     }
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-      return error_set(err, errno, _("cannot open %s for a Landlock rule: %m"), g->path);
+    if (fstat(dirs[i], &chain[n_chain]) < 0) {
+      r = error_set(err, errno, _("cannot open %s for the Landlock rules: %m"), c->restricted[i]);
+      break;
     }
-    if (S_ISLNK(st.st_mode)) {
-      continue;
-    }
-    /* Never a grant on a protected object, whatever name reached it. */
-    for (size_t k = 0; k < plan->n_targets; k++) {
-      if (!plan->targets[k].missing && plan->targets[k].dev == st.st_dev &&
-          plan->targets[k].ino == st.st_ino) {
-        return error_set(err, ESTALE,
-                         _("%s became the protected %s while ralon started; refusing to run"),
-                         g->path, plan->targets[k].path);
+    n_chain++;
+  }
+  char buf[PATH_MAX];
+  for (size_t i = 0; i < c->n_grants && r == 0; i++) {
+    const CarveGrant *g = &c->grants[i];
+    /* Its directory, which the carve-out restricts (restricted[] is
+     * sorted). */
+    int dirfd = -1;
+    const char *slash = strrchr(g->path, '/');
+    size_t len = slash == g->path ? 1 : (size_t)(slash - g->path);
+    if (slash != NULL && len < sizeof(buf)) {
+      memcpy(buf, g->path, len);
+      buf[len] = '\0';
+      const char *key = buf;
+      char **hit = c->n_restricted > 0 ? bsearch(&key, c->restricted, c->n_restricted,
+                                                 sizeof(char *), compare_strings)
+                                       : NULL;
+      if (hit != NULL) {
+        dirfd = dirs[hit - c->restricted];
       }
     }
-    uint64_t allowed = S_ISDIR(st.st_mode) ? handled : (handled & FILE_RIGHTS);
-    if (sys_landlock_add_path_rule(ruleset, fd, allowed) < 0) {
-      return error_set(err, errno, _("cannot add the Landlock rule for %s: %m"), g->path);
+    r = add_grant(ids, n_ids, ruleset, handled, g, dirfd, chain, n_chain, err);
+  }
+  for (size_t i = 0; i < c->n_restricted; i++) {
+    if (dirs[i] >= 0) {
+      close(dirs[i]);
     }
+  }
+  free(dirs);
+  free(chain);
+  free(ids);
+  if (r < 0) {
+    return -1;
   }
   return restrict_self(ruleset, err);
 }

@@ -69,8 +69,10 @@ typedef struct {
 void sys_mount_probe(const char *path, MountProbe *ret);
 const char *mount_step_to_string(MountStep s);
 
-/* A DirLister on the real filesystem: opens `dir` with O_NOFOLLOW and
- * lstat()s every entry. */
+/* A DirLister on the real filesystem: opens `dir` with O_NOFOLLOW, names
+ * the directory itself as "." (see DirLister), takes the identity of files
+ * from getdents(2) and lstat()s the rest (directories may be mount
+ * points). */
 int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
 
 /* Enters a new user and mount namespace in which the current uid and gid
