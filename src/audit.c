@@ -655,16 +655,14 @@ static const MountEntry *mount_holding(const MountTable *t, const char *path) {
   return home;
 }
 
-void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out) {
-  MountTable t = {0};
-  mounts_parse(mountinfo, &t);
-  const MountEntry *home = mount_holding(&t, root);
+static void second_mounts(const MountTable *t, const char *root, AuditFindings *out) {
+  const MountEntry *home = mount_holding(t, root);
   if (home != NULL) {
     /* Where the project lies inside its filesystem. */
     _cleanup_free_ char *inside = path_join(home->root, path_relative(home->point, root));
     _cleanup_free_ char *fs_path = path_normalize(inside);
-    for (size_t i = 0; i < t.n; i++) {
-      const MountEntry *e = &t.v[i];
+    for (size_t i = 0; i < t->n; i++) {
+      const MountEntry *e = &t->v[i];
       const char *rest = path_relative(e->root, fs_path);
       if (e == home || !streq(e->dev, home->dev) || rest == NULL) {
         continue;
@@ -688,6 +686,12 @@ void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings 
                     "writes through it are restricted by neither backend")));
     }
   }
+}
+
+void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out) {
+  MountTable t = {0};
+  mounts_parse(mountinfo, &t);
+  second_mounts(&t, root, out);
   mounts_clear(&t);
 }
 
@@ -769,18 +773,16 @@ static bool is_network(const char *fstype) {
   return false;
 }
 
-void audit_mounts(const char *mountinfo, const char *root, const char *const *paths, size_t n,
-                  AuditFindings *out) {
-  MountTable t = {0};
-  mounts_parse(mountinfo, &t);
+static void mounts_of(const MountTable *t, const char *root, const char *const *paths, size_t n,
+                      AuditFindings *out) {
   const MountEntry **seen = xcalloc(n + 1, sizeof(MountEntry *));
   size_t n_seen = 0;
   for (size_t i = 0; i < n; i++) {
-    const MountEntry *home = mount_holding(&t, paths[i]);
+    const MountEntry *home = mount_holding(t, paths[i]);
     if (home == NULL) {
       continue;
     }
-    const MountEntry *origin = mount_origin(&t, home);
+    const MountEntry *origin = mount_origin(t, home);
     bool dup = false;
     for (size_t k = 0; k < n_seen; k++) {
       dup |= seen[k] == origin;
@@ -827,6 +829,13 @@ void audit_mounts(const char *mountinfo, const char *root, const char *const *pa
     add(out, kind, display_path(root, paths[i]), detail);
   }
   free(seen);
+}
+
+void audit_mounts(const char *mountinfo, const char *root, const char *const *paths, size_t n,
+                  AuditFindings *out) {
+  MountTable t = {0};
+  mounts_parse(mountinfo, &t);
+  mounts_of(&t, root, paths, n, out);
   mounts_clear(&t);
 }
 
@@ -1153,8 +1162,11 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
     }
     _cleanup_free_ char *text = read_text("/proc/self/mountinfo", 16u * 1024u * 1024u);
     if (text != NULL) {
-      audit_second_mounts(text, canon, out);
-      audit_mounts(text, canon, (const char *const *)paths, scan->n_paths, out);
+      MountTable t = {0};
+      mounts_parse(text, &t);
+      second_mounts(&t, canon, out);
+      mounts_of(&t, canon, (const char *const *)paths, scan->n_paths, out);
+      mounts_clear(&t);
     }
     audit_case_insensitive(canon, (const char *const *)paths, scan->n_paths, audit_case_probe,
                            NULL, out);
