@@ -1072,6 +1072,25 @@ class NoPolicyTest(RalonTestCase):
                 self.assertFails(self.run_ralon("-C", empty, *args, cwd=self.base), err=msg)
                 self.assertFails(self.run_ralon("-C", "empty/sub", *args, cwd=self.base), err=msg)
 
+    def test_if_policy_without_policy(self):
+        empty = os.path.join(self.base, "empty")
+        os.makedirs(empty)
+        marker = os.path.join(self.base, "ran")
+        cmd = ["run", "--if-policy", "--", "sh", "-c", 'echo "$1" > "$2"; exit 5', "sh",
+               "hello", marker]
+        # --dry-run only says what would happen; the command does not run.
+        r = self.run_ralon("run", "--if-policy", "--dry-run", *cmd[2:], cwd=empty)
+        self.assertOutput(r, 0, "no agent.lock here: `sh` would run unchanged\n")
+        self.assertFalse(os.path.exists(marker))
+        # Without it, the command runs unchanged and its status is ralon's.
+        r = self.run_ralon(*cmd, cwd=empty)
+        self.assertOutput(r, 5, "")
+        with open(marker) as f:
+            self.assertEqual(f.read(), "hello\n")
+        # Without --if-policy, no policy is an error.
+        r = self.run_ralon("run", "--", "true", cwd=empty)
+        self.assertFails(r, err_re=r"\Aralon: no agent.lock found in ")
+
     def test_missing_dash_C_directory(self):
         missing = os.path.join(self.base, "missing")
         for args in (["check"], ["check", "x"], ["status"]):
