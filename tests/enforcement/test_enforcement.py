@@ -1250,6 +1250,75 @@ class TestChainDirectories(Base):
         self._create_in_root("landlock", check)
 
 
+class TestLandlockAliasesBesideTheChain(Base):
+    """Other names for protected objects that exist before ralon starts,
+    as entries of directories on the Landlock chain: a bind mount of the
+    project, of / itself, and of a protected file. The carve-out grants
+    the siblings of the chain, so it must never grant one of these (a rule
+    on one would cover the protected paths below it). Made as root in a
+    private mount namespace; ralon runs inside it as each user."""
+
+    def _run_with_aliases(self, user, aliases, started):
+        pr = self.project(user)
+        names = {"proj": (os.path.join(pr.code, "alias-proj"), pr.proj, True),
+                 "slash": (os.path.join(pr.base, "alias-slash"), "/", True),
+                 "lock": (os.path.join(pr.code, "alias-lock"),
+                          os.path.join(pr.proj, "agent.lock"), False)}
+        writes = {"proj": os.path.join(pr.code, "alias-proj", "agent.lock"),
+                  "slash": os.path.join(pr.base, "alias-slash") + pr.proj + "/agent.lock",
+                  "lock": os.path.join(pr.code, "alias-lock")}
+        setup, inner = [], "echo '%s' >&2" % STARTED
+        for a in aliases:
+            point, source, is_dir = names[a]
+            if is_dir:
+                os.mkdir(point)
+            else:
+                open(point, "w").close()
+            setup.append("mount --bind '%s' '%s'" % (source, point))
+            inner += ("; if echo forged >> '%s' 2>/dev/null; then echo 'wrote %s';"
+                      " else echo 'refused %s'; fi" % (writes[a], a, a))
+        uid = USERS[user]
+        drop = (["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--"]
+                if uid is not None else [])
+        argv = (["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+                 " && ".join(setup) + ' && exec "$@"', "sh"] + drop
+                + ralon_run("landlock", inner))
+        before = snapshot(pr)
+        r = run(argv, "root", pr.proj, pr.env())
+        # From outside (the aliases went with the namespace): the protected
+        # file behind every name is intact.
+        self.assertUnchanged(before, pr, repr(r))
+        self.assertEqual(read_text(os.path.join(pr.proj, "agent.lock")), POLICY, r)
+        if started:
+            self.assertIn(STARTED, r.stderr, r)
+            self.assertEqual(r.rc, 0, r)
+            for a in aliases:
+                self.assertIn("refused " + a, r.stdout, r)
+        else:
+            # Refusing to start is the safe answer here; it says why.
+            self.assertNotIn(STARTED, r.stderr, r)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("refusing to run", r.stderr, r)
+        return r
+
+    def _users(self):
+        if not IS_ROOT:
+            self.skipTest("making the aliases needs root")
+        if not self.available("landlock", ME):
+            self.skipTest("the landlock backend is not available")
+        return self.users()
+
+    def test_directory_aliases_are_not_granted(self):
+        for user in self._users():
+            with self.subTest(user=user):
+                self._run_with_aliases(user, ["proj", "slash"], started=True)
+
+    def test_protected_file_alias_refuses_to_start(self):
+        for user in self._users():
+            with self.subTest(user=user):
+                self._run_with_aliases(user, ["lock"], started=False)
+
+
 class TestTerminalControl(Base):
     """Without ralon, the pty harness really can inject input (so EPERM in
     the table comes from ralon's filter, not from the setup)."""

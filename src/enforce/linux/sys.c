@@ -301,12 +301,17 @@ int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n)
       }
       struct stat st;
       bool exact = true;
-      if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) {
-        /* Not a directory, so not a mount point of a directory: its inode
-         * is the one getdents names, on this directory's device. A file
-         * bind mounted here would hide another inode, but landlock_apply
-         * opens every grant without crossing a mount point, or checks its
-         * identity again. */
+      if (de->d_type != DT_UNKNOWN && (de->d_type != DT_DIR || d_ino_exact)) {
+        /* Its inode is the one getdents names, on this directory's device,
+         * unless something is mounted on it: then getdents names the inode
+         * underneath. landlock_apply opens every exact grant without
+         * crossing a mount point (and checks the identity of whatever it
+         * opens the other way), so a mount point is never granted by the
+         * identity it hides. A directory has no other name but a mount,
+         * so on a file system whose inode numbers getdents reports
+         * exactly, this is the identity stat(2) would give; elsewhere a
+         * directory is stat'ed, being where another file system may be
+         * mounted. */
         st.st_dev = self.st_dev;
         st.st_ino = de->d_ino;
         st.st_mode = (mode_t)(DTTOIF(de->d_type));
