@@ -775,17 +775,47 @@ static bool is_network(const char *fstype) {
 
 static void mounts_of(const MountTable *t, const char *root, const char *const *paths, size_t n,
                       AuditFindings *out) {
-  const MountEntry **seen = xcalloc(n + 1, sizeof(MountEntry *));
-  size_t n_seen = 0;
+  const MountEntry **seen = xcalloc(t->n + 1, sizeof(MountEntry *));
+  const MountEntry **homes = xcalloc(t->n + 1, sizeof(MountEntry *));
+  size_t n_seen = 0, n_homes = 0;
+  /* A thousand protected files in a few directories: the mount holding a
+   * path is the one holding its directory, unless one is mounted on the
+   * path itself, so each directory is looked up once. */
+  const char *last_dir = NULL;
+  size_t last_len = 0;
+  const MountEntry *dir_home = NULL;
   for (size_t i = 0; i < n; i++) {
-    const MountEntry *home = mount_holding(t, paths[i]);
+    const char *slash = strrchr(paths[i], '/');
+    if (slash == NULL) {
+      continue;
+    }
+    size_t len = (size_t)(slash - paths[i]);
+    if (last_dir == NULL || len != last_len || strncmp(last_dir, paths[i], len) != 0) {
+      _cleanup_free_ char *dir = xstrndup(paths[i], len > 0 ? len : 1);
+      dir_home = mount_holding(t, dir);
+      last_dir = paths[i];
+      last_len = len;
+    }
+    const MountEntry *home = dir_home;
+    for (size_t k = 0; k < t->n; k++) {
+      if (streq(t->v[k].point, paths[i])) {
+        home = &t->v[k];
+      }
+    }
     if (home == NULL) {
       continue;
     }
-    const MountEntry *origin = mount_origin(t, home);
     bool dup = false;
-    for (size_t k = 0; k < n_seen; k++) {
-      dup |= seen[k] == origin;
+    for (size_t k = 0; k < n_homes && !dup; k++) {
+      dup = homes[k] == home;
+    }
+    if (dup) {
+      continue; /* its origin, and so its finding, is known already */
+    }
+    homes[n_homes++] = home;
+    const MountEntry *origin = mount_origin(t, home);
+    for (size_t k = 0; k < n_seen && !dup; k++) {
+      dup = seen[k] == origin;
     }
     if (dup) {
       continue;
@@ -828,6 +858,7 @@ static void mounts_of(const MountTable *t, const char *root, const char *const *
     }
     add(out, kind, display_path(root, paths[i]), detail);
   }
+  free(homes);
   free(seen);
 }
 
@@ -916,10 +947,15 @@ const char *audit_case_probe(void *userdata, const char *dir) {
 #endif
 }
 
-static void add_dir_chain(const char *path, char ***v, size_t *n, size_t *cap) {
-  char **slot = grow_array(v, n, cap, sizeof(char *));
-  *slot = xstrdup("/");
-  for (const char *s = strchr(path + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
+/* The directories above `path` (from /), or only those longer than `from`
+ * characters: `path` has a prefix of that length whose chain is known. */
+static void add_dir_chain(const char *path, char ***v, size_t *n, size_t *cap, size_t from) {
+  char **slot;
+  if (from == 0) {
+    slot = grow_array(v, n, cap, sizeof(char *));
+    *slot = xstrdup("/");
+  }
+  for (const char *s = strchr(path + from + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
     slot = grow_array(v, n, cap, sizeof(char *));
     *slot = xstrndup(path, (size_t)(s - path));
   }
@@ -929,13 +965,27 @@ void audit_case_insensitive(const char *root, const char *const *paths, size_t n
                             AuditCaseProbe probe, void *userdata, AuditFindings *out) {
   char **dirs = NULL;
   size_t nd = 0, cap = 0;
-  add_dir_chain(root, &dirs, &nd, &cap);
+  add_dir_chain(root, &dirs, &nd, &cap, 0);
   char **self = grow_array(&dirs, &nd, &cap, sizeof(char *));
   *self = xstrdup(root);
+  /* Only the directories below the root are new for each path, and only
+   * those its predecessor (in the same directory, usually) did not add. */
+  size_t root_len = streq(root, "/") ? 0 : strlen(root);
+  const char *prev = NULL;
+  size_t prev_len = 0;
   for (size_t i = 0; i < n; i++) {
-    if (path_relative(root, paths[i]) != NULL) {
-      add_dir_chain(paths[i], &dirs, &nd, &cap);
+    const char *rel = path_relative(root, paths[i]);
+    if (rel == NULL || rel[0] == '\0') {
+      continue;
     }
+    const char *slash = strrchr(paths[i], '/');
+    size_t len = slash != NULL ? (size_t)(slash - paths[i]) : 0;
+    if (prev != NULL && len == prev_len && strncmp(prev, paths[i], len) == 0) {
+      continue; /* same directory as the path before */
+    }
+    prev = paths[i];
+    prev_len = len;
+    add_dir_chain(paths[i], &dirs, &nd, &cap, root_len);
   }
   /* Sorted, a directory comes before everything below it. */
   if (nd > 1) {

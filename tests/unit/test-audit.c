@@ -717,6 +717,24 @@ START_TEST(test_mounts_bind_under_self_binds) {
 }
 END_TEST
 
+START_TEST(test_mounts_file_bind_among_siblings) {
+  /* Many protected files in one directory, looked up once; the one a file
+   * from elsewhere is bound onto is still found, wherever it sorts, and
+   * named by its own path; the directory's own mount says nothing. */
+  AuditFindings f;
+  _cleanup_free_ char *got = mount_kinds(
+      MI_ROOT "70 26 254:0 /srv/keys/c.pem /home/dev/proj/keys/c.pem rw - ext4 /dev/vda rw\n"
+              "71 26 0:70 / /home/dev/proj/keys/e.pem rw - fuse.sshfs me@host:/e rw\n",
+      (const char *[]){"keys/a.pem", "keys/b.pem", "keys/c.pem", "keys/d.pem", "keys/e.pem",
+                       "keys/f.pem", NULL},
+      &f);
+  ck_assert_str_eq(got, "bind-mount keys/c.pem\n"
+                        "network-filesystem keys/e.pem\n");
+  assert_contains(f.items[0].detail, "directory /srv/keys/c.pem of");
+  audit_findings_clear(&f);
+}
+END_TEST
+
 START_TEST(test_mounts_kinds) {
   AuditFindings f;
   _cleanup_free_ char *got = mount_kinds(
@@ -1560,6 +1578,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_mounts_bind);
   tcase_add_test(tc, test_mounts_bind_under_self_binds);
   tcase_add_test(tc, test_mounts_kinds);
+  tcase_add_test(tc, test_mounts_file_bind_among_siblings);
   tcase_add_test(tc, test_mounts_not_reported);
   tcase_add_test(tc, test_landlock);
   tcase_add_test(tc, test_case_insensitive);
