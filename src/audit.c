@@ -784,6 +784,7 @@ static void mounts_of(const MountTable *t, const char *root, const char *const *
   const char *last_dir = NULL;
   size_t last_len = 0;
   const MountEntry *dir_home = NULL;
+  bool mounts_below = false; /* on entries of that directory */
   for (size_t i = 0; i < n; i++) {
     const char *slash = strrchr(paths[i], '/');
     if (slash == NULL) {
@@ -795,9 +796,14 @@ static void mounts_of(const MountTable *t, const char *root, const char *const *
       dir_home = mount_holding(t, dir);
       last_dir = paths[i];
       last_len = len;
+      mounts_below = false;
+      for (size_t k = 0; k < t->n && !mounts_below; k++) {
+        const char *rest = path_relative(dir, t->v[k].point);
+        mounts_below = rest != NULL && rest[0] != '\0';
+      }
     }
     const MountEntry *home = dir_home;
-    for (size_t k = 0; k < t->n; k++) {
+    for (size_t k = 0; mounts_below && k < t->n; k++) {
       if (streq(t->v[k].point, paths[i])) {
         home = &t->v[k];
       }

@@ -9,9 +9,16 @@ char *path_join(const char *a, const char *b) {
   if (b[0] == '/' || a[0] == '\0') {
     return xstrdup(b);
   }
-  size_t la = strlen(a);
-  bool slash = la > 0 && a[la - 1] == '/';
-  return xasprintf("%s%s%s", a, slash ? "" : "/", b);
+  /* Without printf: it runs for every protected path, several times. */
+  size_t la = strlen(a), lb = strlen(b);
+  bool slash = a[la - 1] == '/';
+  char *p = xmalloc(la + !slash + lb + 1);
+  memcpy(p, a, la);
+  if (!slash) {
+    p[la] = '/';
+  }
+  memcpy(p + la + !slash, b, lb + 1);
+  return p;
 }
 
 char *path_normalize(const char *p) {

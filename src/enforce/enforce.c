@@ -106,20 +106,6 @@ static int compare_targets(const void *a, const void *b) {
   return strcmp(((const PlanTarget *)a)->path, ((const PlanTarget *)b)->path);
 }
 
-/* path_join() for an absolute directory and a relative path, without
- * going through printf: it runs once per protected path. */
-static char *join_under(const char *dir, const char *rel) {
-  size_t ld = strlen(dir), lr = strlen(rel);
-  if (ld > 0 && dir[ld - 1] == '/') {
-    ld--;
-  }
-  char *p = xmalloc(ld + 1 + lr + 1);
-  memcpy(p, dir, ld);
-  p[ld] = '/';
-  memcpy(p + ld + 1, rel, lr + 1);
-  return p;
-}
-
 typedef struct {
   dev_t dev;
   ino_t ino;
@@ -153,7 +139,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     PlanTarget *t;
     if (!S_ISLNK(p->mode) && canon_root != NULL) {
       t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
-      t->path = join_under(canon_root, p->relative);
+      t->path = path_join(canon_root, p->relative);
       t->dev = p->dev;
       t->ino = p->ino;
       t->mode = p->mode;
