@@ -54,7 +54,8 @@ int output_flush_stdout(void) {
   return -stdout_errno;
 }
 
-static void emit(Color c, const char *label, const char *fmt, va_list ap) {
+__attribute__((format(printf, 3, 0))) static void emit(Color c, const char *label,
+                                                       const char *fmt, va_list ap) {
   int saved = errno;
   (void)output_flush_stdout();
   fputs("ralon: ", stderr);

@@ -27,6 +27,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from ralontest import as_user  # noqa: E402
+
 RALON_SRC = os.environ.get("RALON_BINARY") or os.path.normpath(
     os.path.join(os.path.dirname(__file__), "..", "..", "build", "src", "ralon"))
 REQUIRED = os.environ.get("RALON_REQUIRE_JOURNAL") == "1"
@@ -145,17 +148,9 @@ class Project:
         e = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LC_ALL": "C.UTF-8",
              "HOME": self.root, "NO_COLOR": "1"}
         e.update(env or {})
-        pre = None
-        if self.uid:
-            uid = self.uid
-
-            def pre():
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
         return subprocess.run([self.ralon] + list(args), input=stdin, capture_output=True,
-                              text=True, env=e, cwd=cwd or self.root, preexec_fn=pre,
-                              timeout=60)
+                              text=True, env=e, cwd=cwd or self.root,
+                              preexec_fn=as_user(self.uid), timeout=60)
 
 
 def claude_payload(root, rel, tool="Write"):

@@ -23,6 +23,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from ralontest import as_user  # noqa: E402
+
 RALON = os.environ.get("RALON_BINARY", "build/src/ralon")
 WRAP = os.environ.get("RALON_WRAP", "build/data/wrappers/ralon-wrap-test")
 TMP_ROOT = os.environ.get("RALON_TEST_TMPDIR") or "/tmp"
@@ -95,16 +98,8 @@ class Fixture:
 
     def run(self, argv, cwd):
         env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8", "HOME": cwd, "NO_COLOR": "1"}
-        pre = None
-        if self.uid:
-            uid = self.uid
-
-            def pre():
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
         return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
-                              preexec_fn=pre, timeout=60)
+                              preexec_fn=as_user(self.uid), timeout=60)
 
     def content(self, project, rel):
         with open(os.path.join(self.projects[project], rel)) as f:
