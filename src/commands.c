@@ -73,8 +73,11 @@ static int project_open(const Options *o, bool scan, Project *p, Error *err) {
 /* ---- JSON ------------------------------------------------------------- */
 
 static void json_print(json_object *o) {
-  puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                             JSON_C_TO_STRING_NOSLASHESCAPE));
+  /* Larger than stdout's buffer, it is written here, not at exit. */
+  if (puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                 JSON_C_TO_STRING_NOSLASHESCAPE)) == EOF) {
+    output_stdout_failed(errno);
+  }
   json_object_put(o);
 }
 
@@ -302,6 +305,123 @@ int command_check(const Options *o, Error *err) {
 
 /* ---- status ----------------------------------------------------------- */
 
+/* ---- hooks, as status and `hook list` show them ----------------------- */
+
+/* Whether our hook is in each agent's configuration, per scope. */
+typedef struct {
+  Agent agent;
+  bool user;
+  char *path;
+  const char *state; /* "installed", "outdated", "absent" or "error" */
+  char *error;
+} HookState;
+
+static size_t hook_states(const char *root, const char *home, HookState **ret) {
+  HookState *v = NULL;
+  size_t n = 0, cap = 0;
+  for (int i = 0; i < _AGENT_MAX; i++) {
+    Agent a = (Agent)i;
+    for (int user = 0; user <= 1; user++) {
+      /* What an install would do says what is there: unchanged is
+       * installed, updated is an older form, wrote is none. */
+      HookChange c;
+      Error e = {0};
+      const char *state;
+      if (hook_install(a, root, home, user, false, true, &c, &e) < 0) {
+        _cleanup_free_ char *p = hook_config_path(a, root, home, user);
+        if (p == NULL) {
+          error_clear(&e);
+          continue; /* no such scope for this agent */
+        }
+        state = "error";
+        c = (HookChange){.agent = a, .path = steal_pointer(&p)};
+      } else {
+        state = c.kind == HOOK_CHANGE_UNCHANGED ? "installed"
+                : c.kind == HOOK_CHANGE_UPDATED ? "outdated"
+                                                : "absent";
+      }
+      HookState *h = grow_array(&v, &n, &cap, sizeof(HookState));
+      *h = (HookState){.agent = a, .user = user, .path = steal_pointer(&c.path), .state = state,
+                       .error = steal_pointer(&e.message)};
+      hook_change_clear(&c);
+      error_clear(&e);
+    }
+  }
+  *ret = v;
+  return n;
+}
+
+static void hook_states_free(HookState *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].path);
+    free(v[i].error);
+  }
+  free(v);
+}
+
+static const char *hook_state_text(const char *state) {
+  return streq(state, "installed")  ? _("installed")
+         : streq(state, "outdated") ? _("outdated")
+         : streq(state, "error")    ? _("error")
+                                    : _("not installed");
+}
+
+static void print_hook_state(const HookState *h) {
+  const char *scope = h->user ? _("user") : _("project");
+  if (h->error != NULL) {
+    printf("  %-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), h->error);
+  } else {
+    printf("  %-12s %-8s %-14s %s\n", agent_to_string(h->agent), scope, hook_state_text(h->state),
+           h->path);
+  }
+}
+
+static json_object *json_hook_states(const HookState *v, size_t n) {
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < n; i++) {
+    json_object *j = json_object_new_object();
+    json_add_string(j, "agent", agent_to_string(v[i].agent));
+    json_add_string(j, "name", agent_display_name(v[i].agent));
+    json_add_string(j, "scope", v[i].user ? "user" : "project");
+    json_add_string(j, "path", v[i].path);
+    json_add_string(j, "state", v[i].state);
+    json_add_string(j, "error", v[i].error);
+    json_object_array_add(list, j);
+  }
+  return list;
+}
+
+/* status: the hooks that are there (installed, outdated, unreadable), and
+ * the agents found here that have none. */
+static void print_status_hooks(const char *root) {
+  const char *home = getenv("HOME");
+  HookState *states = NULL;
+  size_t n = hook_states(root, home, &states);
+  bool detected[_AGENT_MAX];
+  bool any_agent = hook_detect(root, home, detected);
+  bool has[_AGENT_MAX] = {false};
+  size_t shown = 0;
+  printf("%s\n", _("hooks"));
+  for (size_t i = 0; i < n; i++) {
+    if (!streq(states[i].state, "absent")) {
+      has[states[i].agent] = true;
+      print_hook_state(&states[i]);
+      shown++;
+    }
+  }
+  for (size_t i = 0; any_agent && i < n; i++) {
+    if (streq(states[i].state, "absent") && !states[i].user && detected[states[i].agent] &&
+        !has[states[i].agent]) {
+      print_hook_state(&states[i]);
+      shown++;
+    }
+  }
+  if (shown == 0) {
+    printf("  %s\n", _("none installed (`ralon hook install` adds them for the agents found here)"));
+  }
+  hook_states_free(states, n);
+}
+
 static json_object *json_backends(const Availability *av) {
   json_object *o = json_object_new_object();
   for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
@@ -351,6 +471,10 @@ static void status_json(const Project *p) {
     json_object_array_add(prot, json_protected_path(pol, &p->scan->paths[i]));
   }
   json_object_object_add(doc, "protected", prot);
+  HookState *hooks = NULL;
+  size_t n_hooks = hook_states(pol->root, getenv("HOME"), &hooks);
+  json_object_object_add(doc, "hooks", json_hook_states(hooks, n_hooks));
+  hook_states_free(hooks, n_hooks);
   json_object_object_add(doc, "findings", json_findings(&p->findings));
   json_print(doc);
   log_findings(p, "status");
@@ -406,6 +530,7 @@ int command_status(const Options *o, Error *err) {
     _cleanup_free_ char *d = enforce_describe(&av, b);
     printf("  %-9s%s\n", backend_to_string(b), d);
   }
+  print_status_hooks(pol->root);
   _cleanup_free_ char *hint = apparmor_userns_hint_here(&av.mount);
   if (hint != NULL) {
     printf("\n%s\n", hint);
@@ -946,62 +1071,34 @@ static int hook_list_command(const Options *o, Error *err) {
   if (root == NULL) {
     return -1;
   }
-  const char *home = getenv("HOME");
-  json_object *list = o->json ? json_object_new_array() : NULL;
-  for (int i = 0; i < _AGENT_MAX; i++) {
-    Agent a = (Agent)i;
-    for (int user = 0; user <= 1; user++) {
-      /* What an install would do says what is there: unchanged is
-       * installed, updated is an older form, wrote is none. */
-      HookChange c;
-      _cleanup_error_ Error e = {0};
-      const char *state;
-      if (hook_install(a, root, home, user, false, true, &c, &e) < 0) {
-        _cleanup_free_ char *p = hook_config_path(a, root, home, user);
-        if (p == NULL) {
-          continue; /* no such scope for this agent */
-        }
-        state = "error";
-        c = (HookChange){.agent = a, .path = steal_pointer(&p)};
-      } else {
-        state = c.kind == HOOK_CHANGE_UNCHANGED ? "installed"
-                : c.kind == HOOK_CHANGE_UPDATED ? "outdated"
-                                                : "absent";
-      }
-      if (list != NULL) {
-        json_object *j = json_object_new_object();
-        json_add_string(j, "agent", agent_to_string(a));
-        json_add_string(j, "name", agent_display_name(a));
-        json_add_string(j, "scope", user ? "user" : "project");
-        json_add_string(j, "path", c.path);
-        json_add_string(j, "state", state);
-        json_add_string(j, "error", e.message);
-        json_object_array_add(list, j);
-      } else if (e.message != NULL) {
-        printf("%-12s %-8s %s  (%s)\n", agent_to_string(a), user ? _("user") : _("project"),
-               _("error"), e.message);
-      } else {
-        printf("%-12s %-8s %-14s %s\n", agent_to_string(a), user ? _("user") : _("project"),
-               streq(state, "installed") ? _("installed")
-               : streq(state, "outdated") ? _("outdated")
-                                          : _("not installed"),
-               c.path);
-      }
-      hook_change_clear(&c);
-    }
-  }
-  if (list != NULL) {
+  HookState *states = NULL;
+  size_t n = hook_states(root, getenv("HOME"), &states);
+  if (o->json) {
     json_object *doc = json_object_new_object();
     json_add_string(doc, "root", root);
-    json_object_object_add(doc, "hooks", list);
+    json_object_object_add(doc, "hooks", json_hook_states(states, n));
     char *found = NULL;
     bool on_path = hook_ralon_on_path(getenv("PATH"), &found);
     json_add_string(doc, "ralon", on_path ? found : NULL);
     free(found);
     json_print(doc);
-  } else if (!hook_ralon_on_path(getenv("PATH"), NULL)) {
-    print_warning(_("`ralon` is not on PATH, so installed hooks cannot run it"));
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      /* Unindented, as `hook list` has always printed them. */
+      const HookState *h = &states[i];
+      const char *scope = h->user ? _("user") : _("project");
+      if (h->error != NULL) {
+        printf("%-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), h->error);
+      } else {
+        printf("%-12s %-8s %-14s %s\n", agent_to_string(h->agent), scope,
+               hook_state_text(h->state), h->path);
+      }
+    }
+    if (!hook_ralon_on_path(getenv("PATH"), NULL)) {
+      print_warning(_("`ralon` is not on PATH, so installed hooks cannot run it"));
+    }
   }
+  hook_states_free(states, n);
   return EXIT_OK;
 }
 

@@ -44,6 +44,12 @@ const char *color_off(FILE *f) {
  * stdout before a diagnostic) may be where it happens. */
 static int stdout_errno;
 
+void output_stdout_failed(int errnum) {
+  if (stdout_errno == 0) {
+    stdout_errno = errnum != 0 ? errnum : EIO;
+  }
+}
+
 int output_flush_stdout(void) {
   if (fflush(stdout) != 0 && stdout_errno == 0) {
     stdout_errno = errno ? errno : EIO;

@@ -26,6 +26,9 @@ const char *color_on(FILE *f, Color c);
 const char *color_off(FILE *f);
 
 /* Flushes stdout; 0, or -errno of the first write error it ever had. */
+/* Records why a write to stdout failed, when the caller saw it fail (a
+ * later flush only learns that it did, and says EIO). */
+void output_stdout_failed(int errnum);
 int output_flush_stdout(void);
 
 void print_error(const char *fmt, ...) ATTR_PRINTF(1, 2);

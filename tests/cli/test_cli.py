@@ -800,6 +800,45 @@ class StatusTest(RalonTestCase):
         self.assertTrue(err.startswith("ralon: warning: `missing.txt` matches nothing on disk"),
                         r.err)
 
+    def test_status_hooks(self):
+        # No agent here: nothing installed, and how to add them.
+        root = self.project(GOLDEN)
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        lines = r.out.splitlines()
+        self.assertIn("hooks", lines)
+        self.assertEqual(lines[lines.index("hooks") + 1],
+                         "  none installed (`ralon hook install` adds them for the agents "
+                         "found here)")
+        # Claude Code's directory: found, without the hook.
+        os.mkdir(os.path.join(root, ".claude"))
+        settings = os.path.join(root, ".claude", "settings.json")
+        r = self.run_ralon("status", cwd=root)
+        lines = r.out.splitlines()
+        self.assertEqual(lines[lines.index("hooks") + 1],
+                         "  claude       project  not installed  %s" % settings)
+        # Installed: said so, in text and JSON; the other agents are not
+        # listed in text (hook list shows them all).
+        self.assertEqual(self.run_ralon("hook", "install", "--agent", "claude", cwd=root).rc, 0)
+        r = self.run_ralon("status", cwd=root)
+        lines = r.out.splitlines()
+        i = lines.index("hooks")
+        self.assertEqual(lines[i + 1], "  claude       project  installed      %s" % settings)
+        self.assertFalse(len(lines) > i + 2 and lines[i + 2].startswith("  "), r.out)
+        doc = json.loads(self.run_ralon("status", "--json", cwd=root).out)
+        states = {(h["agent"], h["scope"]): h["state"] for h in doc["hooks"]}
+        self.assertEqual(states[("claude", "project")], "installed")
+        self.assertEqual(states[("claude", "user")], "absent")
+        self.assertEqual(states[("codex", "project")], "absent")
+        hook_list = json.loads(self.run_ralon("hook", "list", "--json", cwd=root).out)
+        self.assertEqual(doc["hooks"], hook_list["hooks"])
+        # A configuration that cannot be read is an error, named.
+        write(settings, "{not json")
+        r = self.run_ralon("status", cwd=root)
+        lines = r.out.splitlines()
+        self.assertTrue(lines[lines.index("hooks") + 1].startswith("  claude       project  error  ("),
+                        r.out)
+
     def test_status_counts_with_explicit_agent_lock_and_duplicates(self):
         root = self.project("version: 1\nprotect:\n  - agent.lock\n  - a\n  - ./a/\n  - b\n",
                             files=["a", "b"])
@@ -1199,8 +1238,8 @@ class OutputTest(RalonTestCase):
         # must not hide the write error.
         root = self.project(GOLDEN + "  - missing\n", files=["tests/golden/a"])
         for args in (["check"], ["check", "tests/golden/a"], ["check", "--json", "x"],
-                     ["status"], ["status", "--json"], ["--version"], ["--help"],
-                     ["help", "check"]):
+                     ["status"], ["status", "--json"], ["hook", "list", "--json"],
+                     ["--version"], ["--help"], ["help", "check"]):
             with self.subTest(args=args):
                 with open("/dev/full", "wb") as full:
                     r = self.run_ralon(*args, cwd=root, stdout=full)
