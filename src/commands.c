@@ -45,8 +45,8 @@ static void project_clear(Project *p) {
 
 /* What the policy protects on disk now, and how that is weaker than it
  * looks. */
-static int project_scan(Project *p, Error *err) {
-  if (scan_project(p->policy, p->matcher, &p->scan, err) < 0) {
+static int project_scan(Project *p, unsigned flags, Error *err) {
+  if (scan_project_with(p->policy, p->matcher, flags, &p->scan, err) < 0) {
     return -1;
   }
   audit_run(p->policy, p->matcher, p->scan, &p->findings);
@@ -67,7 +67,7 @@ static int project_open(const Options *o, bool scan, Project *p, Error *err) {
   if (r < 0) {
     return -1;
   }
-  return scan ? project_scan(p, err) : 0;
+  return scan ? project_scan(p, 0, err) : 0;
 }
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -785,7 +785,9 @@ int command_run(const Options *o, Error *err) {
     project_clear(&p);
     return exec_unchanged(o, "already inside ralon run for this project", err);
   }
-  if (project_scan(&p, err) < 0) {
+  /* The directories it lists on the way to protected paths serve the
+   * Landlock carve-out too. */
+  if (project_scan(&p, SCAN_KEEP_LISTINGS, err) < 0) {
     project_clear(&p);
     return -1;
   }
@@ -810,8 +812,10 @@ int command_run(const Options *o, Error *err) {
   PlanTarget *targets = NULL;
   size_t n_targets = 0;
   Plan plan = {0};
+  _cleanup_free_ char *canon = realpath(p.policy->root, NULL);
+  ScannedDirs scanned = {.root = canon, .scan = p.scan};
   if (enforce_targets(p.policy, p.matcher, p.scan, &targets, &n_targets, err) < 0 ||
-      plan_build(chosen, targets, n_targets, sys_list_dir, NULL, &plan, err) < 0) {
+      plan_build(chosen, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, err) < 0) {
     if (!o->dry_run) {
       log_failure(o, &p, chosen, err);
     }
@@ -824,7 +828,6 @@ int command_run(const Options *o, Error *err) {
   }
 
   if (plan.backend == BACKEND_LANDLOCK) {
-    _cleanup_free_ char *canon = realpath(p.policy->root, NULL);
     audit_landlock(&plan, av.landlock_abi, canon, &p.findings);
   }
 

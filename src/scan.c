@@ -14,11 +14,55 @@ typedef struct {
   const Matcher *m;
   const char *root;
   ScanResult *r;
+  unsigned flags;
   size_t cap_paths;
   size_t cap_unreadable;
+  size_t cap_listings;
   char rel[PATH_MAX];
   size_t len;
 } Walk;
+
+/* The entries of the directory being walked, recorded as they are read
+ * (with SCAN_KEEP_LISTINGS) and kept if it turns out to be on the way to a
+ * protected path. */
+typedef struct {
+  ScanEntry *v;
+  size_t n, cap;
+  char *names;
+  size_t names_len, names_cap;
+} Recording;
+
+static void record(Recording *rec, const struct dirent *de) {
+  size_t len = strlen(de->d_name) + 1;
+  if (rec->names_len + len > rec->names_cap) {
+    rec->names_cap = rec->names_cap ? rec->names_cap * 2 : 1024;
+    while (rec->names_cap < rec->names_len + len) {
+      rec->names_cap *= 2;
+    }
+    rec->names = xreallocarray(rec->names, rec->names_cap, 1);
+  }
+  ScanEntry *e = grow_array(&rec->v, &rec->n, &rec->cap, sizeof(ScanEntry));
+  e->ino = de->d_ino;
+  e->type = de->d_type;
+  e->name = rec->names_len;
+  memcpy(rec->names + rec->names_len, de->d_name, len);
+  rec->names_len += len;
+}
+
+static void keep_listing(Walk *w, int fd, Recording *rec) {
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    return; /* then `run` lists it itself */
+  }
+  ScanListing *l = grow_array(&w->r->listings, &w->r->n_listings, &w->cap_listings,
+                              sizeof(ScanListing));
+  l->relative = xstrdup(w->rel);
+  l->dev = st.st_dev;
+  l->ino = st.st_ino;
+  l->entries = steal_pointer(&rec->v);
+  l->n_entries = rec->n;
+  l->names = steal_pointer(&rec->names);
+}
 
 const char *scan_kind_name(mode_t mode) {
   if (S_ISDIR(mode)) {
@@ -62,7 +106,9 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
     return;
   }
   size_t base = w->len;
-  bool reported = false;
+  size_t found_before = w->r->n_paths;
+  bool reported = false, complete = true;
+  Recording rec = {0};
   MatcherState *child = xmalloc(matcher_state_size(w->m));
   for (;;) {
     errno = 0;
@@ -70,12 +116,16 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
     if (de == NULL) {
       if (errno != 0) {
         add_unreadable(w, w->rel);
+        complete = false;
       }
       break;
     }
     const char *name = de->d_name;
     if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
       continue;
+    }
+    if (w->flags & SCAN_KEEP_LISTINGS) {
+      record(&rec, de);
     }
     size_t nlen = strlen(name);
     size_t need = base + (base ? 1 : 0) + nlen;
@@ -122,6 +172,11 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
     w->rel[base] = '\0';
   }
   free(child);
+  if ((w->flags & SCAN_KEEP_LISTINGS) && complete && w->r->n_paths > found_before) {
+    keep_listing(w, dirfd(d), &rec);
+  }
+  free(rec.v);
+  free(rec.names);
   closedir(d);
 }
 
@@ -129,7 +184,23 @@ static int compare_paths(const void *a, const void *b) {
   return strcmp(((const ProtectedPath *)a)->relative, ((const ProtectedPath *)b)->relative);
 }
 
+static int compare_listings(const void *a, const void *b) {
+  return strcmp(((const ScanListing *)a)->relative, ((const ScanListing *)b)->relative);
+}
+
+const ScanListing *scan_listing(const ScanResult *r, const char *relative) {
+  const ScanListing key = {.relative = (char *)relative};
+  return r->n_listings > 0 ? bsearch(&key, r->listings, r->n_listings, sizeof(ScanListing),
+                                     compare_listings)
+                           : NULL;
+}
+
 int scan_project(const Policy *policy, const Matcher *m, ScanResult **ret, Error *err) {
+  return scan_project_with(policy, m, 0, ret, err);
+}
+
+int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, ScanResult **ret,
+                      Error *err) {
   _cleanup_scan_result_ ScanResult *r = xcalloc(1, sizeof(ScanResult));
   r->n_patterns = policy->n_patterns;
   r->hits = xcalloc(policy->n_patterns, sizeof(size_t));
@@ -142,6 +213,7 @@ int scan_project(const Policy *policy, const Matcher *m, ScanResult **ret, Error
   w->m = m;
   w->root = policy->root;
   w->r = r;
+  w->flags = flags;
   MatcherState *root = xmalloc(matcher_state_size(m));
   matcher_state_init(m, root);
   walk(w, fd, root);
@@ -150,6 +222,9 @@ int scan_project(const Policy *policy, const Matcher *m, ScanResult **ret, Error
 
   if (r->n_paths > 1) {
     qsort(r->paths, r->n_paths, sizeof(ProtectedPath), compare_paths);
+  }
+  if (r->n_listings > 1) {
+    qsort(r->listings, r->n_listings, sizeof(ScanListing), compare_listings);
   }
   *ret = steal_pointer(&r);
   return 0;
@@ -166,6 +241,12 @@ void scan_result_free(ScanResult *r) {
   for (size_t i = 0; i < r->n_unreadable; i++) {
     free(r->unreadable[i]);
   }
+  for (size_t i = 0; i < r->n_listings; i++) {
+    free(r->listings[i].relative);
+    free(r->listings[i].entries);
+    free(r->listings[i].names);
+  }
+  free(r->listings);
   free(r->paths);
   free(r->hits);
   free(r->unreadable);

@@ -24,6 +24,25 @@ typedef struct {
   nlink_t nlink;
 } ProtectedPath;
 
+/* One entry of a directory as readdir(3) gave it. */
+typedef struct {
+  ino_t ino;
+  unsigned char type; /* DT_* */
+  size_t name;        /* offset in ScanListing.names */
+} ScanEntry;
+
+/* A directory the scan listed on the way to protected paths (it holds one,
+ * or a directory that does), kept with SCAN_KEEP_LISTINGS so `run` need
+ * not list it again for the Landlock carve-out. */
+typedef struct {
+  char *relative; /* to the project root; "" for the root */
+  dev_t dev;      /* fstat(2) of the directory the entries come from */
+  ino_t ino;
+  ScanEntry *entries; /* without "." and ".." */
+  size_t n_entries;
+  char *names; /* NUL-terminated, one after the other */
+} ScanListing;
+
 typedef struct {
   ProtectedPath *paths; /* sorted by `relative` */
   size_t n_paths;
@@ -33,9 +52,20 @@ typedef struct {
   char **unreadable;
   size_t n_unreadable;
   size_t n_visited; /* entries looked at, for the curious and the tests */
+  ScanListing *listings; /* sorted by `relative`; only with SCAN_KEEP_LISTINGS */
+  size_t n_listings;
 } ScanResult;
 
+enum {
+  SCAN_KEEP_LISTINGS = 1 << 0,
+};
+
 int scan_project(const Policy *policy, const Matcher *m, ScanResult **ret, Error *err);
+int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, ScanResult **ret,
+                      Error *err);
+
+/* The listing of the directory `relative` (to the root), or NULL. */
+const ScanListing *scan_listing(const ScanResult *r, const char *relative);
 
 void scan_result_free(ScanResult *r);
 static inline void scan_result_freep(ScanResult **r) {

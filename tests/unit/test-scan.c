@@ -15,6 +15,7 @@
 #include "policy.h"
 #include "scan.h"
 #include "util.h"
+#include "enforce/linux/sys.h"
 #include "tmptree.h"
 
 /* ---- temporary trees ---------------------------------------------------- */
@@ -629,6 +630,136 @@ START_TEST(test_scan_unsearchable) {
 }
 END_TEST
 
+/* ---- listings kept for `run` -------------------------------------------- */
+
+static int compare_strings(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of a kept listing, sorted, "|"-joined. */
+static char *listing_names(const ScanListing *l) {
+  char **v = xcalloc(l->n_entries + 1, sizeof(char *));
+  for (size_t i = 0; i < l->n_entries; i++) {
+    v[i] = l->names + l->entries[i].name;
+  }
+  qsort(v, l->n_entries, sizeof(char *), compare_strings);
+  char *out = xstrdup("");
+  for (size_t i = 0; i < l->n_entries; i++) {
+    char *next = xasprintf("%s%s%s", out, i ? "|" : "", v[i]);
+    free(out);
+    out = next;
+  }
+  free(v);
+  return out;
+}
+
+/* A listing as "name:dev:ino:mode:exact", sorted, "|"-joined. */
+static char *dir_entries_text(const DirEntry *e, size_t n) {
+  char **v = xcalloc(n + 1, sizeof(char *));
+  for (size_t i = 0; i < n; i++) {
+    v[i] = xasprintf("%s:%ju:%ju:%o:%d", e[i].name, (uintmax_t)e[i].dev, (uintmax_t)e[i].ino,
+                     (unsigned)e[i].mode, e[i].exact);
+  }
+  qsort(v, n, sizeof(char *), compare_strings);
+  char *out = xstrdup("");
+  for (size_t i = 0; i < n; i++) {
+    char *next = xasprintf("%s%s%s", out, i ? "|" : "", v[i]);
+    free(out);
+    out = next;
+    free(v[i]);
+  }
+  free(v);
+  return out;
+}
+
+static char *list_with(DirLister lister, void *userdata, const char *dir) {
+  DirEntry *e = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(lister(userdata, dir, &e, &n), 0);
+  char *out = dir_entries_text(e, n);
+  dir_entries_free(e, n);
+  return out;
+}
+
+START_TEST(test_scan_keeps_listings_on_the_way) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "src");
+  make_file(t, "src/main.c", "");
+  make_dir(t, "conf");
+  make_file(t, "conf/secret.yml", "");
+  make_file(t, "conf/other.yml", "");
+  make_dir(t, "conf/sub");
+  make_dir(t, "tests");
+  make_dir(t, "tests/golden");
+  make_file(t, "tests/golden/a", "");
+  make_file(t, "README", "");
+  make_file(t, "conf/sub/k.pem", "");
+  make_file(t, "src/util.c", "");
+
+  /* Without the flag, nothing is kept. */
+  Project p;
+  project_scan(&p, t, "protect:\n  - conf/secret.yml\n  - tests/golden\n  - '**/*.pem'\n");
+  ck_assert_uint_eq(p.r->n_listings, 0);
+  ck_assert_ptr_null(scan_listing(p.r, ""));
+  scan_result_free(p.r);
+
+  /* With it: the directories holding protected paths, or directories
+   * that do, every entry of each: the root, conf, conf/sub and tests; not
+   * src (walked for the .pem glob, nothing found), not tests/golden (itself
+   * protected, not descended into). */
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(scan_project_with(p.policy, p.m, SCAN_KEEP_LISTINGS, &p.r, &err), 0);
+  ck_assert_uint_eq(p.r->n_listings, 4);
+  const ScanListing *sub = scan_listing(p.r, "conf/sub");
+  ck_assert_ptr_nonnull(sub);
+  _cleanup_free_ char *sn = listing_names(sub);
+  ck_assert_str_eq(sn, "k.pem");
+  const ScanListing *root = scan_listing(p.r, "");
+  const ScanListing *conf = scan_listing(p.r, "conf");
+  const ScanListing *tests = scan_listing(p.r, "tests");
+  ck_assert_ptr_nonnull(root);
+  ck_assert_ptr_nonnull(conf);
+  ck_assert_ptr_nonnull(tests);
+  ck_assert_ptr_null(scan_listing(p.r, "src"));
+  ck_assert_ptr_null(scan_listing(p.r, "tests/golden"));
+  _cleanup_free_ char *rn = listing_names(root);
+  ck_assert_str_eq(rn, "README|agent.lock|conf|src|tests");
+  _cleanup_free_ char *cn = listing_names(conf);
+  ck_assert_str_eq(cn, "other.yml|secret.yml|sub");
+  _cleanup_free_ char *tn = listing_names(tests);
+  ck_assert_str_eq(tn, "golden");
+  struct stat st;
+  _cleanup_free_ char *conf_path = path_join(t, "conf");
+  ck_assert_int_eq(stat(conf_path, &st), 0);
+  ck_assert(conf->dev == st.st_dev && conf->ino == st.st_ino);
+
+  /* The lister that uses them gives what reading the directory gives. */
+  _cleanup_free_ char *canon = realpath(t, NULL);
+  ScannedDirs sd = {.root = canon, .scan = p.r};
+  const char *dirs[] = {"", "conf", "conf/sub", "tests"};
+  for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+    _cleanup_free_ char *d = path_join(canon, dirs[i]);
+    _cleanup_free_ char *live = list_with(sys_list_dir, NULL, d);
+    _cleanup_free_ char *kept = list_with(sys_list_dir_scanned, &sd, d);
+    ck_assert_str_eq(kept, live);
+  }
+
+  /* A directory replaced since the scan is read again: the new one's
+   * entries, not the kept ones. */
+  _cleanup_free_ char *moved = path_join(t, "conf.old");
+  ck_assert_int_eq(rename(conf_path, moved), 0);
+  make_dir(t, "conf");
+  make_file(t, "conf/new.yml", "");
+  _cleanup_free_ char *cd = path_join(canon, "conf");
+  _cleanup_free_ char *after = list_with(sys_list_dir_scanned, &sd, cd);
+  _cleanup_free_ char *live = list_with(sys_list_dir, NULL, cd);
+  ck_assert_str_eq(after, live);
+  ck_assert_ptr_nonnull(strstr(after, "new.yml:"));
+  ck_assert_ptr_null(strstr(after, "secret.yml"));
+  project_clear(&p);
+}
+END_TEST
+
 static Suite *scan_suite(void) {
   Suite *s = suite_create("scan");
   TCase *tc = tcase_create("tree");
@@ -644,6 +775,7 @@ static Suite *scan_suite(void) {
   tcase_add_test(tc, test_scan_empty);
   tcase_add_test(tc, test_scan_missing_root);
   tcase_add_test(tc, test_scan_odd_names);
+  tcase_add_test(tc, test_scan_keeps_listings_on_the_way);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("unreadable");

@@ -253,8 +253,45 @@ static ssize_t read_dir(int fd, void *buf, size_t size) {
   return (ssize_t)syscall(SYS_getdents64, fd, buf, size);
 }
 
-int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n) {
-  (void)userdata;
+/* Adds the entry `name` (getdents' inode number and type) of the
+ * directory open at `fd` to `v`. 0, or -errno; an entry gone meanwhile is
+ * skipped. */
+static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, const char *name,
+                         ino_t d_ino, unsigned char d_type, DirEntry **v, size_t *n, size_t *cap) {
+  if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
+    return 0;
+  }
+  struct stat st;
+  bool exact = true;
+  if (d_type != DT_UNKNOWN && (d_type != DT_DIR || d_ino_exact)) {
+    /* Its inode is the one getdents names, on this directory's device,
+     * unless something is mounted on it: then getdents names the inode
+     * underneath. landlock_apply opens every exact grant without crossing
+     * a mount point (and checks the identity of whatever it opens the
+     * other way), so a mount point is never granted by the identity it
+     * hides. A directory has no other name but a mount, so on a file
+     * system whose inode numbers getdents reports exactly, this is the
+     * identity stat(2) would give; elsewhere a directory is stat'ed, being
+     * where another file system may be mounted. */
+    st.st_dev = self->st_dev;
+    st.st_ino = d_ino;
+    st.st_mode = (mode_t)(DTTOIF(d_type));
+    exact = d_ino_exact;
+  } else if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    return errno == ENOENT ? 0 : -errno; /* ENOENT: gone meanwhile */
+  }
+  DirEntry *e = grow_array(v, n, cap, sizeof(DirEntry));
+  e->name = xstrdup(name);
+  e->dev = st.st_dev;
+  e->ino = st.st_ino;
+  e->mode = st.st_mode;
+  e->exact = exact;
+  return 0;
+}
+
+/* Lists `dir`: from `listing` when it is the scan's listing of the very
+ * directory opened now, else with getdents64(2). */
+static int list_dir(const char *dir, const ScanListing *listing, DirEntry **ret, size_t *ret_n) {
   *ret = NULL;
   *ret_n = 0;
   _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -272,10 +309,6 @@ int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n)
   uint32_t magic = (uint32_t)fs.f_type;
   bool d_ino_exact = magic == EXT4_SUPER_MAGIC || magic == XFS_SUPER_MAGIC ||
                      magic == BTRFS_SUPER_MAGIC || magic == TMPFS_MAGIC;
-  /* getdents64(2) directly: readdir(3) would add an fstat and two fcntl
-   * calls per directory, and a smaller buffer. */
-  enum { LIST_BUFFER = 64 * 1024 };
-  _cleanup_free_ char *buf = xmalloc(LIST_BUFFER);
   DirEntry *v = NULL;
   size_t n = 0, cap = 0;
   int r = 0;
@@ -286,52 +319,31 @@ int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n)
   dot->ino = self.st_ino;
   dot->mode = self.st_mode;
   dot->exact = true;
-  for (;;) {
-    ssize_t got = read_dir(fd, buf, LIST_BUFFER);
-    if (got <= 0) {
-      r = got < 0 ? -errno : 0;
-      break;
+  if (listing != NULL && listing->dev == self.st_dev && listing->ino == self.st_ino) {
+    for (size_t i = 0; i < listing->n_entries && r == 0; i++) {
+      const ScanEntry *se = &listing->entries[i];
+      r = add_dir_entry(fd, &self, d_ino_exact, listing->names + se->name, se->ino, se->type, &v,
+                        &n, &cap);
     }
-    for (ssize_t off = 0; off < got && r == 0;) {
-      const struct dirent64 *de = (const void *)(buf + off);
-      off += de->d_reclen;
-      const char *name = de->d_name;
-      if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
-        continue;
-      }
-      struct stat st;
-      bool exact = true;
-      if (de->d_type != DT_UNKNOWN && (de->d_type != DT_DIR || d_ino_exact)) {
-        /* Its inode is the one getdents names, on this directory's device,
-         * unless something is mounted on it: then getdents names the inode
-         * underneath. landlock_apply opens every exact grant without
-         * crossing a mount point (and checks the identity of whatever it
-         * opens the other way), so a mount point is never granted by the
-         * identity it hides. A directory has no other name but a mount,
-         * so on a file system whose inode numbers getdents reports
-         * exactly, this is the identity stat(2) would give; elsewhere a
-         * directory is stat'ed, being where another file system may be
-         * mounted. */
-        st.st_dev = self.st_dev;
-        st.st_ino = de->d_ino;
-        st.st_mode = (mode_t)(DTTOIF(de->d_type));
-        exact = d_ino_exact;
-      } else if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-        if (errno == ENOENT) {
-          continue; /* gone meanwhile */
-        }
-        r = -errno;
+  } else {
+    /* getdents64(2) directly: readdir(3) would add an fstat and two fcntl
+     * calls per directory, and a smaller buffer. */
+    enum { LIST_BUFFER = 64 * 1024 };
+    _cleanup_free_ char *buf = xmalloc(LIST_BUFFER);
+    for (;;) {
+      ssize_t got = read_dir(fd, buf, LIST_BUFFER);
+      if (got <= 0) {
+        r = got < 0 ? -errno : 0;
         break;
       }
-      DirEntry *e = grow_array(&v, &n, &cap, sizeof(DirEntry));
-      e->name = xstrdup(name);
-      e->dev = st.st_dev;
-      e->ino = st.st_ino;
-      e->mode = st.st_mode;
-      e->exact = exact;
-    }
-    if (r < 0) {
-      break;
+      for (ssize_t off = 0; off < got && r == 0;) {
+        const struct dirent64 *de = (const void *)(buf + off);
+        off += de->d_reclen;
+        r = add_dir_entry(fd, &self, d_ino_exact, de->d_name, de->d_ino, de->d_type, &v, &n, &cap);
+      }
+      if (r < 0) {
+        break;
+      }
     }
   }
   if (r < 0) {
@@ -341,6 +353,17 @@ int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n)
   *ret = v;
   *ret_n = n;
   return 0;
+}
+
+int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n) {
+  (void)userdata;
+  return list_dir(dir, NULL, ret, ret_n);
+}
+
+int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n) {
+  const ScannedDirs *s = userdata;
+  const char *rel = s->root != NULL && s->scan != NULL ? path_relative(s->root, dir) : NULL;
+  return list_dir(dir, rel != NULL ? scan_listing(s->scan, rel) : NULL, ret, ret_n);
 }
 
 /* Capabilities and the seccomp filter are set with plain system calls:

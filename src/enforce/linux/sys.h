@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "enforce/plan.h"
+#include "scan.h"
 #include "util.h"
 
 #ifndef LANDLOCK_ACCESS_FS_REFER
@@ -74,6 +75,15 @@ const char *mount_step_to_string(MountStep s);
  * from getdents(2) and lstat()s the rest (directories may be mount
  * points). */
 int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
+
+/* sys_list_dir() that takes the entries of a directory inside the project
+ * from the scan (SCAN_KEEP_LISTINGS) when it is still the directory the
+ * scan listed (same device and inode), instead of reading it again. */
+typedef struct {
+  const char *root; /* the project root, canonical, as the plan's paths are */
+  const ScanResult *scan;
+} ScannedDirs;
+int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
 
 /* Enters a new user and mount namespace in which the current uid and gid
  * map onto themselves. */
