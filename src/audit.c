@@ -577,27 +577,33 @@ static void audit_links_inside(const Policy *policy, const Matcher *m, const Sca
 
 /* ---- mounts -------------------------------------------------------------- */
 
+/* One line of /proc/self/mountinfo; the strings point into the table's
+ * copy of the text, unescaped in place. */
 typedef struct {
-  char *id;
-  char *parent;
-  char *dev;     /* major:minor */
-  char *root;    /* the filesystem path mounted (field 4) */
-  char *point;   /* where (field 5) */
-  char *fstype;  /* after the " - ", "" when missing */
-  char *source;
-  char *options; /* the superblock's options */
+  const char *id;
+  const char *parent;
+  const char *dev;     /* major:minor */
+  const char *root;    /* the filesystem path mounted (field 4) */
+  const char *point;   /* where (field 5) */
+  const char *fstype;  /* after the " - ", "" when missing */
+  const char *source;
+  const char *options; /* the superblock's options */
 } MountEntry;
 
 typedef struct {
   MountEntry *v;
   size_t n;
   size_t cap;
+  char *text;
 } MountTable;
 
+/* Without an allocation per field: it runs on every `run`. */
 static void mounts_parse(const char *mountinfo, MountTable *t) {
-  _cleanup_free_ char *copy = xstrdup(mountinfo);
+  t->text = xstrdup(mountinfo);
+  static char empty[] = "";
   char *save = NULL;
-  for (char *line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+  for (char *line = strtok_r(t->text, "\n", &save); line != NULL;
+       line = strtok_r(NULL, "\n", &save)) {
     char *f[32];
     char *fs = NULL;
     size_t k = 0;
@@ -614,30 +620,20 @@ static void mounts_parse(const char *mountinfo, MountTable *t) {
       sep++;
     }
     MountEntry *e = grow_array(&t->v, &t->n, &t->cap, sizeof(MountEntry));
-    e->id = xstrdup(f[0]);
-    e->parent = xstrdup(f[1]);
-    e->dev = xstrdup(f[2]);
-    e->root = path_unescape_mountinfo(f[3]);
-    e->point = path_unescape_mountinfo(f[4]);
-    e->fstype = path_unescape_mountinfo(sep + 1 < k ? f[sep + 1] : "");
-    e->source = path_unescape_mountinfo(sep + 2 < k ? f[sep + 2] : "");
-    e->options = path_unescape_mountinfo(sep + 3 < k ? f[sep + 3] : "");
+    e->id = f[0];
+    e->parent = f[1];
+    e->dev = f[2];
+    e->root = path_unescape_mountinfo_in_place(f[3]);
+    e->point = path_unescape_mountinfo_in_place(f[4]);
+    e->fstype = sep + 1 < k ? path_unescape_mountinfo_in_place(f[sep + 1]) : empty;
+    e->source = sep + 2 < k ? path_unescape_mountinfo_in_place(f[sep + 2]) : empty;
+    e->options = sep + 3 < k ? path_unescape_mountinfo_in_place(f[sep + 3]) : empty;
   }
 }
 
 static void mounts_clear(MountTable *t) {
-  for (size_t i = 0; i < t->n; i++) {
-    MountEntry *e = &t->v[i];
-    free(e->id);
-    free(e->parent);
-    free(e->dev);
-    free(e->root);
-    free(e->point);
-    free(e->fstype);
-    free(e->source);
-    free(e->options);
-  }
   free(t->v);
+  free(t->text);
   *t = (MountTable){0};
 }
 

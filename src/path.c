@@ -187,8 +187,8 @@ char *path_resolve(const char *p) {
   return resolve(p, &links);
 }
 
-char *path_unescape_mountinfo(const char *s) {
-  char *out = xstrdup(s), *o = out;
+char *path_unescape_mountinfo_in_place(char *s) {
+  char *o = s;
   for (const char *p = s; *p != '\0'; p++) {
     if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
         p[3] >= '0' && p[3] <= '7') {
@@ -199,5 +199,9 @@ char *path_unescape_mountinfo(const char *s) {
     }
   }
   *o = '\0';
-  return out;
+  return s;
+}
+
+char *path_unescape_mountinfo(const char *s) {
+  return path_unescape_mountinfo_in_place(xstrdup(s));
 }

@@ -36,5 +36,6 @@ const char *path_basename(const char *p);
 char *path_dirname(const char *p);
 
 /* A path as /proc/self/mountinfo writes it, with its \ooo escapes (space,
- * tab, newline, backslash) undone. */
+ * tab, newline, backslash) undone: in a new string, or in `s` itself. */
 char *path_unescape_mountinfo(const char *s);
+char *path_unescape_mountinfo_in_place(char *s);

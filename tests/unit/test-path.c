@@ -73,6 +73,33 @@ static const struct {
     {"a b", "c\nd", "a b/c\nd"},
 };
 
+/* ---- path_unescape_mountinfo --------------------------------------------- */
+
+static const struct {
+  const char *in, *want;
+} unescape_table[] = {
+    {"/plain", "/plain"},
+    {"/my\\040view", "/my view"},
+    {"/a\\011b\\012c", "/a\tb\nc"},
+    {"/back\\134slash", "/back\\slash"},
+    {"\\040\\040", "  "},
+    /* Not an escape: kept as written. */
+    {"/x\\4", "/x\\4"},
+    {"/x\\400", "/x\\400"},
+    {"/x\\08", "/x\\08"},
+    {"/trailing\\", "/trailing\\"},
+    {"", ""},
+};
+
+START_TEST(test_path_unescape_mountinfo) {
+  _cleanup_free_ char *got = path_unescape_mountinfo(unescape_table[_i].in);
+  ck_assert_str_eq(got, unescape_table[_i].want);
+  _cleanup_free_ char *copy = xstrdup(unescape_table[_i].in);
+  ck_assert_ptr_eq(path_unescape_mountinfo_in_place(copy), copy);
+  ck_assert_str_eq(copy, unescape_table[_i].want);
+}
+END_TEST
+
 START_TEST(test_path_join) {
   _cleanup_free_ char *got = path_join(join_table[_i].a, join_table[_i].b);
   ck_assert_msg(streq(got, join_table[_i].want), "path_join(\"%s\", \"%s\") = \"%s\", want \"%s\"",
@@ -626,6 +653,7 @@ static Suite *path_suite(void) {
 
   TCase *tc = tcase_create("lexical");
   tcase_add_loop_test(tc, test_path_join, 0, (int)ELEMENTSOF(join_table));
+  tcase_add_loop_test(tc, test_path_unescape_mountinfo, 0, (int)ELEMENTSOF(unescape_table));
   tcase_add_loop_test(tc, test_path_normalize, 0, (int)ELEMENTSOF(normalize_table));
   tcase_add_loop_test(tc, test_path_absolute, 0, (int)ELEMENTSOF(absolute_table));
   tcase_add_loop_test(tc, test_path_relative, 0, (int)ELEMENTSOF(relative_table));
