@@ -93,11 +93,13 @@ const char *audit_kind_to_string(AuditKind k) {
   return kind_names[k];
 }
 
-static void add(AuditFindings *f, AuditKind kind, char *subject, char *detail) {
+static AuditFinding *add(AuditFindings *f, AuditKind kind, char *subject, char *detail) {
   AuditFinding *a = grow_array(&f->items, &f->n, &f->cap, sizeof(AuditFinding));
   a->kind = kind;
   a->subject = subject;
   a->detail = detail;
+  a->pattern = NULL;
+  return a;
 }
 
 /* `abs` as a subject: relative to `root` when inside it ("." for the root
@@ -1173,14 +1175,16 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
       continue;
     }
     const char *pat = policy->patterns[i].pattern;
+    AuditFinding *f;
     if (matcher_is_literal(m, i)) {
-      add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", pat),
-          xstrdup(_("matches nothing on disk, so there is nothing to lock (a path that does not "
-                    "exist cannot be made read-only: create it, or remove the line)")));
+      f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", pat),
+              xstrdup(_("matches nothing on disk, so there is nothing to lock (a path that does "
+                        "not exist cannot be made read-only: create it, or remove the line)")));
     } else {
-      add(out, AUDIT_UNMATCHED_GLOB, xasprintf("`%s`", pat),
-          xstrdup(_("matches nothing on disk, so there is nothing to lock")));
+      f = add(out, AUDIT_UNMATCHED_GLOB, xasprintf("`%s`", pat),
+              xstrdup(_("matches nothing on disk, so there is nothing to lock")));
     }
+    f->pattern = xstrdup(pat);
   }
   for (size_t i = 0; i < scan->n_paths; i++) {
     const ProtectedPath *p = &scan->paths[i];
@@ -1239,6 +1243,7 @@ void audit_findings_clear(AuditFindings *f) {
   for (size_t i = 0; i < f->n; i++) {
     free(f->items[i].subject);
     free(f->items[i].detail);
+    free(f->items[i].pattern);
   }
   free(f->items);
   f->items = NULL;

@@ -49,6 +49,7 @@ typedef struct {
   AuditKind kind;
   char *subject; /* the path or pattern concerned, as the user wrote it */
   char *detail;  /* translated: what is weak, why, and what to do */
+  char *pattern; /* unmatched-path and unmatched-glob: the pattern itself */
 } AuditFinding;
 
 typedef struct {

@@ -103,6 +103,7 @@ static json_object *json_findings(const AuditFindings *f) {
     json_object *o = json_object_new_object();
     json_add_string(o, "kind", audit_kind_to_string(f->items[i].kind));
     json_add_string(o, "subject", f->items[i].subject);
+    json_add_string(o, "pattern", f->items[i].pattern);
     _cleanup_free_ char *msg = xasprintf("%s %s", f->items[i].subject, f->items[i].detail);
     json_add_string(o, "message", msg);
     json_object_array_add(a, o);
@@ -129,15 +130,13 @@ static void log_findings(const Project *p, const char *command) {
     const AuditFinding *f = &p->findings.items[i];
     LogFields lf = {0};
     log_field(&lf, "RALON_FINDING", "%s", audit_kind_to_string(f->kind));
-    /* The subject as printed: a `pattern`, a path, or a phrase. */
-    size_t len = strlen(f->subject);
-    bool quoted = len >= 2 && f->subject[0] == '`' && f->subject[len - 1] == '`';
-    const char *field = f->kind == AUDIT_UNMATCHED_LITERAL || f->kind == AUDIT_UNMATCHED_GLOB
-                            ? "RALON_PATTERN"
-                            : "RALON_PATH";
-    if (f->kind != AUDIT_ROOT && f->kind != AUDIT_LANDLOCK_METADATA &&
-        f->kind != AUDIT_LANDLOCK_TRUNCATE) {
-      log_field(&lf, field, "%.*s", (int)(quoted ? len - 2 : len), f->subject + quoted);
+    /* The pattern itself, or the path as printed; the other subjects are
+     * phrases ("running as root:"). */
+    if (f->pattern != NULL) {
+      log_field(&lf, "RALON_PATTERN", "%s", f->pattern);
+    } else if (f->kind != AUDIT_ROOT && f->kind != AUDIT_LANDLOCK_METADATA &&
+               f->kind != AUDIT_LANDLOCK_TRUNCATE) {
+      log_field(&lf, "RALON_PATH", "%s", f->subject);
     }
     log_field(&lf, "RALON_ROOT", "%s", p->policy->root);
     log_field(&lf, "RALON_POLICY", "%s", p->policy->file);

@@ -951,7 +951,10 @@ class StatusTest(RalonTestCase):
                              (st.st_dev, st.st_ino, st.st_nlink))
         self.assertEqual([p["links"] for p in doc["protected"] if p["path"] == "secret.txt"], [2])
         for f in doc["findings"]:
-            self.assertEqual(sorted(f), ["kind", "message", "subject"])
+            self.assertEqual(sorted(f), ["kind", "message", "pattern", "subject"])
+            # The pattern as written, for the findings about a pattern only.
+            self.assertEqual(f["pattern"], "missing.txt" if f["subject"] == "`missing.txt`"
+                             else None, f)
         by_subject = {f["subject"]: f for f in doc["findings"]}
         self.assertEqual(by_subject["secret.txt"]["kind"], "hard-links")
         self.assertEqual(by_subject["secret.txt"]["message"],
