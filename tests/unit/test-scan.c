@@ -636,21 +636,25 @@ static int compare_strings(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names of a kept listing, sorted, "|"-joined. */
-static char *listing_names(const ScanListing *l) {
-  char **v = xcalloc(l->n_entries + 1, sizeof(char *));
-  for (size_t i = 0; i < l->n_entries; i++) {
-    v[i] = l->names + l->entries[i].name;
-  }
-  qsort(v, l->n_entries, sizeof(char *), compare_strings);
+/* `v` sorted, "|"-joined. */
+static char *sorted_joined(const char **v, size_t n) {
+  qsort(v, n, sizeof(char *), compare_strings);
   char *out = xstrdup("");
-  for (size_t i = 0; i < l->n_entries; i++) {
+  for (size_t i = 0; i < n; i++) {
     char *next = xasprintf("%s%s%s", out, i ? "|" : "", v[i]);
     free(out);
     out = next;
   }
-  free(v);
   return out;
+}
+
+/* The names of a kept listing, sorted, "|"-joined. */
+static char *listing_names(const ScanListing *l) {
+  _cleanup_free_ const char **v = xcalloc(l->n_entries + 1, sizeof(char *));
+  for (size_t i = 0; i < l->n_entries; i++) {
+    v[i] = l->names + l->entries[i].name;
+  }
+  return sorted_joined(v, l->n_entries);
 }
 
 /* A listing as "name:dev:ino:mode:exact", sorted, "|"-joined. */
@@ -660,12 +664,8 @@ static char *dir_entries_text(const DirEntry *e, size_t n) {
     v[i] = xasprintf("%s:%ju:%ju:%o:%d", e[i].name, (uintmax_t)e[i].dev, (uintmax_t)e[i].ino,
                      (unsigned)e[i].mode, e[i].exact);
   }
-  qsort(v, n, sizeof(char *), compare_strings);
-  char *out = xstrdup("");
+  char *out = sorted_joined((const char **)v, n);
   for (size_t i = 0; i < n; i++) {
-    char *next = xasprintf("%s%s%s", out, i ? "|" : "", v[i]);
-    free(out);
-    out = next;
     free(v[i]);
   }
   free(v);
