@@ -539,6 +539,14 @@ ROWS = [
     # -- descriptors and terminals
     Row("inherited_writable_fd", "echo forged >&7", REFUSED(r"descriptor 7\b"),
         launcher="exec 7>>agent.lock"),
+    # A read-only descriptor on the project directory: a lookup through it
+    # starts below the read-only binds, so the mount backend refuses to
+    # start; Landlock judges the file reached, whatever the way there.
+    Row("inherited_directory_fd",
+        "python3 -c 'import os; fd = os.open(\"agent.lock\", os.O_WRONLY | os.O_APPEND,"
+        " dir_fd=8); os.write(fd, b\"forged\\n\")'",
+        REFUSED(r"descriptor 8 refers to .*leads to protected paths"), BLOCKED,
+        launcher="exec 8<."),
     Row("tiocsti", 'python3 "$OP" ioctl TIOCSTI', EPERM_FOR("TIOCSTI"), pty=True),
     Row("tiocsti_high_bits", 'python3 "$OP" ioctl TIOCSTI_HIGH', EPERM_FOR("TIOCSTI_HIGH"),
         pty=True),

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "path.h"
 
 #ifndef AT_RECURSIVE
@@ -546,80 +547,21 @@ int sys_drop_privileges(Error *err) {
   return load_seccomp(err);
 }
 
-/* The descriptors this process has, by number, from /proc/self/fd
- * (getdents64(2) directly: opendir(3) would add an fstat, two fcntl calls
- * and a 32 KiB allocation to a step every `run` takes). */
-static int open_descriptors(int **ret, size_t *ret_n) {
-  _cleanup_close_ int d = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (d < 0) {
-    return -errno;
-  }
-  int *v = NULL;
-  size_t n = 0, cap = 0;
-  char buf[4096] __attribute__((aligned(8)));
-  for (;;) {
-    ssize_t got = read_dir(d, buf, sizeof(buf));
-    if (got < 0) {
-      int r = -errno;
-      free(v);
-      return r;
-    }
-    if (got == 0) {
-      break;
-    }
-    for (ssize_t off = 0; off < got;) {
-      const struct dirent64 *de = (const void *)(buf + off);
-      off += de->d_reclen;
-      char *end;
-      long fd = strtol(de->d_name, &end, 10);
-      if (*end != '\0' || end == de->d_name || fd == d || fd < 0 || fd > INT_MAX) {
-        continue;
-      }
-      int *slot = grow_array(&v, &n, &cap, sizeof(int));
-      *slot = (int)fd;
-    }
-  }
-  *ret = v;
-  *ret_n = n;
-  return 0;
-}
-
 int sys_check_inherited_fds(const Plan *plan, Error *err) {
-  _cleanup_free_ int *fds = NULL;
+  /* The same listing `status` audits (audit_list_fds), judged here
+   * against the plan: for the mount backend a directory leading to a
+   * protected path is as bad as the protected file itself. */
+  AuditFd *fds = NULL;
   size_t n_fds = 0;
-  int r = open_descriptors(&fds, &n_fds);
+  int r = audit_list_fds(&fds, &n_fds);
   if (r < 0) {
     errno = -r;
     return error_set(err, -r, _("cannot list the open descriptors in /proc/self/fd: %m"));
   }
-  bool dir_targets = false;
-  for (size_t i = 0; i < plan->n_targets; i++) {
-    dir_targets |= !plan->targets[i].missing && S_ISDIR(plan->targets[i].mode);
-  }
   for (size_t k = 0; k < n_fds && r == 0; k++) {
-    long fd = fds[k];
-    struct stat st;
-    /* F_GETFL works on every descriptor, O_PATH ones included, and holds
-     * the same flags /proc/self/fdinfo would print. */
-    int flags = fcntl((int)fd, F_GETFL);
-    if (flags < 0 || fstat((int)fd, &st) < 0 || S_ISSOCK(st.st_mode)) {
-      continue;
-    }
-    bool same = false;
-    for (size_t i = 0; i < plan->n_targets && !same; i++) {
-      const PlanTarget *t = &plan->targets[i];
-      same = !t->missing && t->dev == st.st_dev && t->ino == st.st_ino;
-    }
-    if (!same && !dir_targets && !S_ISDIR(st.st_mode)) {
-      continue; /* neither protected nor a way to a protected path: no need for its name */
-    }
-    char link[64], target[PATH_MAX];
-    snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
-    ssize_t n = readlink(link, target, sizeof(target) - 1);
-    if (n < 0) {
-      continue;
-    }
-    target[n] = '\0';
+    long fd = fds[k].fd;
+    const char *target = fds[k].path;
+    int flags = fds[k].flags;
     if (target[0] != '/') {
       continue; /* pipes, sockets, anonymous inodes */
     }
@@ -630,10 +572,10 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
       if (t->missing) {
         continue;
       }
-      if ((t->dev == st.st_dev && t->ino == st.st_ino) ||
+      if ((t->dev == fds[k].dev && t->ino == fds[k].ino) ||
           (S_ISDIR(t->mode) && path_relative(t->path, target) != NULL)) {
         protected_obj = true;
-      } else if (S_ISDIR(st.st_mode) && path_relative(target, t->path) != NULL) {
+      } else if (S_ISDIR(fds[k].mode) && path_relative(target, t->path) != NULL) {
         on_the_way = true;
       }
     }
@@ -651,5 +593,6 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
                     fd, target, fd);
     }
   }
+  audit_fds_free(fds, n_fds);
   return r;
 }
