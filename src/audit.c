@@ -1089,16 +1089,24 @@ int audit_list_fds(AuditFd **ret, size_t *ret_n) {
     if (flags < 0 || fstat((int)fd, &st) < 0) {
       continue;
     }
-    char link[64], target[PATH_MAX];
-    snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
-    ssize_t len = readlink(link, target, sizeof(target) - 1);
-    if (len < 0) {
-      continue;
+    /* Only what a file system path can name, or lead to, is worth a
+     * readlink: each one makes /proc build an inode, and a terminal, a
+     * pipe or /dev/null is what every command inherits. */
+    char *path = NULL;
+    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) ||
+        S_ISLNK(st.st_mode)) {
+      char link[64], target[PATH_MAX];
+      snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
+      ssize_t len = readlink(link, target, sizeof(target) - 1);
+      if (len < 0) {
+        continue;
+      }
+      target[len] = '\0';
+      path = xstrdup(target);
     }
-    target[len] = '\0';
     AuditFd *a = grow_array(&v, &n, &cap, sizeof(AuditFd));
     a->fd = (int)fd;
-    a->path = xstrdup(target);
+    a->path = path;
     a->dev = st.st_dev;
     a->ino = st.st_ino;
     a->mode = st.st_mode;
@@ -1119,12 +1127,11 @@ void audit_fds_free(AuditFd *fds, size_t n) {
 
 void audit_inherited_fds(const Policy *policy, const Matcher *m, const ScanResult *scan,
                          const AuditFd *fds, size_t n, AuditFindings *out) {
-  _cleanup_free_ char *canon_root = realpath(policy->root, NULL);
-  const char *root = canon_root != NULL ? canon_root : policy->root;
+  const char *root = scan->canon_root != NULL ? scan->canon_root : policy->root;
   for (size_t i = 0; i < n; i++) {
     const AuditFd *a = &fds[i];
     int acc = a->flags & O_ACCMODE;
-    if ((acc != O_WRONLY && acc != O_RDWR) || S_ISDIR(a->mode) || a->path == NULL) {
+    if ((acc != O_WRONLY && acc != O_RDWR) || S_ISDIR(a->mode)) {
       continue;
     }
     const ProtectedPath *hit = NULL;
@@ -1133,7 +1140,7 @@ void audit_inherited_fds(const Policy *policy, const Matcher *m, const ScanResul
         hit = &scan->paths[k];
       }
     }
-    bool by_name = a->path[0] == '/' && protects(m, root, a->path);
+    bool by_name = a->path != NULL && a->path[0] == '/' && protects(m, root, a->path);
     if (hit == NULL && !by_name) {
       continue;
     }
@@ -1206,7 +1213,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
     add(out, AUDIT_UNREADABLE, xstrdup(scan->unreadable[i]),
         xstrdup(_("could not be read, so protected paths inside it were not found")));
   }
-  _cleanup_free_ char *canon = realpath(policy->root, NULL);
+  const char *canon = scan->canon_root;
   audit_git(policy, m, canon, out);
   audit_links_inside(policy, m, scan, canon, out);
   if (canon != NULL) {

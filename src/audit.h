@@ -111,7 +111,8 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
 /* An open descriptor, as audit_inherited_fds() looks at it. */
 typedef struct {
   int fd;
-  char *path; /* what /proc/self/fd/N names; not absolute for pipes, sockets… */
+  char *path; /* what /proc/self/fd/N names; NULL for pipes, sockets, character
+               * devices and anonymous inodes, which have no name a policy protects */
   dev_t dev;
   ino_t ino;
   mode_t mode;

@@ -811,7 +811,7 @@ int command_run(const Options *o, Error *err) {
   PlanTarget *targets = NULL;
   size_t n_targets = 0;
   Plan plan = {0};
-  _cleanup_free_ char *canon = realpath(p.policy->root, NULL);
+  const char *canon = p.scan->canon_root;
   ScannedDirs scanned = {.root = canon, .scan = p.scan};
   if (enforce_targets(p.policy, p.matcher, p.scan, &targets, &n_targets, err) < 0 ||
       plan_build(chosen, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, err) < 0) {

@@ -204,6 +204,7 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
   _cleanup_scan_result_ ScanResult *r = xcalloc(1, sizeof(ScanResult));
   r->n_patterns = policy->n_patterns;
   r->hits = xcalloc(policy->n_patterns, sizeof(size_t));
+  r->canon_root = realpath(policy->root, NULL);
 
   int fd = open(policy->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
@@ -247,6 +248,7 @@ void scan_result_free(ScanResult *r) {
     free(r->listings[i].names);
   }
   free(r->listings);
+  free(r->canon_root);
   free(r->paths);
   free(r->hits);
   free(r->unreadable);

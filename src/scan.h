@@ -54,6 +54,9 @@ typedef struct {
   size_t n_visited; /* entries looked at, for the curious and the tests */
   ScanListing *listings; /* sorted by `relative`; only with SCAN_KEEP_LISTINGS */
   size_t n_listings;
+  /* realpath(3) of the root as the scan began (NULL if that failed): what
+   * the audit and `run` join the relative paths to, resolved once. */
+  char *canon_root;
 } ScanResult;
 
 enum {

@@ -133,7 +133,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
    * found that is not a link itself is the canonical root plus its
    * relative path, with the identity the scan took. Only the root (once)
    * and protected links (each) need resolving. */
-  _cleanup_free_ char *canon_root = realpath(policy->root, NULL);
+  const char *canon_root = scan->canon_root;
   for (size_t i = 0; i < scan->n_paths; i++) {
     const ProtectedPath *p = &scan->paths[i];
     PlanTarget *t;

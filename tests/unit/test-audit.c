@@ -1343,9 +1343,37 @@ START_TEST(test_inherited_fds_real) {
     fds[i] = open(p, opens[i].flags | O_CLOEXEC);
     ck_assert_int_ge(fds[i], 0);
   }
+  int pipe_fds[2];
+  ck_assert_int_eq(pipe2(pipe_fds, O_CLOEXEC), 0);
+  int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  ck_assert_int_ge(null_fd, 0);
   AuditFd *list = NULL;
   size_t n = 0;
   ck_assert_int_eq(audit_list_fds(&list, &n), 0);
+  /* Named: what a path reaches (a file, a directory); not a pipe or a
+   * character device, which no policy protects. */
+  _cleanup_free_ char *locked_path = path_join(t, "locked.txt");
+  _cleanup_free_ char *prot_path = path_join(t, "prot");
+  size_t seen = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (list[i].fd == fds[0]) {
+      ck_assert_str_eq(list[i].path, locked_path);
+      ck_assert_int_eq(list[i].flags & O_ACCMODE, O_WRONLY);
+      seen |= 1;
+    } else if (list[i].fd == fds[5]) {
+      ck_assert_str_eq(list[i].path, prot_path);
+      ck_assert(S_ISDIR(list[i].mode));
+      seen |= 2;
+    } else if (list[i].fd == pipe_fds[1] || list[i].fd == null_fd) {
+      ck_assert_ptr_null(list[i].path);
+      ck_assert_int_eq(list[i].flags & O_ACCMODE, O_WRONLY);
+      seen |= list[i].fd == null_fd ? 4 : 8;
+    }
+  }
+  ck_assert_uint_eq(seen, 15);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  close(null_fd);
   AuditFindings f = {0};
   audit_inherited_fds(l.policy, l.m, r, list, n, &f);
   _cleanup_free_ char *got = all_lines(&f);
@@ -1403,13 +1431,19 @@ START_TEST(test_inherited_fds_injected) {
       {.fd = 7, .path = free_txt, .dev = 1, .ino = 3, .mode = S_IFREG | 0644, .flags = O_RDWR},
       {.fd = 8, .path = (char *)"pipe:[1234]", .dev = 1, .ino = 4, .mode = S_IFIFO | 0600,
        .flags = O_WRONLY},
+      {.fd = 9, .path = NULL, .dev = 1, .ino = 5, .mode = S_IFCHR | 0600, .flags = O_WRONLY},
+      /* Unnamed, but known by its identity. */
+      {.fd = 10, .path = NULL, .dev = lk->dev, .ino = lk->ino, .mode = S_IFREG | 0644,
+       .flags = O_WRONLY},
   };
   AuditFindings f = {0};
   audit_inherited_fds(l.policy, l.m, r, fds, ELEMENTSOF(fds), &f);
   _cleanup_free_ char *got = all_lines(&f);
   ck_assert_str_eq(got, "inherited-write-descriptor locked.txt\n"
-                        "inherited-write-descriptor prot/new\n");
+                        "inherited-write-descriptor prot/new\n"
+                        "inherited-write-descriptor locked.txt\n");
   assert_contains(f.items[1].detail, "descriptor 4,");
+  assert_contains(f.items[2].detail, "descriptor 10,");
   audit_findings_clear(&f);
   loaded_clear(&l);
 }

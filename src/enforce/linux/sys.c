@@ -560,11 +560,10 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
   }
   for (size_t k = 0; k < n_fds && r == 0; k++) {
     long fd = fds[k].fd;
-    const char *target = fds[k].path;
+    /* A name only for what a path can reach (see audit_list_fds); a
+     * socket's "socket:[…]" names nothing either. */
+    const char *target = fds[k].path != NULL && fds[k].path[0] == '/' ? fds[k].path : NULL;
     int flags = fds[k].flags;
-    if (target[0] != '/') {
-      continue; /* pipes, sockets, anonymous inodes */
-    }
     bool writable = (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
     bool protected_obj = false, on_the_way = false;
     for (size_t i = 0; i < plan->n_targets; i++) {
@@ -572,8 +571,12 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
       if (t->missing) {
         continue;
       }
-      if ((t->dev == fds[k].dev && t->ino == fds[k].ino) ||
-          (S_ISDIR(t->mode) && path_relative(t->path, target) != NULL)) {
+      if (t->dev == fds[k].dev && t->ino == fds[k].ino) {
+        protected_obj = true;
+        target = target != NULL ? target : t->path;
+      } else if (target == NULL) {
+        continue;
+      } else if (S_ISDIR(t->mode) && path_relative(t->path, target) != NULL) {
         protected_obj = true;
       } else if (S_ISDIR(fds[k].mode) && path_relative(target, t->path) != NULL) {
         on_the_way = true;
