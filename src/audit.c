@@ -1091,18 +1091,18 @@ int audit_list_fds(AuditFd **ret, size_t *ret_n) {
     }
     /* Only what a file system path can name, or lead to, is worth a
      * readlink: each one makes /proc build an inode, and a terminal, a
-     * pipe or /dev/null is what every command inherits. */
+     * pipe or /dev/null is what every command inherits. A name that
+     * cannot be read leaves the identity to judge by: the descriptor is
+     * still listed. */
     char *path = NULL;
     if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) ||
         S_ISLNK(st.st_mode)) {
       char link[64], target[PATH_MAX];
       snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
       ssize_t len = readlink(link, target, sizeof(target) - 1);
-      if (len < 0) {
-        continue;
+      if (len >= 0) {
+        path = xstrndup(target, (size_t)len);
       }
-      target[len] = '\0';
-      path = xstrdup(target);
     }
     AuditFd *a = grow_array(&v, &n, &cap, sizeof(AuditFd));
     a->fd = (int)fd;

@@ -119,8 +119,8 @@ typedef struct {
   int flags; /* fcntl(F_GETFL): O_ACCMODE and the rest */
 } AuditFd;
 
-/* The descriptors open in this process, from /proc/self/fd. Returns 0 or
- * -errno. */
+/* The descriptors open in this process, in increasing order, from
+ * /proc/self/fd. Returns 0 or -errno. */
 int audit_list_fds(AuditFd **ret, size_t *ret_n);
 void audit_fds_free(AuditFd *fds, size_t n);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1400,6 +1401,86 @@ START_TEST(test_inherited_fds_real) {
 }
 END_TEST
 
+/* Every open descriptor is listed, in order, each with its identity and
+ * access mode; a name only where a path can lead (not for a pipe), also
+ * for one far beyond those usually open. */
+static const AuditFd *find_fd(const AuditFd *v, size_t n, int fd) {
+  for (size_t i = 0; i < n; i++) {
+    if (v[i].fd == fd) {
+      return &v[i];
+    }
+  }
+  return NULL;
+}
+
+START_TEST(test_list_fds_kinds) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "f", "x");
+  _cleanup_free_ char *f = path_join(t, "f");
+  int file = open(f, O_RDWR | O_CLOEXEC);
+  int dir = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int opath = open(f, O_PATH | O_CLOEXEC);
+  int pipes[2];
+  ck_assert_int_eq(pipe2(pipes, O_CLOEXEC), 0);
+  ck_assert(file >= 0 && dir >= 0 && opath >= 0);
+  struct stat fst;
+  ck_assert_int_eq(stat(f, &fst), 0);
+
+  /* Far beyond the usual ones, where the limit allows. */
+  struct rlimit rl;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+  int far = -1;
+  if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1200) {
+    struct rlimit raised = {1201, rl.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &raised), 0);
+    far = 1200;
+    ck_assert_int_eq(dup3(file, far, O_CLOEXEC), far);
+  }
+
+  AuditFd *v = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(audit_list_fds(&v, &n), 0);
+  for (size_t i = 1; i < n; i++) {
+    ck_assert_int_lt(v[i - 1].fd, v[i].fd);
+  }
+  const AuditFd *a = find_fd(v, n, file);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_str_eq(a->path, f);
+  ck_assert_int_eq(a->flags & O_ACCMODE, O_RDWR);
+  ck_assert(a->dev == fst.st_dev && a->ino == fst.st_ino);
+  a = find_fd(v, n, dir);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_str_eq(a->path, t);
+  ck_assert(S_ISDIR(a->mode));
+  a = find_fd(v, n, opath);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_str_eq(a->path, f);
+  ck_assert(a->flags & O_PATH);
+  for (int k = 0; k < 2; k++) {
+    a = find_fd(v, n, pipes[k]);
+    ck_assert_ptr_nonnull(a);
+    ck_assert(S_ISFIFO(a->mode));
+    ck_assert_ptr_null(a->path);
+  }
+  if (far >= 0) {
+    a = find_fd(v, n, far);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_str_eq(a->path, f);
+    ck_assert_int_eq(a->flags & O_ACCMODE, O_RDWR);
+  }
+  audit_fds_free(v, n);
+  if (far >= 0) {
+    close(far);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  }
+  close(file);
+  close(dir);
+  close(opath);
+  close(pipes[0]);
+  close(pipes[1]);
+}
+END_TEST
+
 START_TEST(test_inherited_fds_injected) {
   _cleanup_free_ char *t = make_tmpdir();
   make_file(t, "locked.txt", "l");
@@ -1641,6 +1722,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_git_config_no_repository);
   tcase_add_test(tc, test_inherited_fds_real);
   tcase_add_test(tc, test_inherited_fds_injected);
+  tcase_add_test(tc, test_list_fds_kinds);
   tcase_add_test(tc, test_case_probe_real);
   tcase_add_test(tc, test_case_insensitive_real);
   suite_add_tcase(s, tc);
