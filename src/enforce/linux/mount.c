@@ -50,7 +50,7 @@ int mount_apply(const Plan *plan, Error *err) {
     return error_set(err, errno, _("cannot determine the working directory: %m"));
   }
 
-  int r = sys_enter_namespaces(&step);
+  int r = sys_enter_mount_namespace(&step);
   if (r < 0) {
     return fail_step(err, step, r);
   }

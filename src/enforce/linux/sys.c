@@ -100,6 +100,31 @@ int sys_enter_namespaces(MountStep *ret_step) {
   return 0;
 }
 
+/* Whether the effective set holds `cap` (capget(2): no library needed). */
+static bool have_capability(int cap) {
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+  memset(data, 0, sizeof(data));
+  if (syscall(SYS_capget, &hdr, data) < 0) {
+    return false;
+  }
+  return (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap)) != 0;
+}
+
+int sys_enter_mount_namespace(MountStep *ret_step) {
+  /* Root (CAP_SYS_ADMIN) may mount in a mount namespace of its own and
+   * needs no user namespace for it; the locking step makes one anyway,
+   * and it is the change of owner between the two mount namespaces that
+   * locks the mounts. A user namespace costs about as much as the mount
+   * namespace again. Refused (say, a mount namespace owned by a user
+   * namespace this process is not privileged in): the unprivileged way,
+   * whose failure is the one to report. */
+  if (have_capability(CAP_SYS_ADMIN) && unshare(CLONE_NEWNS) == 0) {
+    return 0;
+  }
+  return sys_enter_namespaces(ret_step);
+}
+
 /* Mount flags to repeat on a remount: those a less privileged namespace
  * may not clear. */
 unsigned long sys_locked_mount_flags(const char *path) {
@@ -207,7 +232,7 @@ void sys_mount_probe(const char *path, MountProbe *ret) {
   }
   if (pid == 0) {
     MountProbe res = {MOUNT_STEP_NONE, 0};
-    int r = sys_enter_namespaces(&res.step);
+    int r = sys_enter_mount_namespace(&res.step);
     if (r == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
       res.step = MOUNT_STEP_PRIVATE;
       r = -errno;

@@ -89,6 +89,11 @@ int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t
  * map onto themselves. */
 int sys_enter_namespaces(MountStep *ret_step);
 
+/* The namespace the mount backend makes its mounts in: a new mount
+ * namespace alone when this process may mount (CAP_SYS_ADMIN), else
+ * sys_enter_namespaces(). */
+int sys_enter_mount_namespace(MountStep *ret_step);
+
 /* Makes `path` and every mount below it read-only: mount_setattr(2) with
  * AT_RECURSIVE where the kernel has it (5.12+), else a remount of each
  * mount, repeating the flags a user namespace locks (nosuid, nodev, noexec,
