@@ -757,6 +757,34 @@ static void log_run(const Options *o, const Project *p, const Plan *plan, const 
            p->policy->root, backend_to_string(plan->backend), o->paths[0]);
 }
 
+typedef struct {
+  const Options *o;
+  const Project *p;
+  const Plan *plan;
+  const Availability *av;
+  Backend requested;
+  const char *why;
+} RunReport;
+
+/* The restriction is in place: say so (unless -q), then the warnings, and
+ * let the journal keep it. Never before, so that neither the line nor the
+ * record claims paths locked by a run that then failed. */
+static void run_ready(void *userdata) {
+  const RunReport *r = userdata;
+  if (!r->o->quiet) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->plan->n_targets; i++) {
+      n += !r->plan->targets[i].missing;
+    }
+    print_note(_("%zu path(s) locked via the %s backend"), n,
+               backend_to_string(r->plan->backend));
+    print_warnings(r->p, "run");
+  } else {
+    log_findings(r->p, "run");
+  }
+  log_run(r->o, r->p, r->plan, r->av, r->requested, r->why);
+}
+
 int command_run(const Options *o, Error *err) {
   Project p;
   Error discover_err = {0};
@@ -862,16 +890,6 @@ int command_run(const Options *o, Error *err) {
       }
     }
   }
-  if (!o->quiet) {
-    size_t n = 0;
-    for (size_t i = 0; i < plan.n_targets; i++) {
-      n += !plan.targets[i].missing;
-    }
-    print_note(_("%zu path(s) locked via the %s backend"), n, backend_to_string(chosen));
-    print_warnings(&p, "run");
-  } else {
-    log_findings(&p, "run");
-  }
   if (chosen == BACKEND_LANDLOCK && o->seal) {
     r = error_set(err, EINVAL, _("--seal works with the mount backend only"));
   } else {
@@ -879,8 +897,8 @@ int command_run(const Options *o, Error *err) {
     if (setenv(RALON_ACTIVE_ROOT, p.policy->root, 1) < 0) {
       oom();
     }
-    log_run(o, &p, &plan, &av, requested, why);
-    r = enforce_exec(&plan, &av, o->seal, o->paths, err);
+    RunReport report = {o, &p, &plan, &av, requested, why};
+    r = enforce_exec(&plan, &av, o->seal, o->paths, run_ready, &report, err);
   }
   /* Only reached when nothing was executed. */
   log_failure(o, &p, chosen, err);

@@ -219,7 +219,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
 }
 
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
-                 Error *err) {
+                 EnforceReady ready, void *userdata, Error *err) {
   if (sys_check_inherited_fds(plan, err) < 0) {
     return -1;
   }
@@ -239,6 +239,9 @@ int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const
   }
   if (sys_drop_privileges(err) < 0) {
     return -1;
+  }
+  if (ready != NULL) {
+    ready(userdata);
   }
   fflush(stdout);
   fflush(stderr);

@@ -50,8 +50,14 @@ int enforce_select(Backend requested, const Availability *a, Backend *ret, char 
 int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
                     PlanTarget **ret, size_t *ret_n, Error *err);
 
+/* Called by enforce_exec() once the restriction is in place and every
+ * privilege is dropped, just before execve: what is reported there (the
+ * paths locked, the journal's record) is then true. */
+typedef void (*EnforceReady)(void *userdata);
+
 /* Refuses inherited descriptors that would bypass the plan, applies the
- * backend (and the seal), drops every privilege and executes argv. Returns
- * only on failure, with nothing executed. */
+ * backend (and the seal), drops every privilege, calls `ready` (when not
+ * NULL) and executes argv. Returns only on failure, with nothing executed
+ * and `ready` not called. */
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
-                 Error *err);
+                 EnforceReady ready, void *userdata, Error *err);

@@ -294,6 +294,10 @@ def GAP(path, check):
     return Gap(path, check)
 
 
+# The line `run` prints (unless -q) once the restriction is in place.
+LOCKED_LINE = r"(?m)^ralon: [0-9]+ path\(s\) locked via the [a-z]+ backend$"
+
+
 def REFUSED(regex):
     return Blocked(rc=2, output=regex, started=False)
 
@@ -1079,7 +1083,44 @@ class TestAutoFallback(Base):
                 self.assertEqual(r.rc, 2, r)
                 self.assertNotIn(STARTED, r.output, r)
                 self.assertIn("unshare(CLONE_NEWUSER|CLONE_NEWNS)", r.stderr, r)
+                self.assertNotRegex(r.stderr, LOCKED_LINE, r)
                 self.assertUnchanged(before, pr, repr(r))
+
+
+class TestLockedLine(Base):
+    def test_locked_line_only_once_locked(self):
+        """`N path(s) locked via B` is said once the restriction is in
+        place, right before the command starts, and never by a run that
+        then refuses or fails."""
+        checked = 0
+        for user in self.users():
+            for backend in ("mount", "landlock"):
+                if not self.available(backend, user):
+                    continue
+                with self.subTest(user=user, backend=backend):
+                    pr = self.project(user)
+                    argv = ralon_run(backend, "echo '%s' >&2" % STARTED, quiet=False)
+                    r = run(argv, user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 0, r)
+                    lines = r.stderr.splitlines()
+                    locked = [i for i, l in enumerate(lines) if re.search(LOCKED_LINE, l)]
+                    self.assertEqual(len(locked), 1, r)
+                    self.assertIn("via the %s backend" % backend, lines[locked[0]], r)
+                    self.assertLess(locked[0], lines.index(STARTED), r)
+
+                    # Refused after the plan was made: an inherited
+                    # descriptor open for writing on agent.lock.
+                    before = snapshot(pr)
+                    r = run(["sh", "-c", 'exec 7>>agent.lock && exec "$@"', "launcher"] + argv,
+                            user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 2, r)
+                    self.assertNotIn(STARTED, r.output, r)
+                    self.assertRegex(r.stderr, r"descriptor 7\b", r)
+                    self.assertNotRegex(r.stderr, LOCKED_LINE, r)
+                    self.assertUnchanged(before, pr, repr(r))
+                    checked += 1
+        if checked == 0:
+            self.skipTest("no backend is available here")
 
 
 class TestSeal(Base):

@@ -144,11 +144,15 @@ class Project:
     def cleanup(self):
         shutil.rmtree(self.top, ignore_errors=True)
 
-    def run(self, *args, stdin=None, env=None, cwd=None):
+    def run(self, *args, stdin=None, env=None, cwd=None, launcher=None):
+        """`launcher`: shell code run first, in the shell that starts ralon."""
         e = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LC_ALL": "C.UTF-8",
              "HOME": self.root, "NO_COLOR": "1"}
         e.update(env or {})
-        return subprocess.run([self.ralon] + list(args), input=stdin, capture_output=True,
+        argv = [self.ralon] + list(args)
+        if launcher:
+            argv = ["sh", "-c", launcher + ' && exec "$@"', "sh"] + argv
+        return subprocess.run(argv, input=stdin, capture_output=True,
                               text=True, env=e, cwd=cwd or self.root,
                               preexec_fn=as_user(self.uid), timeout=60)
 
@@ -331,6 +335,17 @@ class JournalTest(unittest.TestCase):
         self.assertEqual(len(fails), 1, fails)
         self.assertIn("--seal", fails[0]["RALON_ERROR"])
         self.assertEqual(fails[0]["ERRNO"], str(22))
+        # Refused once the plan is made (a descriptor open for writing on
+        # agent.lock): a failure record, and no record of paths locked.
+        r = p.run("run", "--backend", "landlock", "--", "true", launcher="exec 7>>agent.lock")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("descriptor 7", r.stderr)
+        fails = JOURNAL.records({"MESSAGE_ID": ID_FAIL, "RALON_ROOT": p.root}, want=2)
+        self.assertEqual(len(fails), 2, fails)
+        self.assertIn("descriptor 7", fails[1]["RALON_ERROR"])
+        # Sent before the failure, had it been sent: there by now.
+        self.assertEqual(JOURNAL.records({"MESSAGE_ID": ID_RUN, "RALON_ROOT": p.root}, want=0),
+                         [])
 
     def test_libsystemd_loaded_only_to_write(self):
         p = self.project()
