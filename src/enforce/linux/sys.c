@@ -100,13 +100,14 @@ int sys_enter_namespaces(MountStep *ret_step) {
   return 0;
 }
 
-/* Whether the effective set holds `cap` (capget(2): no library needed). */
-static bool have_capability(int cap) {
+/* 1 when the effective set holds `cap`, 0 when not, -errno when it cannot
+ * be read (capget(2): no library needed). */
+static int capability_effective(int cap) {
   struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
   struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
   memset(data, 0, sizeof(data));
   if (syscall(SYS_capget, &hdr, data) < 0) {
-    return false;
+    return -errno;
   }
   return (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap)) != 0;
 }
@@ -119,7 +120,7 @@ int sys_enter_mount_namespace(MountStep *ret_step) {
    * namespace again. Refused (say, a mount namespace owned by a user
    * namespace this process is not privileged in): the unprivileged way,
    * whose failure is the one to report. */
-  if (have_capability(CAP_SYS_ADMIN) && unshare(CLONE_NEWNS) == 0) {
+  if (capability_effective(CAP_SYS_ADMIN) > 0 && unshare(CLONE_NEWNS) == 0) {
     return 0;
   }
   return sys_enter_namespaces(ret_step);
@@ -399,13 +400,12 @@ int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t
  * kinds of prctl and a 17-instruction filter. */
 
 static int drop_capabilities(Error *err) {
-  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-  memset(data, 0, sizeof(data));
-  if (syscall(SYS_capget, &hdr, data) < 0) {
-    return error_set(err, errno, _("cannot read the capabilities of this process: %m"));
+  int setpcap = capability_effective(CAP_SETPCAP);
+  if (setpcap < 0) {
+    errno = -setpcap;
+    return error_set(err, -setpcap, _("cannot read the capabilities of this process: %m"));
   }
-  if (data[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP)) {
+  if (setpcap > 0) {
     /* Root in its namespace would get the bounding set back at execve;
      * without CAP_SETPCAP there is nothing to drop (no_new_privs keeps
      * setuid programs from adding any). One prctl per capability, up to
@@ -431,6 +431,8 @@ static int drop_capabilities(Error *err) {
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) {
     return error_set(err, errno, _("cannot clear the ambient capabilities: %m"));
   }
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
   memset(data, 0, sizeof(data));
   if (syscall(SYS_capset, &hdr, data) < 0) {
     return error_set(err, errno, _("cannot drop capabilities: %m"));
