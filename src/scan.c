@@ -32,7 +32,7 @@ typedef struct {
   size_t names_len, names_cap;
 } Recording;
 
-static void record(Recording *rec, const struct dirent *de) {
+static void record(Recording *rec, const struct dirent64 *de) {
   size_t len = strlen(de->d_name) + 1;
   if (rec->names_len + len > rec->names_cap) {
     rec->names_cap = rec->names_cap ? rec->names_cap * 2 : 1024;
@@ -97,29 +97,34 @@ static void add_protected(Walk *w, long idx, const struct stat *st) {
 
 /* Walks the directory open at `dfd` (taking it over), whose path relative
  * to the root is w->rel and whose matcher state is `st`: each entry costs
- * one step of the matcher, not a match of its whole path. */
+ * one step of the matcher, not a match of its whole path. The entries come
+ * from getdents64(2) directly (read_dir()): fdopendir(3) would add three
+ * system calls to every directory. */
 static void walk(Walk *w, int dfd, const MatcherState *st) {
-  DIR *d = fdopendir(dfd);
-  if (d == NULL) {
-    close(dfd);
-    add_unreadable(w, w->rel);
-    return;
-  }
+  enum { WALK_BUFFER = 32 * 1024 };
+  char *buf = xmalloc(WALK_BUFFER);
   size_t base = w->len;
   size_t found_before = w->r->n_paths;
   bool reported = false, complete = true;
   Recording rec = {0};
   MatcherState *child = xmalloc(matcher_state_size(w->m));
+  ssize_t got = 0, off = 0;
   for (;;) {
-    errno = 0;
-    struct dirent *de = readdir(d);
-    if (de == NULL) {
-      if (errno != 0) {
-        add_unreadable(w, w->rel);
-        complete = false;
+    if (off >= got) {
+      got = read_dir(dfd, buf, WALK_BUFFER);
+      off = 0;
+      if (got <= 0) {
+        if (got < 0) {
+          /* Not listable (ENOTDIR, EACCES, EIO): its protected entries,
+           * if any, are unknown. */
+          add_unreadable(w, w->rel);
+          complete = false;
+        }
+        break;
       }
-      break;
     }
+    const struct dirent64 *de = (const void *)(buf + off);
+    off += de->d_reclen;
     const char *name = de->d_name;
     if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
       continue;
@@ -144,7 +149,7 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
     bool alive = false;
     long idx = matcher_state_step(w->m, st, name, child, &alive);
     if (idx >= 0) {
-      if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
         add_protected(w, idx, &sb);
       } else if (errno != ENOENT && !reported) {
         /* Listed but not searchable (r without x): its protected
@@ -157,10 +162,10 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
     } else {
       bool is_dir = de->d_type == DT_DIR;
       if (alive && de->d_type == DT_UNKNOWN) {
-        is_dir = fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
+        is_dir = fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
       }
       if (is_dir && alive) {
-        int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0) {
           add_unreadable(w, w->rel);
         } else {
@@ -173,11 +178,12 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
   }
   free(child);
   if ((w->flags & SCAN_KEEP_LISTINGS) && complete && w->r->n_paths > found_before) {
-    keep_listing(w, dirfd(d), &rec);
+    keep_listing(w, dfd, &rec);
   }
   free(rec.v);
   free(rec.names);
-  closedir(d);
+  free(buf);
+  close(dfd);
 }
 
 static int compare_paths(const void *a, const void *b) {

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #if ENABLE_NLS
 bool i18n_enabled;
@@ -225,4 +226,37 @@ int write_file_atomic_mode(const char *dir, const char *name, const char *data, 
   }
   (void)fsync(dfd);
   return 0;
+}
+
+ssize_t read_dir(int fd, void *buf, size_t size) {
+  return (ssize_t)syscall(SYS_getdents64, fd, buf, size);
+}
+
+static int compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return x < y ? -1 : x > y;
+}
+
+void close_fds(int *fds, size_t n) {
+  int saved = errno;
+  if (n > 1) {
+    qsort(fds, n, sizeof(int), compare_ints);
+  }
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && fds[j] == fds[j - 1] + 1) {
+      j++;
+    }
+#if defined(SYS_close_range)
+    if (j - i > 1 && syscall(SYS_close_range, (unsigned)fds[i], (unsigned)fds[j - 1], 0u) == 0) {
+      i = j;
+      continue;
+    }
+#endif
+    /* One descriptor, or a kernel (or seccomp filter) without close_range. */
+    for (; i < j; i++) {
+      (void)close(fds[i]);
+    }
+  }
+  errno = saved;
 }

@@ -115,3 +115,14 @@ int write_file_atomic(const char *dir, const char *name, const char *data, size_
  * umask): for replacing a file while keeping its permission bits. */
 int write_file_atomic_mode(const char *dir, const char *name, const char *data, size_t len,
                            bool replace, mode_t mode);
+
+/* getdents64(2) (which glibc wraps only since 2.30): fills `buf` with
+ * struct dirent64 records and returns the bytes used, 0 at the end of the
+ * directory, or -1 with errno. Where readdir(3) would cost an fstat and
+ * two fcntl calls per directory opened with fdopendir(3). */
+ssize_t read_dir(int fd, void *buf, size_t size);
+
+/* Closes the `n` descriptors in `fds` (reordering the array): one
+ * close_range(2) for each run of consecutive numbers, close(2) where that
+ * is not available. Only the numbers listed are closed. */
+void close_fds(int *fds, size_t n);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* path.h (lexical helpers and path_resolve on a real tree) and the two file
- * helpers of util.h: write_file_atomic and read_fd_limited. */
+ * helpers of util.h: write_file_atomic and read_fd_limited, and its
+ * directory and descriptor helpers, read_dir and close_fds. */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -619,6 +620,89 @@ static int pipe_with(size_t n) {
   return p[0];
 }
 
+/* close_fds closes exactly the listed descriptors, in any order, one run
+ * of consecutive numbers at a time: a descriptor between two runs that is
+ * not listed (someone else's) stays open. */
+START_TEST(test_close_fds_runs) {
+  enum { BASE = 700, N = 9 };
+  int src = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(src, 0);
+  for (int i = 0; i < N; i++) {
+    ck_assert_msg(fcntl(BASE + i, F_GETFD) < 0 && errno == EBADF, "fd %d already in use", BASE + i);
+    ck_assert_int_eq(dup2(src, BASE + i), BASE + i);
+  }
+  /* Runs 700-702 and 704-705, a single 707, unsorted; 703, 706 and 708
+   * are not ours. */
+  int mine[] = {BASE + 5, BASE + 0, BASE + 7, BASE + 2, BASE + 4, BASE + 1};
+  close_fds(mine, ELEMENTSOF(mine));
+  static const bool closed[N] = {true, true, true, false, true, true, false, true, false};
+  for (int i = 0; i < N; i++) {
+    errno = 0;
+    bool open_now = fcntl(BASE + i, F_GETFD) >= 0;
+    ck_assert_msg(open_now != closed[i], "fd %d: %s, want %s", BASE + i,
+                  open_now ? "open" : strerror(errno), closed[i] ? "closed" : "open");
+  }
+  for (int i = 0; i < N; i++) {
+    if (!closed[i]) {
+      close(BASE + i);
+    }
+  }
+  int none[1] = {-1};
+  close_fds(none, 0); /* nothing listed, nothing closed */
+  ck_assert_int_ge(fcntl(src, F_GETFD), 0);
+  close(src);
+}
+END_TEST
+
+/* read_dir lists every entry once, "." and ".." included, across reads
+ * with a buffer too small for all of them; a file is not a directory. */
+START_TEST(test_read_dir_lists_all) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  enum { FILES = 300 };
+  for (int i = 0; i < FILES; i++) {
+    char name[32];
+    snprintf(name, sizeof(name), "entry-%03d-with-a-longer-name", i);
+    make_file(dir, name, "");
+  }
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  bool seen[FILES] = {false};
+  int dots = 0, reads = 0;
+  char buf[1024];
+  ssize_t got;
+  while ((got = read_dir(fd, buf, sizeof(buf))) > 0) {
+    reads++;
+    for (ssize_t off = 0; off < got;) {
+      const struct dirent64 *de = (const void *)(buf + off);
+      off += de->d_reclen;
+      int k;
+      if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+        dots++;
+      } else {
+        ck_assert_msg(sscanf(de->d_name, "entry-%d-", &k) == 1 && k >= 0 && k < FILES,
+                      "unexpected entry %s", de->d_name);
+        ck_assert_msg(!seen[k], "%s listed twice", de->d_name);
+        seen[k] = true;
+      }
+    }
+  }
+  ck_assert_int_eq(got, 0);
+  ck_assert_int_gt(reads, 1);
+  ck_assert_int_eq(dots, 2);
+  for (int i = 0; i < FILES; i++) {
+    ck_assert_msg(seen[i], "entry %d not listed", i);
+  }
+  close(fd);
+  _cleanup_free_ char *file = path_join(dir, "entry-000-with-a-longer-name");
+  fd = open(file, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  errno = 0;
+  ck_assert_int_eq(read_dir(fd, buf, sizeof(buf)), -1);
+  ck_assert_int_eq(errno, ENOTDIR);
+  close(fd);
+}
+END_TEST
+
 START_TEST(test_read_limited_pipe) {
   static const struct {
     size_t n, max;
@@ -681,6 +765,8 @@ static Suite *path_suite(void) {
   tcase_add_test(tc, test_write_atomic_errors);
   tcase_add_test(tc, test_read_limited_regular);
   tcase_add_test(tc, test_read_limited_pipe);
+  tcase_add_test(tc, test_close_fds_runs);
+  tcase_add_test(tc, test_read_dir_lists_all);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -123,6 +123,28 @@ static int open_same_mount(int dirfd, const char *name) {
   return -1;
 }
 
+/* The descriptors opened for rules, closed together once a batch is full
+ * and at the end: a rule is an open, a landlock_add_rule and a close, and
+ * one close_range(2) for a whole batch saves a third of the system calls
+ * (about 30 rules for a project in a home directory, over a thousand for a
+ * large one). Small enough to stay far from RLIMIT_NOFILE. */
+typedef struct {
+  int fds[64];
+  size_t n;
+} FdBatch;
+
+static void fd_batch_flush(FdBatch *b) {
+  close_fds(b->fds, b->n);
+  b->n = 0;
+}
+
+static void fd_batch_add(FdBatch *b, int fd) {
+  if (b->n == sizeof(b->fds) / sizeof(b->fds[0])) {
+    fd_batch_flush(b);
+  }
+  b->fds[b->n++] = fd;
+}
+
 /* One grant, opened through its (already open) directory and never
  * through a symbolic link. The rule lands on whatever inode is opened, so
  * that inode must be the one the plan checked: either the plan's identity
@@ -130,14 +152,15 @@ static int open_same_mount(int dirfd, const char *name) {
  * a mount point, or its identity is checked again now that it is open. */
 static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t handled,
                      const CarveGrant *g, int dirfd, const struct stat *chain, size_t n_chain,
-                     Error *err) {
+                     FdBatch *opened, Error *err) {
   const char *name = dirfd >= 0 ? strrchr(g->path, '/') + 1 : g->path;
   if (g->exact && dirfd >= 0) {
-    _cleanup_close_ int fd = open_same_mount(dirfd, name);
+    int fd = open_same_mount(dirfd, name);
     if (fd < 0 && errno == ENOENT) {
       return 0; /* gone since the plan was made: nothing to grant */
     }
     if (fd >= 0) {
+      fd_batch_add(opened, fd);
       uint64_t allowed = g->is_dir ? handled : (handled & FILE_RIGHTS);
       if (sys_landlock_add_path_rule(ruleset, fd, allowed) == 0) {
         return 0;
@@ -149,14 +172,14 @@ static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t ha
     }
     /* EXDEV, a mount point, and everything else: the careful way. */
   }
-  _cleanup_close_ int fd = openat(dirfd >= 0 ? dirfd : AT_FDCWD, name,
-                                  O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  int fd = openat(dirfd >= 0 ? dirfd : AT_FDCWD, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) {
       return 0; /* gone since the plan was made: nothing to grant */
     }
     return error_set(err, errno, _("cannot open %s for a Landlock rule: %m"), g->path);
   }
+  fd_batch_add(opened, fd);
   struct stat st;
   if (fstat(fd, &st) < 0) {
     return error_set(err, errno, _("cannot open %s for a Landlock rule: %m"), g->path);
@@ -230,6 +253,7 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
     n_chain++;
   }
   char buf[PATH_MAX];
+  FdBatch opened = {.n = 0};
   for (size_t i = 0; i < c->n_grants && r == 0; i++) {
     const CarveGrant *g = &c->grants[i];
     /* Its directory, which the carve-out restricts (restricted[] is
@@ -248,13 +272,16 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
         dirfd = dirs[hit - c->restricted];
       }
     }
-    r = add_grant(ids, n_ids, ruleset, handled, g, dirfd, chain, n_chain, err);
+    r = add_grant(ids, n_ids, ruleset, handled, g, dirfd, chain, n_chain, &opened, err);
   }
+  fd_batch_flush(&opened);
+  size_t n_open = 0;
   for (size_t i = 0; i < c->n_restricted; i++) {
     if (dirs[i] >= 0) {
-      close(dirs[i]);
+      dirs[n_open++] = dirs[i];
     }
   }
+  close_fds(dirs, n_open);
   free(dirs);
   free(chain);
   free(ids);

@@ -274,12 +274,6 @@ void sys_mount_probe(const char *path, MountProbe *ret) {
   *ret = res;
 }
 
-/* getdents64(2), which glibc wraps only since 2.30; it fills `buf` with
- * struct dirent64 records. */
-static ssize_t read_dir(int fd, void *buf, size_t size) {
-  return (ssize_t)syscall(SYS_getdents64, fd, buf, size);
-}
-
 /* Adds the entry `name` (getdents' inode number and type) of the
  * directory open at `fd` to `v`. 0, or -errno; an entry gone meanwhile is
  * skipped. */
