@@ -913,8 +913,9 @@ static bool lookup_ignores_case(int fd) {
   return result;
 }
 
-const char *audit_case_probe(void *userdata, const char *dir) {
-  (void)userdata;
+/* The probe, told by `whole_fs` whether to ask statfs(2) about the
+ * filesystem as a whole after the directory's own attribute. */
+static const char *case_probe(const char *dir, bool whole_fs) {
 #if defined(__linux__)
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
@@ -925,7 +926,7 @@ const char *audit_case_probe(void *userdata, const char *dir) {
   struct statfs sfs;
   if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_CASEFOLD_FL) != 0) {
     why = "casefold";
-  } else if (fstatfs(fd, &sfs) == 0) {
+  } else if (whole_fs && fstatfs(fd, &sfs) == 0) {
     switch ((unsigned long)sfs.f_type) {
     case 0x4d44UL: /* MSDOS_SUPER_MAGIC: vfat and msdos */
       why = "vfat";
@@ -947,8 +948,33 @@ const char *audit_case_probe(void *userdata, const char *dir) {
   return why;
 #else
   (void)dir;
+  (void)whole_fs;
   return NULL;
 #endif
+}
+
+const char *audit_case_probe(void *userdata, const char *dir) {
+  (void)userdata;
+  return case_probe(dir, true);
+}
+
+bool audit_fs_may_ignore_case(const char *fstype) {
+  static const char *const exact[] = {"ext4", "ext3", "ext2", "btrfs", "f2fs", "tmpfs",
+                                      "bcachefs"};
+  for (size_t i = 0; fstype != NULL && i < ELEMENTSOF(exact); i++) {
+    if (streq(fstype, exact[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The probe audit_run uses, with the mount table it has read: statfs(2)
+ * only where the type of the mount holding `dir` may ignore case as a
+ * whole. A system call less per directory from / down, on every `run`. */
+static const char *case_probe_mounts(void *userdata, const char *dir) {
+  const MountEntry *home = mount_holding(userdata, dir);
+  return case_probe(dir, audit_fs_may_ignore_case(home != NULL ? home->fstype : NULL));
 }
 
 /* The directories above `path` (from /), or only those longer than `from`
@@ -1239,15 +1265,15 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
       paths[i] = path_join(canon, scan->paths[i].relative);
     }
     _cleanup_free_ char *text = read_text("/proc/self/mountinfo", 16u * 1024u * 1024u);
+    MountTable t = {0};
     if (text != NULL) {
-      MountTable t = {0};
       mounts_parse(text, &t);
       second_mounts(&t, canon, out);
       mounts_of(&t, canon, (const char *const *)paths, scan->n_paths, out);
-      mounts_clear(&t);
     }
-    audit_case_insensitive(canon, (const char *const *)paths, scan->n_paths, audit_case_probe,
-                           NULL, out);
+    audit_case_insensitive(canon, (const char *const *)paths, scan->n_paths,
+                           text != NULL ? case_probe_mounts : audit_case_probe, &t, out);
+    mounts_clear(&t);
     for (size_t i = 0; i < scan->n_paths; i++) {
       free(paths[i]);
     }

@@ -92,6 +92,13 @@ typedef const char *(*AuditCaseProbe)(void *userdata, const char *dir);
  * whole. */
 const char *audit_case_probe(void *userdata, const char *dir);
 
+/* Whether a filesystem of type `fstype` (as /proc/self/mountinfo names
+ * it; NULL when unknown) may match names without regard to case as a
+ * whole, so that the probe must ask statfs(2): false only for types that
+ * match exactly unless a directory carries the casefold attribute (ext4,
+ * f2fs, tmpfs, btrfs, bcachefs). Pure. */
+bool audit_fs_may_ignore_case(const char *fstype);
+
 /* The case-insensitive directories on the way to the project `root` (from
  * `/`) and from there to each of the protected `paths` (all canonical):
  * the topmost one of each chain, once. */

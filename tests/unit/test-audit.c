@@ -1621,6 +1621,26 @@ START_TEST(test_case_insensitive) {
 }
 END_TEST
 
+/* Which mounts the probe asks statfs(2) about: every type but those that
+ * only ignore case in a casefold directory. */
+START_TEST(test_fs_may_ignore_case) {
+  static const struct {
+    const char *fstype;
+    bool may;
+  } table[] = {
+      {"ext4", false},   {"tmpfs", false}, {"f2fs", false},   {"btrfs", false},
+      {"ext2", false},   {"bcachefs", false}, {"vfat", true},  {"msdos", true},
+      {"exfat", true},   {"hfsplus", true}, {"ntfs3", true},  {"ntfs", true},
+      {"xfs", true},     {"fuse.sshfs", true}, {"overlay", true}, {"cifs", true},
+      {"", true},        {"EXT4", true},   {"ext4x", true},   {NULL, true},
+  };
+  for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+    ck_assert_msg(audit_fs_may_ignore_case(table[i].fstype) == table[i].may, "%s: want %d",
+                  table[i].fstype ? table[i].fstype : "(null)", table[i].may);
+  }
+}
+END_TEST
+
 START_TEST(test_case_probe_real) {
   /* The scratch directory is on an ordinary case-sensitive file system
    * here; a directory that cannot be opened says nothing. */
@@ -1697,6 +1717,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_mounts_not_reported);
   tcase_add_test(tc, test_landlock);
   tcase_add_test(tc, test_case_insensitive);
+  tcase_add_test(tc, test_fs_may_ignore_case);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("findings");
