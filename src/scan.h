@@ -13,7 +13,7 @@
 #include "util.h"
 
 typedef struct {
-  char *relative; /* to the project root, "/" separated */
+  const char *relative; /* to the project root, "/" separated: the tail of `absolute` */
   char *absolute;
   size_t pattern; /* index of the first pattern that matches */
   /* lstat(2) of the entry at scan time: later stages compare by identity

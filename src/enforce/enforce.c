@@ -164,7 +164,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
         }
       }
     }
-    t->relative = xstrdup(p->relative);
+    t->relative = p->relative; /* the scan's: it outlives the plan */
   }
   /* One target per identity, the first the scan found (hard links and
    * bind mounts inside the project name the same object twice). */
@@ -184,7 +184,6 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     for (size_t i = 0; i < n; i++) {
       if (dup[i]) {
         free(v[i].path);
-        free(v[i].relative);
         free(v[i].link);
       } else {
         v[o++] = v[i];
@@ -202,7 +201,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     char *resolved = path_resolve(abs);
     PlanTarget *t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
     t->path = resolved ? resolved : xstrdup(abs);
-    t->relative = xstrdup(policy->patterns[i].pattern);
+    t->relative = policy->patterns[i].pattern; /* the policy's: it outlives the plan */
     t->missing = true;
   }
   /* Usually sorted already: the scan's order, under one root. */

@@ -23,7 +23,9 @@ Backend backend_from_string(const char *s);
 /* One object to protect, by canonical path and identity. */
 typedef struct {
   char *path;       /* canonical absolute path (symbolic links resolved) */
-  char *relative;   /* as the scan named it, relative to the project root */
+  const char *relative; /* as the scan named it, relative to the project root:
+                         * borrowed from the scan or the policy, which
+                         * outlive the plan (not freed with it) */
   dev_t dev;
   ino_t ino;
   mode_t mode;
