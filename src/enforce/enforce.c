@@ -2,7 +2,9 @@
 #include "enforce/enforce.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -106,21 +108,19 @@ static int compare_targets(const void *a, const void *b) {
   return strcmp(((const PlanTarget *)a)->path, ((const PlanTarget *)b)->path);
 }
 
-typedef struct {
-  dev_t dev;
-  ino_t ino;
-  size_t idx;
-} TargetKey;
-
-static int compare_keys(const void *a, const void *b) {
-  const TargetKey *x = a, *y = b;
-  if (x->dev != y->dev) {
-    return x->dev < y->dev ? -1 : 1;
+/* Orders indexes into a PlanTarget array by the identity of the targets
+ * they name, then by index: 4 bytes a target to sort, not a copy of each
+ * identity (a thousand protected files, ten pages fewer to touch). */
+static int compare_identities(const void *a, const void *b, void *userdata) {
+  const PlanTarget *v = userdata;
+  uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+  if (v[i].dev != v[j].dev) {
+    return v[i].dev < v[j].dev ? -1 : 1;
   }
-  if (x->ino != y->ino) {
-    return x->ino < y->ino ? -1 : 1;
+  if (v[i].ino != v[j].ino) {
+    return v[i].ino < v[j].ino ? -1 : 1;
   }
-  return x->idx < y->idx ? -1 : x->idx > y->idx;
+  return i < j ? -1 : i > j;
 }
 
 int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
@@ -169,15 +169,19 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
   /* One target per identity, the first the scan found (hard links and
    * bind mounts inside the project name the same object twice). */
   if (n > 1) {
-    TargetKey *keys = xcalloc(n, sizeof(TargetKey));
+    if (n > UINT32_MAX) {
+      oom(); /* four thousand million protected paths do not fit in memory */
+    }
+    uint32_t *order = xcalloc(n, sizeof(uint32_t));
     bool *dup = xcalloc(n, sizeof(bool));
     for (size_t i = 0; i < n; i++) {
-      keys[i] = (TargetKey){v[i].dev, v[i].ino, i};
+      order[i] = (uint32_t)i;
     }
-    qsort(keys, n, sizeof(TargetKey), compare_keys);
+    qsort_r(order, n, sizeof(uint32_t), compare_identities, v);
     for (size_t i = 1; i < n; i++) {
-      if (keys[i].dev == keys[i - 1].dev && keys[i].ino == keys[i - 1].ino) {
-        dup[keys[i].idx] = true;
+      const PlanTarget *x = &v[order[i - 1]], *y = &v[order[i]];
+      if (x->dev == y->dev && x->ino == y->ino) {
+        dup[order[i]] = true;
       }
     }
     size_t o = 0;
@@ -190,7 +194,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
       }
     }
     n = o;
-    free(keys);
+    free(order);
     free(dup);
   }
   for (size_t i = 1; i < policy->n_patterns; i++) {

@@ -1033,6 +1033,25 @@ class TestDryRun(Base):
                 self.assertEqual(os.path.realpath(doc["root"]), os.path.realpath(pr.proj))
 
 
+    def test_dry_run_one_target_per_object(self):
+        # Two protected names of one file (a hard link): one target, the
+        # name the scan finds first, so nothing is bound or judged twice.
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                os.link(os.path.join(pr.proj, "conf/secret.yml"),
+                        os.path.join(pr.proj, "conf/secret-copy.yml"))
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(POLICY.replace("conf/secret.yml,",
+                                           "conf/secret.yml, conf/secret-copy.yml,"))
+                r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--json", "--",
+                         "true"], ME, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                paths = [p["path"] for p in json.loads(r.stdout)["protected"]]
+                self.assertEqual(sorted(paths), sorted(
+                    (EXPECTED_PROTECTED - {"conf/secret.yml"}) | {"conf/secret-copy.yml"}), r)
+
+
 class TestAutoFallback(Base):
     """`deny-userns` makes user namespaces unavailable, as some distributions
     do: auto must pick Landlock, and --backend mount must refuse."""
