@@ -125,9 +125,9 @@ static int open_same_mount(int dirfd, const char *name) {
 
 /* The descriptors opened for rules, closed together once a batch is full
  * and at the end: a rule is an open, a landlock_add_rule and a close, and
- * one close_range(2) for a whole batch saves a third of the system calls
- * (about 30 rules for a project in a home directory, over a thousand for a
- * large one). Small enough to stay far from RLIMIT_NOFILE. */
+ * one close_range(2) for a whole batch saves a third of those system calls
+ * (about 30 rules for a project in a home directory, hundreds where a busy
+ * /tmp is on the way). Small enough to stay far from RLIMIT_NOFILE. */
 typedef struct {
   int fds[64];
   size_t n;
