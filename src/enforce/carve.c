@@ -54,7 +54,7 @@ static int compare_strings(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool strings_have(char *const *v, size_t n, const char *s) {
+static bool strings_have(const char *const *v, size_t n, const char *s) {
   return n > 0 && bsearch(&s, v, n, sizeof(char *), compare_strings) != NULL;
 }
 
@@ -117,7 +117,7 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
    * identity is: the chain itself and every protected path. Identity
    * catches the other names of the same objects. */
   size_t n_named = 0;
-  char **named = xcalloc(n_chain + n + 1, sizeof(char *));
+  const char **named = xcalloc(n_chain + n + 1, sizeof(char *));
   bool sorted = true;
   for (size_t i = 0; i < n; i++) {
     sorted = sorted && (i == 0 || strcmp(targets[i - 1].path, targets[i].path) <= 0);
@@ -163,7 +163,7 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
       const char *child;
       if (streq(e->name, ".") ||
           ((child = child_path(buf, sizeof(buf), chain[i], e->name)) != NULL &&
-           strings_have(chain, n_chain, child))) {
+           strings_have((const char *const *)chain, n_chain, child))) {
         identity_add(&blocked, e->dev, e->ino);
       }
     }

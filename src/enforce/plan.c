@@ -123,7 +123,7 @@ int plan_build(Backend backend, PlanTarget *targets, size_t n, DirLister lister,
 
 void plan_targets_free(PlanTarget *t, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    free(t[i].path);
+    free(t[i].path_owned);
     free(t[i].link);
   }
   free(t);

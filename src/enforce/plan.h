@@ -22,7 +22,9 @@ Backend backend_from_string(const char *s);
 
 /* One object to protect, by canonical path and identity. */
 typedef struct {
-  char *path;       /* canonical absolute path (symbolic links resolved) */
+  const char *path; /* canonical absolute path (symbolic links resolved) */
+  char *path_owned; /* `path` when the plan owns it (freed with it); NULL when
+                     * it is the scan's, which outlives the plan */
   const char *relative; /* as the scan named it, relative to the project root:
                          * borrowed from the scan or the policy, which
                          * outlive the plan (not freed with it) */
