@@ -1259,23 +1259,25 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
   audit_links_inside(policy, m, scan, canon, out);
   if (canon != NULL) {
     /* The scan follows no link below the root, so the canonical path of
-     * an entry is the canonical root and its relative path. */
-    char **paths = xcalloc(scan->n_paths + 1, sizeof(char *));
+     * an entry is the canonical root and its relative path: the scan's own
+     * absolute name when the policy's root is canonical already. */
+    bool own = !streq(canon, policy->root);
+    const char **paths = xcalloc(scan->n_paths + 1, sizeof(char *));
     for (size_t i = 0; i < scan->n_paths; i++) {
-      paths[i] = path_join(canon, scan->paths[i].relative);
+      paths[i] = own ? path_join(canon, scan->paths[i].relative) : scan->paths[i].absolute;
     }
     _cleanup_free_ char *text = read_text("/proc/self/mountinfo", 16u * 1024u * 1024u);
     MountTable t = {0};
     if (text != NULL) {
       mounts_parse(text, &t);
       second_mounts(&t, canon, out);
-      mounts_of(&t, canon, (const char *const *)paths, scan->n_paths, out);
+      mounts_of(&t, canon, paths, scan->n_paths, out);
     }
-    audit_case_insensitive(canon, (const char *const *)paths, scan->n_paths,
+    audit_case_insensitive(canon, paths, scan->n_paths,
                            text != NULL ? case_probe_mounts : audit_case_probe, &t, out);
     mounts_clear(&t);
-    for (size_t i = 0; i < scan->n_paths; i++) {
-      free(paths[i]);
+    for (size_t i = 0; own && i < scan->n_paths; i++) {
+      free((char *)paths[i]);
     }
     free(paths);
   }
