@@ -222,7 +222,10 @@ static int check_paths(const Options *o, Project *p, Error *err) {
   if (base == NULL) {
     return error_set(err, errno, _("cannot determine the working directory: %m"));
   }
-  Decider d = {.policy = p->policy, .matcher = p->matcher, .canon_root = realpath(p->policy->root, NULL)};
+  Decider d = {.policy = p->policy,
+               .matcher = p->matcher,
+               .canon_root = p->policy->root_canonical ? xstrdup(p->policy->root)
+                                                       : realpath(p->policy->root, NULL)};
   json_object *list = o->json ? json_object_new_array() : NULL;
   bool any_locked = false;
   int r = 0;

@@ -743,7 +743,12 @@ int policy_discover(const char *start, Policy **ret, Error *err) {
   if (r < 0) {
     return r;
   }
-  return policy_load(file, ret, err) < 0 ? -EINVAL : 0;
+  if (policy_load(file, ret, err) < 0) {
+    return -EINVAL;
+  }
+  /* Found by walking up from getcwd(3)'s name, lexically. */
+  (*ret)->root_canonical = start == NULL;
+  return 0;
 }
 
 char *policy_starter_text(const char *dir) {

@@ -24,6 +24,9 @@ typedef struct {
 typedef struct {
   char *file; /* absolute path of agent.lock */
   char *root; /* absolute directory holding it: patterns are relative to it */
+  /* `root` is canonical already (no symbolic link, `.` or `..`): it was
+   * found from the working directory, whose name getcwd(3) gives so. */
+  bool root_canonical;
   unsigned version;
   PolicyPattern *patterns; /* [0] is always agent.lock */
   size_t n_patterns;

@@ -981,6 +981,24 @@ START_TEST(test_discover) {
   ck_assert_str_eq(p->file, file);
   ck_assert_str_eq(p->root, root);
   assert_patterns("discover", p, LIST("src/auth.c", "*.pem"));
+  /* A start directory may name the root through a link: not canonical. */
+  ck_assert(!p->root_canonical);
+
+  /* From the working directory, entered through a symbolic link: the
+   * root is getcwd(3)'s name, canonical, and says so. */
+  _cleanup_free_ char *link = xasprintf("%s/link", dir);
+  ck_assert_int_eq(symlink("proj/src", link), 0);
+  _cleanup_free_ char *canon_root = realpath(root, NULL);
+  ck_assert_ptr_nonnull(canon_root);
+  _cleanup_free_ char *cwd = getcwd(NULL, 0);
+  ck_assert_ptr_nonnull(cwd);
+  ck_assert_int_eq(chdir(link), 0);
+  _cleanup_policy_ Policy *c = NULL;
+  int rc = policy_discover(NULL, &c, &err);
+  ck_assert_int_eq(chdir(cwd), 0);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_str_eq(c->root, canon_root);
+  ck_assert(c->root_canonical);
 
   /* The nearest policy is used even when it is invalid: no fallback. */
   write_text(dir, "proj/src/agent.lock", "protects: [x]\n");
