@@ -1102,17 +1102,9 @@ int audit_list_fds(AuditFd **ret, size_t *ret_n) {
   AuditFd *v = NULL;
   size_t n = 0, cap = 0;
   char buf[4096];
-  ssize_t got = 0, off = 0;
-  for (;;) {
-    if (off >= got) {
-      got = read_dir(self, buf, sizeof(buf));
-      off = 0;
-      if (got <= 0) {
-        break;
-      }
-    }
-    const struct dirent64 *de = (const void *)(buf + off);
-    off += de->d_reclen;
+  DirReader dr = {.fd = self, .buf = buf, .size = sizeof(buf)};
+  const struct dirent64 *de;
+  while ((de = dir_reader_next(&dr)) != NULL) {
     char *end;
     errno = 0;
     long fd = strtol(de->d_name, &end, 10);
@@ -1148,9 +1140,9 @@ int audit_list_fds(AuditFd **ret, size_t *ret_n) {
     a->mode = st.st_mode;
     a->flags = flags;
   }
-  int saved = errno;
+  int saved = errno; /* 0 at the end of the listing */
   close(self);
-  if (got < 0) {
+  if (saved != 0) {
     audit_fds_free(v, n);
     return -saved;
   }

@@ -101,7 +101,7 @@ static void add_protected(Walk *w, long idx, const struct stat *st) {
 /* Walks the directory open at `dfd` (taking it over), whose path relative
  * to the root is w->rel and whose matcher state is `st`: each entry costs
  * one step of the matcher, not a match of its whole path. The entries come
- * from getdents64(2) directly (read_dir()): fdopendir(3) would add three
+ * from getdents64(2) directly (DirReader): fdopendir(3) would add three
  * system calls to every directory. */
 static void walk(Walk *w, int dfd, const MatcherState *st) {
   enum { WALK_BUFFER = 32 * 1024 };
@@ -111,23 +111,18 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
   bool reported = false, complete = true;
   Recording rec = {0};
   MatcherState *child = xmalloc(matcher_state_size(w->m));
-  ssize_t got = 0, off = 0;
+  DirReader dr = {.fd = dfd, .buf = buf, .size = WALK_BUFFER};
   for (;;) {
-    if (off >= got) {
-      got = read_dir(dfd, buf, WALK_BUFFER);
-      off = 0;
-      if (got <= 0) {
-        if (got < 0) {
-          /* Not listable (ENOTDIR, EACCES, EIO): its protected entries,
-           * if any, are unknown. */
-          add_unreadable(w, w->rel);
-          complete = false;
-        }
-        break;
+    const struct dirent64 *de = dir_reader_next(&dr);
+    if (de == NULL) {
+      if (errno != 0) {
+        /* Not listable (ENOTDIR, EACCES, EIO): its protected entries, if
+         * any, are unknown. */
+        add_unreadable(w, w->rel);
+        complete = false;
       }
+      break;
     }
-    const struct dirent64 *de = (const void *)(buf + off);
-    off += de->d_reclen;
     const char *name = de->d_name;
     if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
       continue;

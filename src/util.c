@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util.h"
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -230,6 +231,22 @@ int write_file_atomic_mode(const char *dir, const char *name, const char *data, 
 
 ssize_t read_dir(int fd, void *buf, size_t size) {
   return (ssize_t)syscall(SYS_getdents64, fd, buf, size);
+}
+
+const struct dirent64 *dir_reader_next(DirReader *r) {
+  if (r->off >= r->got) {
+    r->got = read_dir(r->fd, r->buf, r->size);
+    r->off = 0;
+    if (r->got <= 0) {
+      if (r->got == 0) {
+        errno = 0;
+      }
+      return NULL;
+    }
+  }
+  const struct dirent64 *de = (const void *)(r->buf + r->off);
+  r->off += de->d_reclen;
+  return de;
 }
 
 static int compare_ints(const void *a, const void *b) {

@@ -122,6 +122,19 @@ int write_file_atomic_mode(const char *dir, const char *name, const char *data, 
  * two fcntl calls per directory opened with fdopendir(3). */
 ssize_t read_dir(int fd, void *buf, size_t size);
 
+/* The entries of the directory open at `fd`, one at a time, as readdir(3)
+ * gives them, from a buffer of the caller's (read_dir()). */
+typedef struct {
+  int fd;
+  char *buf;
+  size_t size;
+  ssize_t got, off;
+} DirReader;
+
+/* The next entry ("." and ".." included), or NULL: at the end with errno
+ * 0, on an error with errno set. */
+const struct dirent64 *dir_reader_next(DirReader *r);
+
 /* Closes the `n` descriptors in `fds` (reordering the array): one
  * close_range(2) for each run of consecutive numbers, close(2) where that
  * is not available. Only the numbers listed are closed. */

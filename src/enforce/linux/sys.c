@@ -351,20 +351,13 @@ static int list_dir(const char *dir, const ScanListing *listing, DirEntry **ret,
      * calls per directory, and a smaller buffer. */
     enum { LIST_BUFFER = 64 * 1024 };
     _cleanup_free_ char *buf = xmalloc(LIST_BUFFER);
-    for (;;) {
-      ssize_t got = read_dir(fd, buf, LIST_BUFFER);
-      if (got <= 0) {
-        r = got < 0 ? -errno : 0;
-        break;
-      }
-      for (ssize_t off = 0; off < got && r == 0;) {
-        const struct dirent64 *de = (const void *)(buf + off);
-        off += de->d_reclen;
-        r = add_dir_entry(fd, &self, d_ino_exact, de->d_name, de->d_ino, de->d_type, &v, &n, &cap);
-      }
-      if (r < 0) {
-        break;
-      }
+    DirReader dr = {.fd = fd, .buf = buf, .size = LIST_BUFFER};
+    const struct dirent64 *de;
+    while (r == 0 && (de = dir_reader_next(&dr)) != NULL) {
+      r = add_dir_entry(fd, &self, d_ino_exact, de->d_name, de->d_ino, de->d_type, &v, &n, &cap);
+    }
+    if (r == 0 && errno != 0) {
+      r = -errno;
     }
   }
   if (r < 0) {
