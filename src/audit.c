@@ -1253,7 +1253,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
     /* The scan follows no link below the root, so the canonical path of
      * an entry is the canonical root and its relative path: the scan's own
      * absolute name when the policy's root is canonical already. */
-    bool own = !streq(canon, policy->root);
+    bool own = !scan->absolute_canonical;
     const char **paths = xcalloc(scan->n_paths + 1, sizeof(char *));
     for (size_t i = 0; i < scan->n_paths; i++) {
       paths[i] = own ? path_join(canon, scan->paths[i].relative) : scan->paths[i].absolute;

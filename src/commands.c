@@ -224,8 +224,7 @@ static int check_paths(const Options *o, Project *p, Error *err) {
   }
   Decider d = {.policy = p->policy,
                .matcher = p->matcher,
-               .canon_root = p->policy->root_canonical ? xstrdup(p->policy->root)
-                                                       : realpath(p->policy->root, NULL)};
+               .canon_root = policy_canonical_root(p->policy)};
   json_object *list = o->json ? json_object_new_array() : NULL;
   bool any_locked = false;
   int r = 0;

@@ -751,6 +751,10 @@ int policy_discover(const char *start, Policy **ret, Error *err) {
   return 0;
 }
 
+char *policy_canonical_root(const Policy *p) {
+  return p->root_canonical ? xstrdup(p->root) : realpath(p->root, NULL);
+}
+
 char *policy_starter_text(const char *dir) {
   /* Things an unattended agent should not change, when they exist. */
   static const char *const candidates[] = {

@@ -46,6 +46,11 @@ int policy_load(const char *file, Policy **ret, Error *err);
  * or another negative value on a bad policy. */
 int policy_discover(const char *start, Policy **ret, Error *err);
 
+/* The policy's root with every symbolic link resolved (caller frees), or
+ * NULL with errno: a copy when it is canonical already (root_canonical),
+ * else realpath(3), which costs a readlink(2) per component. */
+char *policy_canonical_root(const Policy *p);
+
 /* The directory policy_discover would report, without parsing anything:
  * *ret_file is the absolute path of agent.lock. -ENOENT when there is none. */
 int policy_find(const char *start, char **ret_file, Error *err);

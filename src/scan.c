@@ -208,9 +208,8 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
   _cleanup_scan_result_ ScanResult *r = xcalloc(1, sizeof(ScanResult));
   r->n_patterns = policy->n_patterns;
   r->hits = xcalloc(policy->n_patterns, sizeof(size_t));
-  /* realpath(3) costs a readlink(2) per component: not when the root is
-   * canonical already. */
-  r->canon_root = policy->root_canonical ? xstrdup(policy->root) : realpath(policy->root, NULL);
+  r->canon_root = policy_canonical_root(policy);
+  r->absolute_canonical = r->canon_root != NULL && streq(r->canon_root, policy->root);
 
   int fd = open(policy->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {

@@ -57,6 +57,9 @@ typedef struct {
   /* realpath(3) of the root as the scan began (NULL if that failed): what
    * the audit and `run` join the relative paths to, resolved once. */
   char *canon_root;
+  /* The policy's root was canon_root already, so every path's `absolute`
+   * is its canonical path and need not be joined again. */
+  bool absolute_canonical;
 } ScanResult;
 
 enum {

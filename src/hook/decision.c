@@ -28,7 +28,7 @@ int decider_from_policy(Policy *policy, Decider *ret, Error *err) {
     decider_clear(ret);
     return -1;
   }
-  ret->canon_root = realpath(policy->root, NULL);
+  ret->canon_root = policy_canonical_root(policy);
   return 0;
 }
 

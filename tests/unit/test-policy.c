@@ -999,6 +999,19 @@ START_TEST(test_discover) {
   ck_assert_int_eq(rc, 0);
   ck_assert_str_eq(c->root, canon_root);
   ck_assert(c->root_canonical);
+  _cleanup_free_ char *c_canon = policy_canonical_root(c);
+  ck_assert_str_eq(c_canon, canon_root);
+
+  /* Through a start directory that is a link: resolved. */
+  _cleanup_free_ char *via = xasprintf("%s/proj-link/src", dir);
+  _cleanup_free_ char *proj_link = xasprintf("%s/proj-link", dir);
+  ck_assert_int_eq(symlink("proj", proj_link), 0);
+  _cleanup_policy_ Policy *l = NULL;
+  ck_assert_int_eq(policy_discover(via, &l, &err), 0);
+  ck_assert_str_eq(l->root, proj_link);
+  ck_assert(!l->root_canonical);
+  _cleanup_free_ char *l_canon = policy_canonical_root(l);
+  ck_assert_str_eq(l_canon, canon_root);
 
   /* The nearest policy is used even when it is invalid: no fallback. */
   write_text(dir, "proj/src/agent.lock", "protects: [x]\n");
