@@ -2,7 +2,6 @@
 #include "enforce/enforce.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,11 +108,10 @@ static int compare_targets(const void *a, const void *b) {
 }
 
 /* Orders indexes into a PlanTarget array by the identity of the targets
- * they name, then by index: 4 bytes a target to sort, not a copy of each
- * identity. */
+ * they name, then by index. */
 static int compare_identities(const void *a, const void *b, void *userdata) {
   const PlanTarget *v = userdata;
-  uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
   if (v[i].dev != v[j].dev) {
     return v[i].dev < v[j].dev ? -1 : 1;
   }
@@ -134,17 +132,14 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
    * relative path, with the identity the scan took. Only the root (once)
    * and protected links (each) need resolving. */
   const char *canon_root = scan->canon_root;
-  /* The scan names entries below the policy's root, which is usually the
-   * canonical one already: then its absolute names are the targets' paths
-   * and need not be built again (at a thousand paths, a thousand strings
-   * and nine page faults). */
-  bool scan_names_canonical = canon_root != NULL && streq(canon_root, policy->root);
   for (size_t i = 0; i < scan->n_paths; i++) {
     const ProtectedPath *p = &scan->paths[i];
     PlanTarget *t;
     if (!S_ISLNK(p->mode) && canon_root != NULL) {
       t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
-      if (scan_names_canonical) {
+      if (scan->absolute_canonical) {
+        /* Not built again (at a thousand paths, a thousand strings and
+         * nine page faults). */
         t->path = p->absolute;
       } else {
         t->path = t->path_owned = path_join(canon_root, p->relative);
@@ -178,15 +173,12 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
   /* One target per identity, the first the scan found (hard links and
    * bind mounts inside the project name the same object twice). */
   if (n > 1) {
-    if (n > UINT32_MAX) {
-      oom(); /* four thousand million protected paths do not fit in memory */
-    }
-    uint32_t *order = xcalloc(n, sizeof(uint32_t));
+    size_t *order = xcalloc(n, sizeof(size_t));
     bool *dup = xcalloc(n, sizeof(bool));
     for (size_t i = 0; i < n; i++) {
-      order[i] = (uint32_t)i;
+      order[i] = i;
     }
-    qsort_r(order, n, sizeof(uint32_t), compare_identities, v);
+    qsort_r(order, n, sizeof(size_t), compare_identities, v);
     for (size_t i = 1; i < n; i++) {
       const PlanTarget *x = &v[order[i - 1]], *y = &v[order[i]];
       if (x->dev == y->dev && x->ino == y->ino) {
