@@ -7,6 +7,7 @@
                [--target-kind delta|ratio|same|info --target X --target-text T]
                --out FILE -- CMD_A -- CMD_B
     measure.py table FILE
+    measure.py faults -- CMD [ARGS...]
 
 With hyperfine, the runs are split into R rounds of N/R runs of each
 command (hyperfine runs A's block, then B's), so both see the same machine
@@ -18,7 +19,9 @@ would, or run by /bin/sh with --shell (needed for pipes).
 
 Each benchmark appends one line of `key=value` pairs to FILE, values quoted
 as a POSIX shell would (python: shlex.split); `table` prints them as a
-table.
+table. `faults` prints the median page faults of 5 runs of one command
+(the whole process, what it executes included), which unlike a time do
+not move with the machine's load.
 """
 import argparse
 import json
@@ -36,8 +39,9 @@ def argv_of(cmd, shell):
     return ["/bin/sh", "-c", cmd] if shell else shlex.split(cmd)
 
 
-def run_once(argv):
-    """Wall time of one run in seconds, output discarded."""
+def spawn(argv):
+    """One run, output discarded: wall time in seconds, exit status, and
+    the child's resource usage (page faults among them)."""
     null = os.open(os.devnull, os.O_RDWR)
     try:
         start = time.perf_counter_ns()
@@ -45,11 +49,30 @@ def run_once(argv):
                              os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, null, 0),
                                                        (os.POSIX_SPAWN_DUP2, null, 1),
                                                        (os.POSIX_SPAWN_DUP2, null, 2)])
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
         elapsed = time.perf_counter_ns() - start
     finally:
         os.close(null)
-    return elapsed / 1e9, os.waitstatus_to_exitcode(status)
+    return elapsed / 1e9, os.waitstatus_to_exitcode(status), usage
+
+
+def run_once(argv):
+    """Wall time of one run in seconds, and its exit status."""
+    elapsed, code, _ = spawn(argv)
+    return elapsed, code
+
+
+def cmd_faults(o):
+    """The median page faults of 5 runs of a whole process (the command and
+    whatever it executes), or "?" when it fails."""
+    counts = []
+    for _ in range(5):
+        _, code, usage = spawn(o.command)
+        if code not in (0, 1):
+            print("?")
+            return
+        counts.append(usage.ru_minflt)
+    print(int(statistics.median(counts)))
 
 
 def sanity(cmd, shell):
@@ -183,9 +206,17 @@ def main():
     r.add_argument("commands", nargs=argparse.REMAINDER)
     t = sub.add_parser("table")
     t.add_argument("file")
+    f = sub.add_parser("faults")
+    f.add_argument("command", nargs=argparse.REMAINDER)
     o = ap.parse_args()
     if o.cmd == "table":
         return cmd_table(o)
+    if o.cmd == "faults":
+        if o.command[:1] == ["--"]:
+            o.command = o.command[1:]
+        if not o.command:
+            ap.error("expected: faults -- CMD [ARGS...]")
+        return cmd_faults(o)
     cmds = o.commands
     if len(cmds) != 4 or cmds[0] != "--" or cmds[2] != "--":
         ap.error("expected: -- CMD_A -- CMD_B")
