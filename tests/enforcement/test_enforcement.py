@@ -1032,7 +1032,6 @@ class TestDryRun(Base):
                 self.assertEqual({p["path"] for p in doc["protected"]}, EXPECTED_PROTECTED)
                 self.assertEqual(os.path.realpath(doc["root"]), os.path.realpath(pr.proj))
 
-
     def test_dry_run_one_target_per_object(self):
         # Two protected names of one file (a hard link): one target, the
         # name the scan finds first, so nothing is bound or judged twice.
