@@ -893,7 +893,7 @@ static bool lookup_ignores_case(int fd) {
     char other[NAME_MAX + 1];
     bool letters = false;
     size_t i;
-    for (i = 0; de->d_name[i] != '\0' && i < NAME_MAX; i++) {
+    for (i = 0; i < NAME_MAX && de->d_name[i] != '\0'; i++) {
       unsigned char c = (unsigned char)de->d_name[i];
       letters |= isalpha(c) != 0;
       other[i] = (char)(islower(c) ? toupper(c) : tolower(c));

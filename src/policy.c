@@ -94,10 +94,8 @@ static size_t utf8_invalid_offset(const unsigned char *s, size_t len) {
 /* A `:` names a drive or a URL scheme, except inside a bracket expression
  * such as `[[:digit:]]`. */
 static bool colon_outside_class(const char *s) {
-  bool in_class = false;
   for (size_t i = 0; s[i] != '\0'; i++) {
-    if (!in_class && s[i] == '[') {
-      in_class = true;
+    if (s[i] == '[') {
       size_t j = i + 1;
       if (s[j] == '!' || s[j] == '^') {
         j++;
@@ -115,9 +113,8 @@ static bool colon_outside_class(const char *s) {
         }
       }
       if (s[j] == ']') {
-        i = j;
+        i = j; /* past the class; an unclosed `[` is an ordinary character */
       }
-      in_class = false;
     } else if (s[i] == ':') {
       return true;
     }

@@ -260,8 +260,8 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
      * sorted). */
     int dirfd = -1;
     const char *slash = strrchr(g->path, '/');
-    size_t len = slash == g->path ? 1 : (size_t)(slash - g->path);
-    if (slash != NULL && len < sizeof(buf)) {
+    size_t len = slash == NULL ? 0 : slash == g->path ? 1 : (size_t)(slash - g->path);
+    if (len > 0 && len < sizeof(buf)) {
       memcpy(buf, g->path, len);
       buf[len] = '\0';
       const char *key = buf;
