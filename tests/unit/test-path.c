@@ -673,7 +673,13 @@ START_TEST(test_read_dir_lists_all) {
   DirReader dr = {.fd = fd, .buf = buf, .size = sizeof(buf)};
   const struct dirent64 *de;
   errno = EBADMSG;
+  ssize_t last = SSIZE_MAX;
+  int reads = 0;
   while ((de = dir_reader_next(&dr)) != NULL) {
+    if (dr.off <= last) {
+      reads++; /* the buffer was refilled: the offset started again */
+    }
+    last = dr.off;
     int k;
     if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
       dots++;
@@ -685,6 +691,7 @@ START_TEST(test_read_dir_lists_all) {
     }
   }
   ck_assert_int_eq(errno, 0);
+  ck_assert_int_gt(reads, 1);
   ck_assert_int_eq(dots, 2);
   for (int i = 0; i < FILES; i++) {
     ck_assert_msg(seen[i], "entry %d not listed", i);
