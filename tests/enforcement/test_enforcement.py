@@ -549,8 +549,24 @@ ROWS = [
     Row("inherited_directory_fd",
         "python3 -c 'import os; fd = os.open(\"agent.lock\", os.O_WRONLY | os.O_APPEND,"
         " dir_fd=8); os.write(fd, b\"forged\\n\")'",
-        REFUSED(r"descriptor 8 refers to .*leads to protected paths"), BLOCKED,
+        REFUSED(r"descriptor 8 refers to the directory "), BLOCKED,
         launcher="exec 8<."),
+    # Any directory will do: `..` from it walks the caller's mounts, where
+    # nothing is read-only. A sibling of the protected paths, and a
+    # directory outside the project, reached through /proc/self/fd.
+    Row("inherited_sibling_directory_fd",
+        "echo forged >> /proc/self/fd/9/../agent.lock",
+        REFUSED(r"descriptor 9 refers to the directory .*/src\b"), BLOCKED,
+        launcher="exec 9<src"),
+    Row("inherited_outside_directory_fd",
+        'echo forged >> "/proc/self/fd/9/..$PWD/Cargo.lock"'
+        ' && chmod 600 "/proc/self/fd/9/..$PWD/Cargo.lock"',
+        REFUSED(r"descriptor 9 refers to the directory /tmp\b"), BLOCKED,
+        launcher="exec 9</tmp"),
+    # A read-only descriptor on a protected file, reopened for writing.
+    Row("inherited_readonly_fd_reopened", "echo forged >> /proc/self/fd/6",
+        REFUSED(r"descriptor 6 refers to the protected "), BLOCKED,
+        launcher="exec 6<Cargo.lock"),
     Row("tiocsti", 'python3 "$OP" ioctl TIOCSTI', EPERM_FOR("TIOCSTI"), pty=True),
     Row("tiocsti_high_bits", 'python3 "$OP" ioctl TIOCSTI_HIGH', EPERM_FOR("TIOCSTI_HIGH"),
         pty=True),

@@ -563,8 +563,11 @@ int sys_drop_privileges(Error *err) {
 
 int sys_check_inherited_fds(const Plan *plan, Error *err) {
   /* The same listing `status` audits (audit_list_fds), judged here
-   * against the plan: for the mount backend a directory leading to a
-   * protected path is as bad as the protected file itself. */
+   * against the plan. For the mount backend every inherited directory
+   * is refused, not only those leading to a protected path: a lookup
+   * through it (`/proc/self/fd/N/..`, openat) walks the caller's mount
+   * namespace, where nothing is read-only, and `..` reaches the whole
+   * tree from any directory in it. */
   AuditFd *fds = NULL;
   size_t n_fds = 0;
   int r = audit_list_fds(&fds, &n_fds);
@@ -579,7 +582,7 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
     const char *target = fds[k].path != NULL && fds[k].path[0] == '/' ? fds[k].path : NULL;
     int flags = fds[k].flags;
     bool writable = (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
-    bool protected_obj = false, on_the_way = false;
+    bool protected_obj = false;
     for (size_t i = 0; i < plan->n_targets; i++) {
       const PlanTarget *t = &plan->targets[i];
       if (t->missing) {
@@ -588,12 +591,8 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
       if (t->dev == fds[k].dev && t->ino == fds[k].ino) {
         protected_obj = true;
         target = target != NULL ? target : t->path;
-      } else if (target == NULL) {
-        continue;
-      } else if (S_ISDIR(t->mode) && path_relative(t->path, target) != NULL) {
+      } else if (target != NULL && S_ISDIR(t->mode) && path_relative(t->path, target) != NULL) {
         protected_obj = true;
-      } else if (S_ISDIR(fds[k].mode) && path_relative(target, t->path) != NULL) {
-        on_the_way = true;
       }
     }
     if (protected_obj && writable) {
@@ -602,11 +601,17 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
                       "from the program that started ralon and would let the command write it "
                       "(close it first, e.g. `exec %ld>&-` in a shell)"),
                     fd, target, fd);
-    } else if (plan->backend == BACKEND_MOUNT && (protected_obj || on_the_way)) {
+    } else if (plan->backend == BACKEND_MOUNT && S_ISDIR(fds[k].mode)) {
       r = error_set(err, EBUSY,
-                    _("descriptor %ld refers to %s, which holds or leads to protected paths; "
-                      "lookups through a descriptor opened before the sandbox bypass its "
-                      "read-only mounts (close it first, e.g. `exec %ld>&-` in a shell)"),
+                    _("descriptor %ld refers to the directory %s; lookups through a directory "
+                      "opened before the sandbox walk the caller's mounts, where protected paths "
+                      "are writable (close it first, e.g. `exec %ld>&-` in a shell)"),
+                    fd, target != NULL ? target : fds[k].path != NULL ? fds[k].path : "?", fd);
+    } else if (plan->backend == BACKEND_MOUNT && protected_obj) {
+      r = error_set(err, EBUSY,
+                    _("descriptor %ld refers to the protected %s; reopened through "
+                      "/proc/self/fd it would bypass the sandbox's read-only mounts "
+                      "(close it first, e.g. `exec %ld>&-` in a shell)"),
                     fd, target, fd);
     }
   }
