@@ -48,6 +48,7 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_LANDLOCK_NO_NEW_ENTRIES] = "landlock-no-new-entries",
     [AUDIT_INHERITED_FD] = "inherited-write-descriptor",
     [AUDIT_CASE_INSENSITIVE] = "case-insensitive-directory",
+    [AUDIT_LANDLOCK_LINKED_FILE] = "landlock-linked-file",
 };
 
 bool audit_weakens(AuditKind k) {
@@ -58,6 +59,7 @@ bool audit_weakens(AuditKind k) {
   case AUDIT_UNMATCHED_GLOB:          /* `*.pem` in a fresh clone */
   case AUDIT_GIT_FSMONITOR:           /* runs code, but nothing the agent can change */
   case AUDIT_LANDLOCK_NO_NEW_ENTRIES: /* stricter than asked, not weaker */
+  case AUDIT_LANDLOCK_LINKED_FILE:    /* likewise */
     return false;
   case AUDIT_UNMATCHED_LITERAL:
   case AUDIT_SYMLINK:
@@ -1086,6 +1088,13 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
                   "removed or renamed: it leads to a protected path, and Landlock can only take "
                   "rights from a whole directory (move protected files into a directory of their "
                   "own, or use the mount backend)")));
+  }
+  for (size_t i = 0; i < plan->carve.n_withheld; i++) {
+    add(out, AUDIT_LANDLOCK_LINKED_FILE, display_path(root, plan->carve.withheld[i]),
+        xstrdup(_("is read-only while the agent runs: it has other names (hard links, or "
+                  "something mounted on it), and a Landlock rule follows a file to every name, "
+                  "so one here could open a protected file too (use the mount backend, or "
+                  "give it a single name)")));
   }
 }
 

@@ -41,6 +41,9 @@ typedef enum {
   AUDIT_LANDLOCK_NO_NEW_ENTRIES, /* a note: stricter, not weaker */
   AUDIT_INHERITED_FD,
   AUDIT_CASE_INSENSITIVE,
+  /* A file beside the way to a protected path that Landlock leaves
+   * without a rule, since another name may reach it: a note. */
+  AUDIT_LANDLOCK_LINKED_FILE,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;

@@ -592,6 +592,9 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
     for (size_t i = 0; i < plan->carve.n_restricted; i++) {
       printf("  %s  %s\n", _("no new entries in"), plan->carve.restricted[i]);
     }
+    for (size_t i = 0; i < plan->carve.n_withheld; i++) {
+      printf("  %s  %s\n", _("no write rule for"), plan->carve.withheld[i]);
+    }
   }
   bool header = false;
   for (size_t i = 0; i < plan->n_targets; i++) {
@@ -650,8 +653,13 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   for (size_t i = 0; i < plan->carve.n_restricted; i++) {
     json_object_array_add(restricted, json_object_new_string(plan->carve.restricted[i]));
   }
+  json_object *withheld = json_object_new_array();
+  for (size_t i = 0; i < plan->carve.n_withheld; i++) {
+    json_object_array_add(withheld, json_object_new_string(plan->carve.withheld[i]));
+  }
   json_object_object_add(doc, "granted", grants);
   json_object_object_add(doc, "restricted", restricted);
+  json_object_object_add(doc, "withheld", withheld);
   json_object *nc = json_object_new_array();
   if (plan->backend == BACKEND_LANDLOCK) {
     json_object_array_add(nc, json_object_new_string("metadata"));

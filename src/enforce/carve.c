@@ -91,7 +91,7 @@ static const char *child_path(char *buf, size_t size, const char *dir, const cha
 int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *userdata, Carve *ret,
                Error *err) {
   char **chain = NULL;
-  size_t n_chain = 0, cap_chain = 0, cap_grants = 0, cap_restricted = 0;
+  size_t n_chain = 0, cap_chain = 0, cap_grants = 0, cap_restricted = 0, cap_withheld = 0;
   IdentitySet blocked = {0}; /* protected objects and chain directories */
   Carve c = {0};
   int r = 0;
@@ -187,6 +187,11 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
       if (child == NULL || strings_have(named, n_named, child)) {
         continue;
       }
+      if (e->aliased && !S_ISDIR(e->mode)) {
+        char **w = grow_array(&c.withheld, &c.n_withheld, &cap_withheld, sizeof(char *));
+        *w = xstrdup(child);
+        continue;
+      }
       CarveGrant *g = grow_array(&c.grants, &c.n_grants, &cap_grants, sizeof(CarveGrant));
       g->path = xstrdup(child);
       g->is_dir = S_ISDIR(e->mode);
@@ -228,7 +233,11 @@ void carve_clear(Carve *c) {
   for (size_t i = 0; i < c->n_restricted; i++) {
     free(c->restricted[i]);
   }
+  for (size_t i = 0; i < c->n_withheld; i++) {
+    free(c->withheld[i]);
+  }
   free(c->grants);
   free(c->restricted);
+  free(c->withheld);
   memset(c, 0, sizeof(*c));
 }

@@ -45,6 +45,12 @@ typedef struct {
    * gave on a filesystem where that is the same thing. false: only a
    * guess, to be checked again when the entry is opened. */
   bool exact;
+  /* Not a directory, and another name may reach the same file: it has
+   * more than one hard link, or something is mounted on it. A Landlock
+   * rule attaches to the file, not to the name, so a rule here would
+   * also open it where it is protected (a hard link to a file inside a
+   * protected directory). */
+  bool aliased;
 } DirEntry;
 
 /* Lists the entries of `dir` (no ".."), without following symbolic links.
@@ -70,6 +76,10 @@ typedef struct {
    * they accept no new entries and lose none. Sorted, parents first. */
   char **restricted;
   size_t n_restricted;
+  /* Files in those directories that get no rule because another name
+   * may reach them (DirEntry.aliased): read-only while the agent runs. */
+  char **withheld;
+  size_t n_withheld;
 } Carve;
 
 typedef struct {

@@ -313,13 +313,15 @@ SAME = object()
 class Row:
     """name; cmd (for sh -c); the outcome under the mount backend and, if
     different, under Landlock; launcher: shell code run before ralon in the
-    shell that starts it; pty: run on a new controlling terminal; needs: a
-    precondition ("user_xattr")."""
+    shell that starts it; setup: shell code run in the project before the
+    "before" snapshot, as the same user; pty: run on a new controlling
+    terminal; needs: a precondition ("user_xattr")."""
 
-    def __init__(self, name, cmd, mount, landlock=SAME, launcher=None, pty=False, needs=None):
+    def __init__(self, name, cmd, mount, landlock=SAME, launcher=None, setup=None, pty=False,
+                 needs=None):
         self.name, self.cmd = name, cmd
         self.expect = {"mount": mount, "landlock": mount if landlock is SAME else landlock}
-        self.launcher, self.pty, self.needs = launcher, pty, needs
+        self.launcher, self.setup, self.pty, self.needs = launcher, setup, pty, needs
 
 
 # ---- checks (run outside, after the command) --------------------------------
@@ -567,6 +569,14 @@ ROWS = [
     Row("inherited_readonly_fd_reopened", "echo forged >> /proc/self/fd/6",
         REFUSED(r"descriptor 6 refers to the protected "), BLOCKED,
         launcher="exec 6<Cargo.lock"),
+    # -- other names made before the run
+    # A hard link of a file inside a protected directory, beside the way
+    # to a protected path: a Landlock rule on it would follow the file to
+    # its protected name, so it gets none (and is read-only too).
+    Row("hard_link_beside_chain_protected_name", "echo forged >> tests/golden/a.txt",
+        BLOCKED, setup="ln tests/golden/a.txt zz_golden"),
+    Row("hard_link_beside_chain_truncate", "truncate -s 0 tests/golden/a.txt",
+        BLOCKED, setup="ln tests/golden/a.txt tests/zz_golden"),
     Row("tiocsti", 'python3 "$OP" ioctl TIOCSTI', EPERM_FOR("TIOCSTI"), pty=True),
     Row("tiocsti_high_bits", 'python3 "$OP" ioctl TIOCSTI_HIGH', EPERM_FOR("TIOCSTI_HIGH"),
         pty=True),
@@ -917,6 +927,9 @@ def run_row(tc, row, backend, user):
     expect = row.expect[backend]
     pr = Project(USERS[user])
     try:
+        if row.setup:
+            res = run(["sh", "-c", row.setup], user, pr.proj, pr.env())
+            tc.assertEqual(res.rc, 0, "the setup failed: %r" % (res,))
         before = snapshot(pr)
         argv = ralon_run(backend, "echo '%s' >&2; %s" % (STARTED, row.cmd))
         if row.launcher:
@@ -1065,6 +1078,28 @@ class TestDryRun(Base):
                 paths = [p["path"] for p in json.loads(r.stdout)["protected"]]
                 self.assertEqual(sorted(paths), sorted(
                     (EXPECTED_PROTECTED - {"conf/secret.yml"}) | {"conf/secret-copy.yml"}), r)
+
+
+    def test_dry_run_landlock_withholds_linked_files(self):
+        # A file beside the chain with another name (here a hard link of a
+        # file inside the protected tests/golden) gets no Landlock rule,
+        # and the plan says so; a file with one name is granted.
+        pr = self.project()
+        os.link(os.path.join(pr.proj, "tests/golden/a.txt"), os.path.join(pr.proj, "zz_golden"))
+        r = run([Tools.ralon, "run", "--backend", "landlock", "--dry-run", "--json", "--",
+                 "true"], ME, pr.proj, pr.env())
+        self.assertEqual(r.rc, 0, r)
+        doc = json.loads(r.stdout)
+        root = os.path.realpath(pr.proj)
+        self.assertIn(os.path.join(root, "zz_golden"), doc["withheld"], r)
+        self.assertNotIn(os.path.join(root, "zz_golden"), doc["granted"], r)
+        self.assertIn(os.path.join(root, "README.md"), doc["granted"], r)
+        kinds = {(f["kind"], f["subject"]) for f in doc["findings"]}
+        self.assertIn(("landlock-linked-file", "zz_golden"), kinds, r)
+        r = run([Tools.ralon, "run", "--backend", "landlock", "--dry-run", "--", "true"],
+                ME, pr.proj, pr.env())
+        self.assertRegex(r.stdout, r"(?m)^\s+no write rule for\s+%s$"
+                         % re.escape(os.path.join(root, "zz_golden")), r)
 
 
 class TestAutoFallback(Base):
@@ -1336,20 +1371,27 @@ class TestChainDirectories(Base):
 class TestLandlockAliasesBesideTheChain(Base):
     """Other names for protected objects that exist before ralon starts,
     as entries of directories on the Landlock chain: a bind mount of the
-    project, of / itself, and of a protected file. The carve-out grants
-    the siblings of the chain, so it must never grant one of these (a rule
-    on one would cover the protected paths below it). Made as root in a
-    private mount namespace; ralon runs inside it as each user."""
+    project, of / itself, of a protected file, and of a file inside a
+    protected directory. The carve-out grants the siblings of the chain,
+    so it must never grant one of these (a rule on one would cover the
+    protected paths below it, or follow the file to its protected name).
+    Made as root in a private mount namespace; ralon runs inside it as
+    each user."""
 
-    def _run_with_aliases(self, user, aliases, started):
+    def _run_with_aliases(self, user, aliases):
         pr = self.project(user)
         names = {"proj": (os.path.join(pr.code, "alias-proj"), pr.proj, True),
                  "slash": (os.path.join(pr.base, "alias-slash"), "/", True),
                  "lock": (os.path.join(pr.code, "alias-lock"),
-                          os.path.join(pr.proj, "agent.lock"), False)}
+                          os.path.join(pr.proj, "agent.lock"), False),
+                 "golden": (os.path.join(pr.code, "alias-golden"),
+                            os.path.join(pr.proj, "tests/golden/a.txt"), False)}
         writes = {"proj": os.path.join(pr.code, "alias-proj", "agent.lock"),
                   "slash": os.path.join(pr.base, "alias-slash") + pr.proj + "/agent.lock",
-                  "lock": os.path.join(pr.code, "alias-lock")}
+                  "lock": os.path.join(pr.code, "alias-lock"),
+                  # through its protected name: a rule on the mounted file
+                  # would open it there too
+                  "golden": os.path.join(pr.proj, "tests/golden/a.txt")}
         setup, inner = [], "echo '%s' >&2" % STARTED
         for a in aliases:
             point, source, is_dir = names[a]
@@ -1372,16 +1414,10 @@ class TestLandlockAliasesBesideTheChain(Base):
         # file behind every name is intact.
         self.assertUnchanged(before, pr, repr(r))
         self.assertEqual(read_text(os.path.join(pr.proj, "agent.lock")), POLICY, r)
-        if started:
-            self.assertIn(STARTED, r.stderr, r)
-            self.assertEqual(r.rc, 0, r)
-            for a in aliases:
-                self.assertIn("refused " + a, r.stdout, r)
-        else:
-            # Refusing to start is the safe answer here; it says why.
-            self.assertNotIn(STARTED, r.stderr, r)
-            self.assertNotEqual(r.rc, 0, r)
-            self.assertIn("refusing to run", r.stderr, r)
+        self.assertIn(STARTED, r.stderr, r)
+        self.assertEqual(r.rc, 0, r)
+        for a in aliases:
+            self.assertIn("refused " + a, r.stdout, r)
         return r
 
     def _users(self):
@@ -1394,12 +1430,14 @@ class TestLandlockAliasesBesideTheChain(Base):
     def test_directory_aliases_are_not_granted(self):
         for user in self._users():
             with self.subTest(user=user):
-                self._run_with_aliases(user, ["proj", "slash"], started=True)
+                self._run_with_aliases(user, ["proj", "slash"])
 
-    def test_protected_file_alias_refuses_to_start(self):
+    def test_file_aliases_are_not_granted(self):
+        # Known by the identity of what is mounted on them, and left
+        # without a rule (a mount point: another name reaches the file).
         for user in self._users():
             with self.subTest(user=user):
-                self._run_with_aliases(user, ["lock"], started=False)
+                self._run_with_aliases(user, ["lock", "golden"])
 
 
 class TestTerminalControl(Base):

@@ -99,6 +99,7 @@ static bool depends_on_machine(AuditKind k) {
   case AUDIT_LANDLOCK_METADATA:
   case AUDIT_LANDLOCK_TRUNCATE:
   case AUDIT_LANDLOCK_NO_NEW_ENTRIES:
+  case AUDIT_LANDLOCK_LINKED_FILE:
   case AUDIT_INHERITED_FD:
   case _AUDIT_KIND_MAX:
   case _AUDIT_KIND_INVALID:
@@ -248,6 +249,7 @@ START_TEST(test_kind_names) {
       {AUDIT_LANDLOCK_NO_NEW_ENTRIES, "landlock-no-new-entries"},
       {AUDIT_INHERITED_FD, "inherited-write-descriptor"},
       {AUDIT_CASE_INSENSITIVE, "case-insensitive-directory"},
+      {AUDIT_LANDLOCK_LINKED_FILE, "landlock-linked-file"},
   };
   /* Every kind has a name here: a new kind must be added to this table. */
   ck_assert_int_eq(ELEMENTSOF(table), _AUDIT_KIND_MAX);
@@ -270,7 +272,7 @@ START_TEST(test_kind_weakens) {
      * Landlock closes to new entries (stricter, not weaker) are notes;
      * every other finding leaves protection weaker. */
     bool note = k == AUDIT_UNMATCHED_GLOB || k == AUDIT_GIT_FSMONITOR ||
-                k == AUDIT_LANDLOCK_NO_NEW_ENTRIES;
+                k == AUDIT_LANDLOCK_NO_NEW_ENTRIES || k == AUDIT_LANDLOCK_LINKED_FILE;
     ck_assert_msg(audit_weakens((AuditKind)k) == !note, "kind %s",
                   audit_kind_to_string((AuditKind)k));
   }
@@ -1252,6 +1254,9 @@ static char *landlock_kinds(Backend backend, int abi, const char *root, AuditFin
   Plan plan = {.backend = backend};
   plan.carve.restricted = restricted;
   plan.carve.n_restricted = ELEMENTSOF(restricted);
+  char *withheld[] = {(char *)MI_PROJ "/linked.txt"};
+  plan.carve.withheld = withheld;
+  plan.carve.n_withheld = ELEMENTSOF(withheld);
   AuditFindings f = {0};
   audit_landlock(&plan, abi, root, &f);
   char *out = all_lines(&f);
@@ -1270,8 +1275,12 @@ START_TEST(test_landlock) {
                         "landlock-no-new-entries /home\n"
                         "landlock-no-new-entries /home/dev\n"
                         "landlock-no-new-entries .\n"
-                        "landlock-no-new-entries tests\n");
+                        "landlock-no-new-entries tests\n"
+                        "landlock-linked-file linked.txt\n");
   assert_contains(f.items[0].detail, "mode, owner, times and extended attributes");
+  assert_contains(f.items[5].detail, "read-only while the agent runs");
+  assert_contains(f.items[5].detail, "hard links");
+  ck_assert(!audit_weakens(f.items[5].kind));
   assert_contains(f.items[0].detail, "chmod, chown, utime or setxattr");
   assert_contains(f.items[1].detail, "accepts no new entries");
   assert_contains(f.items[1].detail, "leads to a protected path");

@@ -10,6 +10,12 @@
 #include "enforce/plan.h"
 #include "path.h"
 
+#define D (S_IFDIR | 0755)
+#define F (S_IFREG | 0644)
+#define L (S_IFLNK | 0777)
+/* A file with other names (DirEntry.aliased): hard links, a mount on it. */
+#define FL (S_IFREG | 0640)
+
 /* A fake filesystem: each node is "path mode dev ino". */
 typedef struct {
   const char *path;
@@ -47,6 +53,7 @@ static int fake_list(void *userdata, const char *dir, DirEntry **ret, size_t *re
     e->mode = fs->nodes[i].mode;
     e->dev = fs->nodes[i].dev;
     e->ino = fs->nodes[i].ino;
+    e->aliased = fs->nodes[i].mode == FL;
   }
   if (!exists) {
     dir_entries_free(v, n);
@@ -56,10 +63,6 @@ static int fake_list(void *userdata, const char *dir, DirEntry **ret, size_t *re
   *ret_n = n;
   return 0;
 }
-
-#define D (S_IFDIR | 0755)
-#define F (S_IFREG | 0644)
-#define L (S_IFLNK | 0777)
 
 /* /home/dev/proj with agent.lock, src/{index.tsx,App.tsx}, tests/ */
 static const Node tree[] = {
@@ -85,6 +88,9 @@ static const Node tree[] = {
     {"/home/dev/PROJ", D, 1, 16},
     /* A symlink sibling pointing at the protected file. */
     {"/home/dev/proj/link.tsx", L, 1, 30},
+    /* A file with another name the plan cannot see: perhaps a hard link
+     * of a file inside a protected directory. */
+    {"/home/dev/proj/linked.yml", FL, 1, 31},
 };
 
 static PlanTarget target(const char *path, mode_t mode, dev_t dev, ino_t ino) {
@@ -152,6 +158,11 @@ START_TEST(carve_seed_example) {
   /* Symbolic links are never granted through (row 33). */
   ck_assert(!has_grant(&c, "/home/dev/proj/link.tsx"));
   ck_assert_uint_eq(c.n_grants, 7);
+  /* A file another name may reach gets no rule (a rule follows the file
+   * to every name), and the plan says so. */
+  ck_assert(!has_grant(&c, "/home/dev/proj/linked.yml"));
+  ck_assert_uint_eq(c.n_withheld, 1);
+  ck_assert_str_eq(c.withheld[0], "/home/dev/proj/linked.yml");
   carve_clear(&c);
   plan_targets_free(NULL, 0);
 }

@@ -148,13 +148,16 @@ static void fd_batch_add(FdBatch *b, int fd) {
 /* One grant, opened through its (already open) directory and never
  * through a symbolic link. The rule lands on whatever inode is opened, so
  * that inode must be the one the plan checked: either the plan's identity
- * is the entry's own (g->exact) and the entry is opened without crossing
- * a mount point, or its identity is checked again now that it is open. */
+ * is the entry's own (g->exact, a directory) and the entry is opened
+ * without crossing a mount point, or its identity is checked again now
+ * that it is open. A file is always checked again: a rule on a file that
+ * has gained another name (a hard link, a mount on it) since the plan
+ * would reach it there too. */
 static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t handled,
                      const CarveGrant *g, int dirfd, const struct stat *chain, size_t n_chain,
                      FdBatch *opened, Error *err) {
   const char *name = dirfd >= 0 ? strrchr(g->path, '/') + 1 : g->path;
-  if (g->exact && dirfd >= 0) {
+  if (g->exact && g->is_dir && dirfd >= 0) {
     int fd = open_same_mount(dirfd, name);
     if (fd < 0 && errno == ENOENT) {
       return 0; /* gone since the plan was made: nothing to grant */
@@ -181,11 +184,12 @@ static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t ha
   }
   fd_batch_add(opened, fd);
   struct stat st;
-  if (fstat(fd, &st) < 0) {
+  bool aliased;
+  if (sys_stat_aliased(fd, "", &st, &aliased) < 0) {
     return error_set(err, errno, _("cannot open %s for a Landlock rule: %m"), g->path);
   }
-  if (S_ISLNK(st.st_mode)) {
-    return 0;
+  if (S_ISLNK(st.st_mode) || aliased) {
+    return 0; /* no rule: read-only while the agent runs */
   }
   /* Never a grant on a protected object, whatever name reached it. */
   const PlanTarget *t = find_target(ids, n_ids, &st);

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -274,6 +275,28 @@ void sys_mount_probe(const char *path, MountProbe *ret) {
   *ret = res;
 }
 
+/* statx(2) of `name` in `fd` (or of `fd` itself, name ""), without
+ * following a symbolic link: its identity and type, and whether another
+ * name may reach it (see DirEntry.aliased). 0, or -1 with errno. */
+int sys_stat_aliased(int fd, const char *name, struct stat *st, bool *aliased) {
+  struct statx stx;
+  int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (name[0] == '\0' ? AT_EMPTY_PATH : 0);
+  if (statx(fd, name, flags, STATX_TYPE | STATX_INO | STATX_NLINK, &stx) < 0) {
+    return -1;
+  }
+  memset(st, 0, sizeof(*st));
+  st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  st->st_ino = (ino_t)stx.stx_ino;
+  st->st_mode = stx.stx_mode;
+  st->st_nlink = (nlink_t)stx.stx_nlink;
+  /* A kernel older than 5.8 does not say what is a mount point: a
+   * mounted file then has only its link count to tell. */
+  bool mount_root = (stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) != 0 &&
+                    (stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT) != 0;
+  *aliased = !S_ISDIR(stx.stx_mode) && (stx.stx_nlink > 1 || mount_root);
+  return 0;
+}
+
 /* Adds the entry `name` (getdents' inode number and type) of the
  * directory open at `fd` to `v`. 0, or -errno; an entry gone meanwhile is
  * skipped. */
@@ -283,8 +306,8 @@ static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, cons
     return 0;
   }
   struct stat st;
-  bool exact = true;
-  if (d_type != DT_UNKNOWN && (d_type != DT_DIR || d_ino_exact)) {
+  bool exact = true, aliased = false;
+  if (d_type == DT_DIR ? d_ino_exact : d_type == DT_LNK) {
     /* Its inode is the one getdents names, on this directory's device,
      * unless something is mounted on it: then getdents names the inode
      * underneath. landlock_apply opens every exact grant without crossing
@@ -298,7 +321,9 @@ static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, cons
     st.st_ino = d_ino;
     st.st_mode = (mode_t)(DTTOIF(d_type));
     exact = d_ino_exact;
-  } else if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+  } else if (sys_stat_aliased(fd, name, &st, &aliased) < 0) {
+    /* Every file is looked at: getdents tells neither its link count
+     * nor whether something is mounted on it. */
     return errno == ENOENT ? 0 : -errno; /* ENOENT: gone meanwhile */
   }
   DirEntry *e = grow_array(v, n, cap, sizeof(DirEntry));
@@ -307,6 +332,7 @@ static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, cons
   e->ino = st.st_ino;
   e->mode = st.st_mode;
   e->exact = exact;
+  e->aliased = aliased;
   return 0;
 }
 

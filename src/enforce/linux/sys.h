@@ -7,6 +7,7 @@
 #include <linux/landlock.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "enforce/plan.h"
@@ -25,6 +26,8 @@
 #ifndef LANDLOCK_SCOPE_SIGNAL
 #define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
 #endif
+/* <linux/stat.h> from Linux 5.8. */
+#define RALON_STATX_ATTR_MOUNT_ROOT 0x00002000ULL
 
 /* struct landlock_ruleset_attr as of ABI 6; the kernel accepts a shorter
  * size from older callers, and we pass only what the running ABI knows. */
@@ -71,9 +74,11 @@ void sys_mount_probe(const char *path, MountProbe *ret);
 const char *mount_step_to_string(MountStep s);
 
 /* A DirLister on the real filesystem: opens `dir` with O_NOFOLLOW, names
- * the directory itself as "." (see DirLister), takes the identity of files
- * from getdents(2) and lstat()s the rest (directories may be mount
- * points). */
+ * the directory itself as "." (see DirLister), takes the identity of
+ * symbolic links, and of directories where getdents(2) gives it exactly,
+ * from getdents, and statx()es the rest (a directory may be a mount point,
+ * a file may have other names: DirEntry.aliased). */
+int sys_stat_aliased(int fd, const char *name, struct stat *st, bool *aliased);
 int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
 
 /* sys_list_dir() that takes the entries of a directory inside the project
