@@ -151,15 +151,23 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
       _cleanup_free_ char *canon = realpath(p->absolute, NULL);
       struct stat st;
       if (canon == NULL || stat(canon, &st) < 0) {
-        /* A dangling link, or gone since the scan: nothing to bind. The
-         * audit has already named protected links. */
-        continue;
+        if (!S_ISLNK(p->mode) || (canon = path_resolve(p->absolute)) == NULL) {
+          continue; /* gone since the scan: nothing to protect */
+        }
+        /* A dangling link: its target is missing, like a literal
+         * pattern naming nothing yet (Landlock keeps it from being
+         * created, and the link from being replaced; the mount backend
+         * can bind nothing, and says so). */
+        t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
+        t->path = t->path_owned = steal_pointer(&canon);
+        t->missing = true;
+      } else {
+        t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
+        t->path = t->path_owned = steal_pointer(&canon);
+        t->dev = st.st_dev;
+        t->ino = st.st_ino;
+        t->mode = st.st_mode;
       }
-      t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
-      t->path = t->path_owned = steal_pointer(&canon);
-      t->dev = st.st_dev;
-      t->ino = st.st_ino;
-      t->mode = st.st_mode;
       if (S_ISLNK(p->mode)) {
         _cleanup_free_ char *dir = path_dirname(p->absolute);
         _cleanup_free_ char *cdir = realpath(dir, NULL);
@@ -181,7 +189,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     qsort_r(order, n, sizeof(size_t), compare_identities, v);
     for (size_t i = 1; i < n; i++) {
       const PlanTarget *x = &v[order[i - 1]], *y = &v[order[i]];
-      if (x->dev == y->dev && x->ino == y->ino) {
+      if (!x->missing && !y->missing && x->dev == y->dev && x->ino == y->ino) {
         dup[order[i]] = true;
       }
     }

@@ -1368,6 +1368,63 @@ class TestChainDirectories(Base):
         self._create_in_root("landlock", check)
 
 
+class TestDanglingProtectedLink(Base):
+    """A protected path that is a symbolic link to something that does not
+    exist yet: its target is a missing path, like a literal pattern naming
+    nothing. Landlock keeps the target from being created and the link
+    from being replaced; the mount backend can bind nothing and says so."""
+
+    SETUP = "rm conf/secret.yml && ln -s ../docs/later.yml conf/secret.yml"
+
+    def test_landlock_keeps_target_and_link(self):
+        if not self.available("landlock", ME):
+            self.skipTest("the landlock backend is not available")
+        for user in self.users():
+            if not self.available("landlock", user):
+                continue
+            with self.subTest(user=user):
+                pr = self.project(user)
+                r = run(["sh", "-c", self.SETUP], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                link = os.path.join(pr.proj, "conf/secret.yml")
+                later = os.path.join(pr.proj, "docs/later.yml")
+                before = snapshot(pr)
+                for cmd in ("echo forged > conf/secret.yml", "ln -sf ../README.md conf/secret.yml",
+                            "mv conf/secret.yml conf/moved", "echo forged > docs/later.yml"):
+                    r = run(ralon_run("landlock", cmd), user, pr.proj, pr.env())
+                    self.assertNotEqual(r.rc, 0, r)
+                    self.assertEqual(os.readlink(link), "../docs/later.yml", r)
+                    self.assertFalse(os.path.lexists(later), r)
+                self.assertUnchanged(before, pr, "dangling protected link")
+                # Beside them, work goes on.
+                r = run(ralon_run("landlock", "echo more >> conf/other.yml"), user, pr.proj,
+                        pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(read_text(os.path.join(pr.proj, "conf/other.yml")),
+                                 FILES["conf/other.yml"] + "more\n")
+
+    def test_dry_run_says_not_covered(self):
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                r = run(["sh", "-c", self.SETUP], ME, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--json", "--",
+                         "true"], ME, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                doc = json.loads(r.stdout)
+                missing = {m["path"]: m for m in doc["missing"]}
+                self.assertIn("conf/secret.yml", missing, r)
+                root = os.path.realpath(pr.proj)
+                self.assertEqual(missing["conf/secret.yml"]["target"],
+                                 os.path.join(root, "docs/later.yml"), r)
+                self.assertEqual(missing["conf/secret.yml"]["link"],
+                                 os.path.join(root, "conf/secret.yml"), r)
+                if backend == "landlock":
+                    self.assertIn(os.path.join(root, "docs"), doc["restricted"], r)
+                    self.assertIn(os.path.join(root, "conf"), doc["restricted"], r)
+
+
 class TestLandlockAliasesBesideTheChain(Base):
     """Other names for protected objects that exist before ralon starts,
     as entries of directories on the Landlock chain: a bind mount of the
