@@ -14,16 +14,6 @@
 
 #include "enforce/linux/sys.h"
 
-#if __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#else
-struct open_how {
-  uint64_t flags;
-  uint64_t mode;
-  uint64_t resolve;
-};
-#define RESOLVE_NO_XDEV 0x01
-#endif
 
 /* Rights that apply to a file (a rule on a file may hold no others). */
 #define FILE_RIGHTS (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)

@@ -2,10 +2,13 @@
 #include "enforce/linux/mount.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "enforce/linux/sys.h"
@@ -13,6 +16,34 @@
 static int fail_step(Error *err, MountStep step, int r) {
   errno = -r;
   return error_set(err, -r, _("the mount backend failed at %s: %m"), mount_step_to_string(step));
+}
+
+/* `path`, opened without following a symbolic link: its identity and
+ * whether it is the root of a mount. */
+static int open_checked(const char *path, struct stat *st, bool *mount_root, Error *err) {
+  _cleanup_close_ int fd = sys_open_no_symlinks(path);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      return error_set(err, ESTALE,
+                       _("a symbolic link appeared on the way to %s while ralon started; "
+                         "refusing to run"),
+                       path);
+    }
+    return error_set(err, errno, _("cannot check %s after mounting: %m"), path);
+  }
+  struct statx stx;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO, &stx) < 0) {
+    return error_set(err, errno, _("cannot check %s after mounting: %m"), path);
+  }
+  memset(st, 0, sizeof(*st));
+  st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  st->st_ino = (ino_t)stx.stx_ino;
+  st->st_mode = stx.stx_mode;
+  /* Before Linux 5.8 the kernel does not say: the remount and umount
+   * checks stand alone then. */
+  *mount_root = !(stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) ||
+                (stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT);
+  return 0;
 }
 
 /* After the second unshare every mount copied from the first namespace is
@@ -30,15 +61,39 @@ static int verify_locked(const PlanTarget *t, Error *err) {
     return error_set(err, EPERM, _("the read-only mount of %s could be removed; refusing to run"),
                      t->path);
   }
+  /* By its canonical path, which has no symbolic link on it: one found
+   * now was put there while ralon started, and every mount above went
+   * somewhere else. What the path reaches must be the planned object, at
+   * the root of a read-only mount. */
   struct stat st;
-  if (stat(t->path, &st) < 0) {
-    return error_set(err, errno, _("cannot check %s after mounting: %m"), t->path);
+  bool mount_root;
+  if (open_checked(t->path, &st, &mount_root, err) < 0) {
+    return -1;
   }
-  if (st.st_dev != t->dev || st.st_ino != t->ino) {
+  struct statvfs vfs;
+  if (st.st_dev != t->dev || st.st_ino != t->ino || !mount_root ||
+      statvfs(t->path, &vfs) < 0 || !(vfs.f_flag & ST_RDONLY)) {
     return error_set(err, ESTALE,
                      _("%s is no longer the object that was planned (replaced while ralon "
                        "started?); refusing to run"),
                      t->path);
+  }
+  return 0;
+}
+
+/* A pinned directory after locking: reached without a symbolic link, and
+ * a mount point (so it cannot be renamed or removed). */
+static int verify_pinned(const char *path, Error *err) {
+  struct stat st;
+  bool mount_root;
+  if (open_checked(path, &st, &mount_root, err) < 0) {
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode) || !mount_root) {
+    return error_set(err, ESTALE,
+                     _("%s is no longer the directory that was pinned (replaced while ralon "
+                       "started?); refusing to run"),
+                     path);
   }
   return 0;
 }
@@ -94,6 +149,11 @@ int mount_apply(const Plan *plan, Error *err) {
   }
   for (size_t i = 0; i < plan->n_targets; i++) {
     if (!plan->targets[i].missing && verify_locked(&plan->targets[i], err) < 0) {
+      return -1;
+    }
+  }
+  for (size_t i = 0; i < plan->n_pinned; i++) {
+    if (verify_pinned(plan->pinned[i], err) < 0) {
       return -1;
     }
   }

@@ -275,6 +275,59 @@ void sys_mount_probe(const char *path, MountProbe *ret) {
   *ret = res;
 }
 
+int sys_open_no_symlinks(const char *path) {
+#if defined(SYS_openat2)
+  /* Without O_NOFOLLOW, so that a link as the last component is refused
+   * too (with it, openat2 would open the link itself). */
+  struct open_how how = {
+      .flags = O_PATH | O_CLOEXEC,
+      .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+  if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != E2BIG)) {
+    return fd;
+  }
+#endif
+  /* Before Linux 5.6 (or under a seccomp filter that does not know
+   * openat2): one component at a time, never following a link. */
+  if (path[0] != '/') {
+    errno = EINVAL;
+    return -1;
+  }
+  int fd_dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  const char *p = path;
+  while (fd_dir >= 0) {
+    while (*p == '/') {
+      p++;
+    }
+    if (*p == '\0') {
+      return fd_dir;
+    }
+    size_t len = strcspn(p, "/");
+    char name[NAME_MAX + 1];
+    if (len > NAME_MAX) {
+      close(fd_dir);
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    memcpy(name, p, len);
+    name[len] = '\0';
+    p += len;
+    int next = openat(fd_dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    int saved = errno;
+    close(fd_dir);
+    struct stat st;
+    if (next >= 0 && fstat(next, &st) == 0 && S_ISLNK(st.st_mode)) {
+      close(next);
+      errno = ELOOP;
+      return -1;
+    }
+    errno = saved;
+    fd_dir = next;
+  }
+  return -1;
+}
+
 /* statx(2) of `name` in `fd` (or of `fd` itself, name ""), without
  * following a symbolic link: its identity and type, and whether another
  * name may reach it (see DirEntry.aliased). 0, or -1 with errno. */

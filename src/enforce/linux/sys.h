@@ -26,6 +26,18 @@
 #ifndef LANDLOCK_SCOPE_SIGNAL
 #define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
 #endif
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#else /* before Linux 5.6 */
+struct open_how {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+#define RESOLVE_NO_XDEV 0x01
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
 /* <linux/stat.h> from Linux 5.8. */
 #define RALON_STATX_ATTR_MOUNT_ROOT 0x00002000ULL
 
@@ -79,6 +91,11 @@ const char *mount_step_to_string(MountStep s);
  * from getdents, and statx()es the rest (a directory may be a mount point,
  * a file may have other names: DirEntry.aliased). */
 int sys_stat_aliased(int fd, const char *name, struct stat *st, bool *aliased);
+/* An O_PATH descriptor of the absolute `path`, reached without following
+ * any symbolic link on the way (openat2 RESOLVE_NO_SYMLINKS, or a walk one
+ * component at a time where that is missing). -1 with errno: ELOOP for a
+ * link on the way. */
+int sys_open_no_symlinks(const char *path);
 int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
 
 /* sys_list_dir() that takes the entries of a directory inside the project

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The system-call helpers the backends check their work with: a path
+ * opened without following any symbolic link (openat2, and the walk used
+ * where openat2 is missing, forced here with a seccomp filter), and the
+ * statx that tells a file with other names. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "enforce/linux/sys.h"
+#include "path.h"
+#include "tmptree.h"
+#include "util.h"
+
+/* a/b/file, a/link -> b, a/b/flink -> file, a/b/dangling -> nowhere */
+static char *tree(void) {
+  char *t = make_tmpdir();
+  make_dir(t, "a");
+  make_dir(t, "a/b");
+  make_file(t, "a/b/file", "x\n");
+  make_symlink(t, "a/link", "b");
+  make_symlink(t, "a/b/flink", "file");
+  make_symlink(t, "a/b/dangling", "nowhere");
+  return t;
+}
+
+/* "name: OK" when the open succeeds on the object lstat(2) names, else
+ * "name: ERRNO". */
+static void describe(FILE *out, const char *t, const char *rel) {
+  _cleanup_free_ char *p = path_join(t, rel);
+  int fd = sys_open_no_symlinks(p);
+  if (fd < 0) {
+    fprintf(out, "%s: %s\n", rel, errno == ELOOP ? "ELOOP" : errno == ENOENT ? "ENOENT" : "other");
+    return;
+  }
+  struct stat a, b;
+  bool same = fstat(fd, &a) == 0 && lstat(p, &b) == 0 && a.st_dev == b.st_dev &&
+              a.st_ino == b.st_ino;
+  fprintf(out, "%s: %s\n", rel, same ? "OK" : "WRONG OBJECT");
+  close(fd);
+}
+
+static const char *const cases[] = {"a", "a/b", "a/b/file", "a/link", "a/link/file",
+                                    "a/b/flink", "a/b/dangling", "a/b/missing"};
+static const char expected[] = "a: OK\n"
+                               "a/b: OK\n"
+                               "a/b/file: OK\n"
+                               "a/link: ELOOP\n"
+                               "a/link/file: ELOOP\n"
+                               "a/b/flink: ELOOP\n"
+                               "a/b/dangling: ELOOP\n"
+                               "a/b/missing: ENOENT\n";
+
+static void describe_all(FILE *out, void *userdata) {
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    describe(out, userdata, cases[i]);
+  }
+}
+
+START_TEST(open_no_symlinks) {
+  _cleanup_free_ char *t = tree();
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  describe_all(out, t);
+  fclose(out);
+  ck_assert_str_eq(buf, expected);
+  free(buf);
+  /* Not an absolute path: refused, not resolved from somewhere. */
+  errno = 0;
+  ck_assert_int_eq(sys_open_no_symlinks("a/b"), -1);
+}
+END_TEST
+
+/* The same answers from the walk used where openat2(2) is missing: a
+ * seccomp filter makes it fail with ENOSYS, as on Linux before 5.6. */
+static void without_openat2(FILE *out, void *userdata) {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {.len = ELEMENTSOF(f), .filter = f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) {
+    fprintf(out, "SKIP cannot load a seccomp filter: %s\n", strerror(errno));
+    return;
+  }
+  struct open_how how = {.flags = O_PATH, .resolve = RESOLVE_NO_SYMLINKS};
+  if (syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how)) >= 0 || errno != ENOSYS) {
+    fprintf(out, "ERROR the filter did not take openat2 away\n");
+    return;
+  }
+  describe_all(out, userdata);
+}
+
+START_TEST(open_no_symlinks_without_openat2) {
+  _cleanup_free_ char *t = tree();
+  _cleanup_free_ char *got = run_in_child("open_no_symlinks_without_openat2", without_openat2, t);
+  if (got != NULL) {
+    ck_assert_str_eq(got, expected);
+  }
+}
+END_TEST
+
+static bool aliased(const char *t, const char *rel, struct stat *st) {
+  _cleanup_close_ int dir = open(t, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(dir, 0);
+  bool a = true;
+  ck_assert_int_eq(sys_stat_aliased(dir, rel, st, &a), 0);
+  return a;
+}
+
+START_TEST(stat_aliased) {
+  _cleanup_free_ char *t = tree();
+  make_file(t, "single", "1\n");
+  make_file(t, "linked", "2\n");
+  make_hardlink(t, "linked", "a/other-name");
+  struct stat st, ref;
+  ck_assert(!aliased(t, "single", &st));
+  _cleanup_free_ char *single = path_join(t, "single");
+  ck_assert_int_eq(lstat(single, &ref), 0);
+  ck_assert(st.st_dev == ref.st_dev && st.st_ino == ref.st_ino);
+  ck_assert(S_ISREG(st.st_mode));
+  ck_assert(aliased(t, "linked", &st));
+  ck_assert(aliased(t, "a/other-name", &st));
+  ck_assert_uint_eq(st.st_nlink, 2);
+  /* A directory has as many links as subdirectories: never aliased. */
+  ck_assert(!aliased(t, "a", &st));
+  ck_assert(S_ISDIR(st.st_mode));
+  /* A link is looked at, not followed. */
+  ck_assert(!aliased(t, "a/link", &st));
+  ck_assert(S_ISLNK(st.st_mode));
+  /* The descriptor itself, by an empty name. */
+  _cleanup_free_ char *linked = path_join(t, "linked");
+  _cleanup_close_ int fd = open(linked, O_PATH | O_CLOEXEC);
+  bool a = false;
+  ck_assert_int_eq(sys_stat_aliased(fd, "", &st, &a), 0);
+  ck_assert(a);
+  ck_assert_int_eq(sys_stat_aliased(fd, "gone", &st, &a), -1);
+}
+END_TEST
+
+/* Something mounted on a file makes it aliased as well. */
+static void mounted_file(FILE *out, void *userdata) {
+  const char *t = userdata;
+  if (!child_enter_mount_namespace(out)) {
+    return;
+  }
+  _cleanup_free_ char *src = path_join(t, "single");
+  _cleanup_free_ char *dst = path_join(t, "mounted");
+  if (mount(src, dst, NULL, MS_BIND, NULL) < 0) {
+    fprintf(out, "SKIP cannot bind mount a file here: %s\n", strerror(errno));
+    return;
+  }
+  _cleanup_close_ int dir = open(t, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
+  bool a = false;
+  if (sys_stat_aliased(dir, "mounted", &st, &a) < 0) {
+    fprintf(out, "ERROR statx: %s\n", strerror(errno));
+    return;
+  }
+  fprintf(out, "mounted: %s\n", a ? "aliased" : "single");
+  if (sys_stat_aliased(dir, "single", &st, &a) == 0) {
+    fprintf(out, "single: %s\n", a ? "aliased" : "single");
+  }
+}
+
+START_TEST(stat_aliased_mount_point) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "single", "1\n");
+  make_file(t, "mounted", "");
+  _cleanup_free_ char *got = run_in_child("stat_aliased_mount_point", mounted_file, t);
+  if (got != NULL) {
+    /* The mount point is aliased; the file mounted there, under its own
+     * name, has one link and nothing on it. */
+    ck_assert_str_eq(got, "mounted: aliased\nsingle: single\n");
+  }
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("sys");
+  TCase *tc = tcase_create("core");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, open_no_symlinks);
+  tcase_add_test(tc, open_no_symlinks_without_openat2);
+  tcase_add_test(tc, stat_aliased);
+  tcase_add_test(tc, stat_aliased_mount_point);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
