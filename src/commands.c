@@ -4,10 +4,12 @@
 #include "commands.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include "json.h"
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "enforce/enforce.h"
@@ -795,6 +797,19 @@ static void run_ready(void *userdata) {
   log_run(r->o, r->p, r->plan, r->av, r->requested, r->why);
 }
 
+/* Whether something other than the file's mode keeps this process from
+ * writing `file`: a read-only mount (the mount backend), or a denial that
+ * access(2), which only asks the mode, does not foresee (Landlock). Opens
+ * it for writing, writes nothing. */
+static bool policy_write_denied(const char *file) {
+  int fd = open(file, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    close(fd);
+    return false;
+  }
+  return errno == EROFS || (errno == EACCES && access(file, W_OK) == 0);
+}
+
 int command_run(const Options *o, Error *err) {
   Project p;
   Error discover_err = {0};
@@ -816,9 +831,12 @@ int command_run(const Options *o, Error *err) {
     return -1;
   }
   /* A distribution's wrapper inside a `ralon run` of the same project:
-   * that sandbox already holds. Explicit nesting (no --if-policy) nests. */
+   * that sandbox already holds. Explicit nesting (no --if-policy) nests.
+   * The variable alone proves nothing (anything can set it): the policy
+   * must be beyond writing here too. */
   const char *active = getenv(RALON_ACTIVE_ROOT);
-  if (o->if_policy && !o->dry_run && active != NULL && streq(active, p.policy->root)) {
+  if (o->if_policy && !o->dry_run && active != NULL && streq(active, p.policy->root) &&
+      policy_write_denied(p.policy->file)) {
     project_clear(&p);
     return exec_unchanged(o, "already inside ralon run for this project", err);
   }

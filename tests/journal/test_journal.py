@@ -234,16 +234,32 @@ class JournalTest(unittest.TestCase):
         self.assertEqual(recs[0]["RALON_REASON"], "no agent.lock")
 
     def test_pass_through_inside_same_project(self):
+        # A wrapper's `run --if-policy` inside `ralon run` of the same
+        # project (which sets RALON_ACTIVE_ROOT): that sandbox holds.
+        for backend in ("mount", "landlock"):
+            with self.subTest(backend=backend):
+                p = self.project()
+                sub = os.path.join(p.root, "tests")
+                r = p.run("run", "-q", "--backend", backend, "--", p.ralon, "run", "--if-policy",
+                          "--", "true", cwd=sub)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                recs = JOURNAL.records({"MESSAGE_ID": ID_PASS, "RALON_DIRECTORY": sub})
+                self.assertEqual(len(recs), 1, recs)
+                self.assertIn("already inside", recs[0]["RALON_REASON"])
+                # One run record, the outer one: nothing was enforced twice.
+                self.assertEqual(len(JOURNAL.records({"MESSAGE_ID": ID_RUN, "RALON_ROOT": p.root},
+                                                     want=2, timeout=0.5)), 1)
+
+    def test_forged_active_root_still_wraps(self):
+        # The variable alone, outside any sandbox, where agent.lock can be
+        # written: not trusted, the command is restricted as usual.
         p = self.project()
         sub = os.path.join(p.root, "tests")
-        r = p.run("run", "--if-policy", "--", "true", cwd=sub,
+        r = p.run("run", "-q", "--if-policy", "--", "true", cwd=sub,
                   env={"RALON_ACTIVE_ROOT": p.root})
         self.assertEqual(r.returncode, 0, r.stderr)
-        recs = JOURNAL.records({"MESSAGE_ID": ID_PASS, "RALON_DIRECTORY": sub})
-        self.assertEqual(len(recs), 1, recs)
-        self.assertIn("already inside", recs[0]["RALON_REASON"])
-        # No run record: nothing was enforced a second time.
-        self.assertEqual(JOURNAL.records({"MESSAGE_ID": ID_RUN, "RALON_ROOT": p.root},
+        self.assertEqual(len(JOURNAL.records({"MESSAGE_ID": ID_RUN, "RALON_ROOT": p.root})), 1)
+        self.assertEqual(JOURNAL.records({"MESSAGE_ID": ID_PASS, "RALON_DIRECTORY": sub},
                                          want=0, timeout=0.5), [])
 
     def test_nested_wrapper_in_other_project_wraps(self):
