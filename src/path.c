@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 char *path_join(const char *a, const char *b) {
   if (b[0] == '/' || a[0] == '\0') {
@@ -204,4 +206,39 @@ char *path_unescape_mountinfo_in_place(char *s) {
 
 char *path_unescape_mountinfo(const char *s) {
   return path_unescape_mountinfo_in_place(xstrdup(s));
+}
+
+char *path_find_program(const char *path_env, const char *name) {
+  struct stat st;
+  if (strchr(name, '/') != NULL) {
+    /* Named with a directory: no search, as for execvp(3). */
+    return stat(name, &st) == 0 && S_ISREG(st.st_mode) && access(name, X_OK) == 0
+               ? xstrdup(name)
+               : NULL;
+  }
+  _cleanup_free_ char *fallback = NULL;
+  if (path_env == NULL) {
+    size_t n = confstr(_CS_PATH, NULL, 0);
+    if (n > 0) {
+      fallback = xmalloc(n);
+      (void)confstr(_CS_PATH, fallback, n);
+    } else {
+      fallback = xstrdup("/bin:/usr/bin");
+    }
+    path_env = fallback;
+  }
+  for (const char *s = path_env;;) {
+    const char *e = strchrnul(s, ':');
+    /* An empty entry is the working directory, as for execvp(3). */
+    _cleanup_free_ char *dir = e == s ? xstrdup(".") : xstrndup(s, (size_t)(e - s));
+    char *candidate = path_join(dir, name);
+    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+      return candidate;
+    }
+    free(candidate);
+    if (*e == '\0') {
+      return NULL;
+    }
+    s = e + 1;
+  }
 }

@@ -39,3 +39,9 @@ char *path_dirname(const char *p);
  * tab, newline, backslash) undone: in a new string, or in `s` itself. */
 char *path_unescape_mountinfo(const char *s);
 char *path_unescape_mountinfo_in_place(char *s);
+
+/* Where execvp(3) would find the program `name` with `path_env` as PATH
+ * (NULL: the system's default): `name` itself when it holds a slash, else
+ * the first executable regular file of that name in the search path.
+ * NULL when there is none (caller frees). */
+char *path_find_program(const char *path_env, const char *name);

@@ -252,6 +252,13 @@ int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const
   if (sys_drop_privileges(err) < 0) {
     return -1;
   }
+  /* A command that cannot be found fails here, before ready() says the
+   * paths are locked for a command that never ran. */
+  _cleanup_free_ char *program = path_find_program(getenv("PATH"), argv[0]);
+  if (program == NULL) {
+    errno = strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0 ? EACCES : ENOENT;
+    return error_set(err, errno, _("failed to run `%s`: %m"), argv[0]);
+  }
   if (ready != NULL) {
     ready(userdata);
   }

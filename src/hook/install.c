@@ -1048,35 +1048,16 @@ const char *hook_trust_note(Agent agent) {
 }
 
 bool hook_ralon_on_path(const char *path_env, char **ret_found) {
-  _cleanup_free_ char *fallback = NULL;
-  if (path_env == NULL) {
-    size_t n = confstr(_CS_PATH, NULL, 0);
-    if (n > 0) {
-      fallback = xmalloc(n);
-      (void)confstr(_CS_PATH, fallback, n);
-    } else {
-      fallback = xstrdup("/bin:/usr/bin");
-    }
-    path_env = fallback;
+  char *found = path_find_program(path_env, "ralon");
+  if (found == NULL) {
+    return false;
   }
-  for (const char *s = path_env;;) {
-    const char *e = strchrnul(s, ':');
-    /* An empty entry is the working directory, as for execvp(3). */
-    _cleanup_free_ char *dir = e == s ? xstrdup(".") : xstrndup(s, (size_t)(e - s));
-    _cleanup_free_ char *candidate = path_join(dir, "ralon");
-    struct stat st;
-    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
-      if (ret_found != NULL) {
-        *ret_found = path_absolute(NULL, candidate);
-        if (*ret_found == NULL) {
-          *ret_found = steal_pointer(&candidate);
-        }
-      }
-      return true;
+  if (ret_found != NULL) {
+    *ret_found = path_absolute(NULL, found);
+    if (*ret_found == NULL) {
+      *ret_found = steal_pointer(&found);
     }
-    if (*e == '\0') {
-      return false;
-    }
-    s = e + 1;
   }
+  free(found);
+  return true;
 }

@@ -1292,10 +1292,14 @@ class TestProcess(Base):
         for backend in self.any_backend():
             with self.subTest(backend=backend):
                 pr = self.project()
-                r = run([Tools.ralon, "run", "--backend", backend, "--",
-                         "/nonexistent/ralon-enf-command"], ME, pr.proj, pr.env())
-                self.assertEqual(r.rc, 2, r)
-                self.assertIn("failed to run", r.stderr, r)
+                for cmd in ("/nonexistent/ralon-enf-command", "ralon-enf-no-such-command",
+                            "./agent.lock"):
+                    r = run([Tools.ralon, "run", "--backend", backend, "--", cmd], ME, pr.proj,
+                            pr.env())
+                    self.assertEqual(r.rc, 2, r)
+                    self.assertIn("failed to run `%s`" % cmd, r.stderr, r)
+                    # Nothing ran: no line claims paths locked for it.
+                    self.assertNotRegex(r.stderr, LOCKED_LINE, r)
 
     def test_guard_points_to_run(self):
         Tools.setup()

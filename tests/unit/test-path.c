@@ -737,6 +737,40 @@ START_TEST(test_read_limited_pipe) {
 }
 END_TEST
 
+START_TEST(test_find_program) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "a");
+  make_dir(t, "b");
+  make_file(t, "a/tool", "#!/bin/sh\n");     /* not executable */
+  make_file(t, "b/tool", "#!/bin/sh\n");
+  make_dir(t, "a/subdir");
+  _cleanup_free_ char *a = path_join(t, "a"), *b = path_join(t, "b");
+  _cleanup_free_ char *bt = path_join(t, "b/tool");
+  ck_assert_int_eq(chmod(bt, 0755), 0);
+  /* The first executable regular file along the path. */
+  _cleanup_free_ char *env = xasprintf("%s:%s", a, b);
+  _cleanup_free_ char *got = path_find_program(env, "tool");
+  ck_assert_str_eq(got, bt);
+  /* A directory of that name is not a program. */
+  ck_assert_ptr_null(path_find_program(env, "subdir"));
+  ck_assert_ptr_null(path_find_program(a, "tool"));
+  /* An empty entry is the working directory. */
+  _cleanup_free_ char *cwd = getcwd(NULL, 0);
+  ck_assert_int_eq(chdir(b), 0);
+  _cleanup_free_ char *here = path_find_program("/nonexistent::/also-not", "tool");
+  ck_assert_int_eq(chdir(cwd), 0);
+  ck_assert_str_eq(here, "./tool");
+  /* With a slash: that file, no search. */
+  _cleanup_free_ char *direct = path_find_program("/nonexistent", bt);
+  ck_assert_str_eq(direct, bt);
+  _cleanup_free_ char *at = path_join(t, "a/tool");
+  ck_assert_ptr_null(path_find_program(env, at));
+  /* No PATH: the system's default, which has sh. */
+  _cleanup_free_ char *sh = path_find_program(NULL, "sh");
+  ck_assert_ptr_nonnull(sh);
+}
+END_TEST
+
 static Suite *path_suite(void) {
   Suite *s = suite_create("path");
 
@@ -772,6 +806,7 @@ static Suite *path_suite(void) {
   tcase_add_test(tc, test_read_limited_pipe);
   tcase_add_test(tc, test_close_fds_runs);
   tcase_add_test(tc, test_read_dir_lists_all);
+  tcase_add_test(tc, test_find_program);
   suite_add_tcase(s, tc);
   return s;
 }
