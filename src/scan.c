@@ -133,7 +133,14 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
     size_t nlen = strlen(name);
     size_t need = base + (base ? 1 : 0) + nlen;
     if (need >= sizeof(w->rel)) {
-      /* Cannot be named in PATH_MAX; nothing can be protected by name. */
+      /* Cannot be named in PATH_MAX, so neither bound nor carved out by
+       * name: when the policy could protect it, or something below it,
+       * this directory holds protected entries that stay unknown. */
+      bool could = false;
+      if (!reported && (matcher_state_step(w->m, st, name, child, &could) >= 0 || could)) {
+        add_unreadable(w, w->rel);
+        reported = true;
+      }
       continue;
     }
     if (base) {

@@ -557,8 +557,8 @@ START_TEST(test_unreadable_detail) {
   audit_run(l.policy, l.m, r, &f);
   _cleanup_free_ char *got = summary(&f);
   ck_assert_str_eq(got, "unreadable-directory some/dir\n");
-  ck_assert_str_eq(f.items[0].detail,
-                   "could not be read, so protected paths inside it were not found");
+  ck_assert_ptr_nonnull(strstr(f.items[0].detail, "could not be read in full"));
+  ck_assert_ptr_nonnull(strstr(f.items[0].detail, "names too long"));
   audit_findings_clear(&f);
   loaded_clear(&l);
 }

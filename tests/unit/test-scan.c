@@ -453,6 +453,50 @@ START_TEST(test_scan_missing_root) {
 }
 END_TEST
 
+/* Entries whose path from the root exceeds PATH_MAX cannot be named, so
+ * neither backend can protect them: where the policy could reach one, its
+ * directory is reported, once; where it cannot, nothing is. */
+START_TEST(test_scan_too_long_to_name) {
+  _cleanup_free_ char *t = make_tmpdir();
+  char name[251];
+  memset(name, 'd', sizeof(name) - 1);
+  name[sizeof(name) - 1] = '\0';
+  int fd = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  /* 16 levels of 250 bytes: the directory's own path still fits in
+   * PATH_MAX, the names inside it do not. */
+  enum { LEVELS = 16 };
+  for (int i = 0; i < LEVELS; i++) {
+    ck_assert_int_eq(mkdirat(fd, name, 0755), 0);
+    int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(next, 0);
+    close(fd);
+    fd = next;
+  }
+  int k = openat(fd, "key.pem-with-a-name-long-enough-to-cross-path-max-from-the-root-of-the-"
+                     "project-which-it-does-at-two-hundred-and-fifty-bytes-or-so-xxxxxxxxxxxxxxxxxxx"
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.pem",
+                 O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ck_assert_int_ge(k, 0);
+  close(k);
+  ck_assert_int_eq(mkdirat(fd, name, 0755), 0);
+  close(fd);
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - '**/*.pem'\n");
+  ck_assert_uint_eq(p.r->n_unreadable, 1);
+  ck_assert_uint_eq(strlen(p.r->unreadable[0]), LEVELS * 251 - 1);
+  _cleanup_free_ char *got = joined_paths(p.r);
+  ck_assert_str_eq(got, "agent.lock");
+  project_clear(&p);
+
+  /* Nothing the policy could reach down there: nothing to report. */
+  project_scan(&p, t, "protect:\n  - top.pem\n");
+  ck_assert_uint_eq(p.r->n_unreadable, 0);
+  project_clear(&p);
+}
+END_TEST
+
 START_TEST(test_scan_odd_names) {
   _cleanup_free_ char *t = make_tmpdir();
   make_file(t, "my key.pem", "1");
@@ -775,6 +819,7 @@ static Suite *scan_suite(void) {
   tcase_add_test(tc, test_scan_empty);
   tcase_add_test(tc, test_scan_missing_root);
   tcase_add_test(tc, test_scan_odd_names);
+  tcase_add_test(tc, test_scan_too_long_to_name);
   tcase_add_test(tc, test_scan_keeps_listings_on_the_way);
   suite_add_tcase(s, tc);
 
