@@ -18,6 +18,7 @@
 #include <sys/vfs.h>
 #endif
 
+#include "mounts.h"
 #include "path.h"
 
 /* Older headers lack the casefold attribute (Linux 5.2). */
@@ -120,20 +121,6 @@ static char *display_path(const char *root, const char *abs) {
 static bool protects(const Matcher *m, const char *canon_root, const char *abs) {
   const char *rel = canon_root != NULL ? path_relative(canon_root, abs) : NULL;
   return rel != NULL && matcher_match(m, rel) >= 0;
-}
-
-static char *read_text(const char *path, size_t max) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    return NULL;
-  }
-  char *text = NULL;
-  size_t len = 0;
-  if (read_fd_limited(fd, max, &text, &len) < 0) {
-    text = NULL;
-  }
-  close(fd);
-  return text;
 }
 
 /* ---- .git ---------------------------------------------------------------- */
@@ -380,7 +367,7 @@ static char *git_place(const char *root, const char *value) {
 static void audit_git_config(const char *root, const char *canon_root, const Matcher *m,
                              AuditFindings *out) {
   _cleanup_free_ char *file = path_join(root, ".git/config");
-  _cleanup_free_ char *text = read_text(file, 4u * 1024u * 1024u);
+  _cleanup_free_ char *text = read_text_file(file, 4u * 1024u * 1024u);
   GitCore core = {0};
   if (text == NULL || !git_parse_config(text, &core)) {
     git_core_clear(&core);
@@ -581,86 +568,11 @@ static void audit_links_inside(const Policy *policy, const Matcher *m, const Sca
 
 /* ---- mounts -------------------------------------------------------------- */
 
-/* One line of /proc/self/mountinfo; the strings point into the table's
- * copy of the text, unescaped in place. */
-typedef struct {
-  const char *id;
-  const char *parent;
-  const char *dev;     /* major:minor */
-  const char *root;    /* the filesystem path mounted (field 4) */
-  const char *point;   /* where (field 5) */
-  const char *fstype;  /* after the " - ", "" when missing */
-  const char *source;
-  const char *options; /* the superblock's options */
-} MountEntry;
-
-typedef struct {
-  MountEntry *v;
-  size_t n;
-  size_t cap;
-  char *text;
-} MountTable;
-
-/* Without an allocation per field: it runs on every `run`. */
-static void mounts_parse(const char *mountinfo, MountTable *t) {
-  t->text = xstrdup(mountinfo);
-  static char empty[] = "";
-  char *save = NULL;
-  for (char *line = strtok_r(t->text, "\n", &save); line != NULL;
-       line = strtok_r(NULL, "\n", &save)) {
-    char *f[32];
-    char *fs = NULL;
-    size_t k = 0;
-    for (char *tok = strtok_r(line, " ", &fs); tok != NULL && k < ELEMENTSOF(f);
-         tok = strtok_r(NULL, " ", &fs)) {
-      f[k++] = tok;
-    }
-    if (k < 5) {
-      continue;
-    }
-    /* Optional fields run from the seventh to a lone "-". */
-    size_t sep = 6;
-    while (sep < k && !streq(f[sep], "-")) {
-      sep++;
-    }
-    MountEntry *e = grow_array(&t->v, &t->n, &t->cap, sizeof(MountEntry));
-    e->id = f[0];
-    e->parent = f[1];
-    e->dev = f[2];
-    e->root = path_unescape_mountinfo_in_place(f[3]);
-    e->point = path_unescape_mountinfo_in_place(f[4]);
-    e->fstype = sep + 1 < k ? path_unescape_mountinfo_in_place(f[sep + 1]) : empty;
-    e->source = sep + 2 < k ? path_unescape_mountinfo_in_place(f[sep + 2]) : empty;
-    e->options = sep + 3 < k ? path_unescape_mountinfo_in_place(f[sep + 3]) : empty;
-  }
-}
-
-static void mounts_clear(MountTable *t) {
-  free(t->v);
-  free(t->text);
-  *t = (MountTable){0};
-}
-
-/* The mount holding `path`: the longest mount point above it (the last
- * such line wins among equals: it is the one on top). */
-static const MountEntry *mount_holding(const MountTable *t, const char *path) {
-  const MountEntry *home = NULL;
-  size_t best = 0;
-  for (size_t i = 0; i < t->n; i++) {
-    if (path_relative(t->v[i].point, path) != NULL && strlen(t->v[i].point) >= best) {
-      best = strlen(t->v[i].point);
-      home = &t->v[i];
-    }
-  }
-  return home;
-}
-
 static void second_mounts(const MountTable *t, const char *root, AuditFindings *out) {
-  const MountEntry *home = mount_holding(t, root);
+  const MountEntry *home = NULL;
+  /* Where the project lies inside its filesystem. */
+  _cleanup_free_ char *fs_path = mount_fs_path(t, root, &home);
   if (home != NULL) {
-    /* Where the project lies inside its filesystem. */
-    _cleanup_free_ char *inside = path_join(home->root, path_relative(home->point, root));
-    _cleanup_free_ char *fs_path = path_normalize(inside);
     for (size_t i = 0; i < t->n; i++) {
       const MountEntry *e = &t->v[i];
       const char *rest = path_relative(e->root, fs_path);
@@ -1268,7 +1180,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
     for (size_t i = 0; i < scan->n_paths; i++) {
       paths[i] = own ? path_join(canon, scan->paths[i].relative) : scan->paths[i].absolute;
     }
-    _cleanup_free_ char *text = read_text("/proc/self/mountinfo", 16u * 1024u * 1024u);
+    _cleanup_free_ char *text = read_text_file("/proc/self/mountinfo", 16u * 1024u * 1024u);
     MountTable t = {0};
     if (text != NULL) {
       mounts_parse(text, &t);

@@ -883,6 +883,7 @@ int command_run(const Options *o, Error *err) {
   }
 
   if (plan.backend == BACKEND_LANDLOCK) {
+    enforce_withhold_mounted(&plan);
     audit_landlock(&plan, av.landlock_abi, canon, &p.findings);
   }
 

@@ -277,3 +277,17 @@ void close_fds(int *fds, size_t n) {
   }
   errno = saved;
 }
+
+char *read_text_file(const char *path, size_t max) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    return NULL;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  if (read_fd_limited(fd, max, &text, &len) < 0) {
+    text = NULL;
+  }
+  close(fd);
+  return text;
+}

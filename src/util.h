@@ -104,6 +104,9 @@ bool startswith(const char *s, const char *prefix);
 /* Reads a whole regular file through an open descriptor, refusing more than
  * `max` bytes. The buffer is NUL-terminated; *ret_len excludes the NUL. */
 int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len);
+/* The whole text of the file at `path` (at most `max` bytes, caller
+ * frees), or NULL when it cannot be read. */
+char *read_text_file(const char *path, size_t max);
 
 /* Writes `len` bytes as `dir/name` through a temporary file in `dir` that
  * is renamed into place, so the file is either whole or untouched. Without

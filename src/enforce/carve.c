@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "enforce/plan.h"
+#include "mounts.h"
 #include "path.h"
 
 typedef struct {
@@ -217,6 +218,48 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
   }
   *ret = c;
   return 0;
+}
+
+void carve_withhold_mounted(Carve *c, const PlanTarget *targets, size_t n,
+                            const char *mountinfo) {
+  MountTable t = {0};
+  mounts_parse(mountinfo, &t);
+  /* Where each protected directory lies inside its filesystem. */
+  char **fs = xcalloc(n + 1, sizeof(char *));
+  const MountEntry **home = xcalloc(n + 1, sizeof(MountEntry *));
+  for (size_t i = 0; i < n; i++) {
+    if (!targets[i].missing && S_ISDIR(targets[i].mode)) {
+      fs[i] = mount_fs_path(&t, targets[i].path, &home[i]);
+    }
+  }
+  size_t cap_withheld = c->n_withheld, o = 0;
+  for (size_t g = 0; g < c->n_grants; g++) {
+    CarveGrant *grant = &c->grants[g];
+    const MountEntry *top = NULL;
+    for (size_t k = 0; grant->is_dir && k < t.n; k++) {
+      if (streq(t.v[k].point, grant->path)) {
+        top = &t.v[k]; /* the last line is the mount on top */
+      }
+    }
+    bool inside = false;
+    for (size_t i = 0; top != NULL && i < n && !inside; i++) {
+      inside = fs[i] != NULL && streq(home[i]->dev, top->dev) &&
+               path_relative(fs[i], top->root) != NULL;
+    }
+    if (inside) {
+      char **w = grow_array(&c->withheld, &c->n_withheld, &cap_withheld, sizeof(char *));
+      *w = grant->path;
+    } else {
+      c->grants[o++] = *grant;
+    }
+  }
+  c->n_grants = o;
+  for (size_t i = 0; i < n; i++) {
+    free(fs[i]);
+  }
+  free(fs);
+  free(home);
+  mounts_clear(&t);
 }
 
 void dir_entries_free(DirEntry *e, size_t n) {

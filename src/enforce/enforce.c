@@ -230,6 +230,28 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
   return 0;
 }
 
+void enforce_withhold_mounted(Plan *plan) {
+  if (plan->backend != BACKEND_LANDLOCK) {
+    return;
+  }
+  /* Only a protected directory can have something of it bound
+   * elsewhere, and only a directory grant can be a mount point. */
+  bool dir_target = false, dir_grant = false;
+  for (size_t i = 0; i < plan->n_targets && !dir_target; i++) {
+    dir_target = !plan->targets[i].missing && S_ISDIR(plan->targets[i].mode);
+  }
+  for (size_t i = 0; i < plan->carve.n_grants && !dir_grant; i++) {
+    dir_grant = plan->carve.grants[i].is_dir;
+  }
+  if (!dir_target || !dir_grant) {
+    return;
+  }
+  _cleanup_free_ char *mountinfo = read_text_file("/proc/self/mountinfo", 16u * 1024u * 1024u);
+  if (mountinfo != NULL) {
+    carve_withhold_mounted(&plan->carve, plan->targets, plan->n_targets, mountinfo);
+  }
+}
+
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err) {
   if (sys_check_inherited_fds(plan, err) < 0) {

@@ -59,5 +59,10 @@ typedef void (*EnforceReady)(void *userdata);
  * backend (and the seal), drops every privilege, calls `ready` (when not
  * NULL) and executes argv. Returns only on failure, with nothing executed
  * and `ready` not called. */
+/* For the Landlock backend: no rule on a directory where a bind mount of
+ * something inside a protected directory sits (carve_withhold_mounted(),
+ * with this process's mount table). */
+void enforce_withhold_mounted(Plan *plan);
+
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err);

@@ -109,6 +109,13 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
 int plan_build(Backend backend, PlanTarget *targets, size_t n, DirLister lister, void *userdata,
                Plan *ret, Error *err);
 
+/* Moves to c->withheld every directory grant on which a bind mount of
+ * something inside a protected directory sits (`mountinfo`: the text of
+ * /proc/self/mountinfo): a rule there lands on an inode inside the
+ * protected directory, and Landlock would let it be written under its
+ * protected name too. Pure: the mount table is handed in. */
+void carve_withhold_mounted(Carve *c, const PlanTarget *targets, size_t n,
+                            const char *mountinfo);
 void dir_entries_free(DirEntry *e, size_t n);
 void carve_clear(Carve *c);
 void plan_targets_free(PlanTarget *t, size_t n);

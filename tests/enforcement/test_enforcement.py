@@ -1446,13 +1446,16 @@ class TestLandlockAliasesBesideTheChain(Base):
                  "lock": (os.path.join(pr.code, "alias-lock"),
                           os.path.join(pr.proj, "agent.lock"), False),
                  "golden": (os.path.join(pr.code, "alias-golden"),
-                            os.path.join(pr.proj, "tests/golden/a.txt"), False)}
+                            os.path.join(pr.proj, "tests/golden/a.txt"), False),
+                 "goldendir": (os.path.join(pr.code, "alias-golden-dir"),
+                               os.path.join(pr.proj, "tests/golden"), True)}
         writes = {"proj": os.path.join(pr.code, "alias-proj", "agent.lock"),
                   "slash": os.path.join(pr.base, "alias-slash") + pr.proj + "/agent.lock",
                   "lock": os.path.join(pr.code, "alias-lock"),
                   # through its protected name: a rule on the mounted file
                   # would open it there too
-                  "golden": os.path.join(pr.proj, "tests/golden/a.txt")}
+                  "golden": os.path.join(pr.proj, "tests/golden/a.txt"),
+                  "goldendir": os.path.join(pr.proj, "tests/golden/a.txt")}
         setup, inner = [], "echo '%s' >&2" % STARTED
         for a in aliases:
             point, source, is_dir = names[a]
@@ -1492,6 +1495,13 @@ class TestLandlockAliasesBesideTheChain(Base):
         for user in self._users():
             with self.subTest(user=user):
                 self._run_with_aliases(user, ["proj", "slash"])
+
+    def test_bind_of_protected_directory_is_not_granted(self):
+        # A directory from inside a protected one, bound beside the chain:
+        # no rule on it (it would follow the inode to its protected name).
+        for user in self._users():
+            with self.subTest(user=user):
+                self._run_with_aliases(user, ["goldendir"])
 
     def test_file_aliases_are_not_granted(self):
         # Known by the identity of what is mounted on them, and left

@@ -222,6 +222,50 @@ START_TEST(carve_symlink_target_also_restricts_link_dir) {
 }
 END_TEST
 
+START_TEST(carve_withholds_bind_mounts_from_protected_dirs) {
+  /* tests/golden is protected; a bind mount of a directory inside it
+   * sits at /home/dev/alias, beside the chain. A rule there would land on
+   * an inode inside golden, opening it under its protected name too. */
+  PlanTarget t[2] = {target("/home/dev/proj/agent.lock", F, 1, 17),
+                     target("/home/dev/proj/tests/golden", D, 1, 40)};
+  CarveGrant grants[] = {
+      {(char *)"/home/dev/alias", true, true},   /* bind from inside golden */
+      {(char *)"/home/dev/other", true, true},   /* bind from elsewhere */
+      {(char *)"/home/dev/whole", true, true},   /* golden itself, bound */
+      {(char *)"/tmp", true, true},              /* another filesystem */
+      {(char *)"/home/dev/plain", true, true},   /* no mount at all */
+      {(char *)"/home/dev/file", false, true},   /* a file: not judged here */
+  };
+  Carve c = {0};
+  c.grants = xmalloc(sizeof(grants));
+  memcpy(c.grants, grants, sizeof(grants));
+  c.n_grants = ELEMENTSOF(grants);
+  for (size_t i = 0; i < c.n_grants; i++) {
+    c.grants[i].path = xstrdup(grants[i].path);
+  }
+  carve_withhold_mounted(&c, t, 2,
+                         "26 1 254:0 / / rw - ext4 /dev/vda rw\n"
+                         "30 26 0:30 / /tmp rw - tmpfs tmpfs rw\n"
+                         "40 26 254:0 /home/dev/proj/tests/golden/sub /home/dev/alias rw - ext4 "
+                         "/dev/vda rw\n"
+                         "41 26 254:0 /home/other /home/dev/other rw - ext4 /dev/vda rw\n"
+                         "42 26 254:0 /home/dev/proj/tests/golden /home/dev/whole rw - ext4 "
+                         "/dev/vda rw\n"
+                         /* a bind of the same place on another device */
+                         "43 26 8:1 /home/dev/proj/tests/golden /home/dev/plain2 rw - ext4 "
+                         "/dev/sdb1 rw\n");
+  ck_assert_uint_eq(c.n_withheld, 2);
+  ck_assert_str_eq(c.withheld[0], "/home/dev/alias");
+  ck_assert_str_eq(c.withheld[1], "/home/dev/whole");
+  ck_assert_uint_eq(c.n_grants, 4);
+  ck_assert(has_grant(&c, "/home/dev/other"));
+  ck_assert(has_grant(&c, "/tmp"));
+  ck_assert(has_grant(&c, "/home/dev/plain"));
+  ck_assert(has_grant(&c, "/home/dev/file"));
+  carve_clear(&c);
+}
+END_TEST
+
 START_TEST(carve_lister_error_is_reported) {
   FakeFs fs = {tree, ELEMENTSOF(tree), EACCES, "/home/dev", 0};
   PlanTarget t = target("/home/dev/proj/agent.lock", F, 1, 17);
@@ -359,6 +403,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, carve_missing_target_restricts_its_parent);
   tcase_add_test(tc, carve_symlink_target_also_restricts_link_dir);
   tcase_add_test(tc, carve_lister_error_is_reported);
+  tcase_add_test(tc, carve_withholds_bind_mounts_from_protected_dirs);
   tcase_add_test(tc, pinned_every_ancestor_parents_first);
   tcase_add_test(tc, pinned_skips_missing_and_inside_protected);
   tcase_add_test(tc, backend_names_round_trip);
