@@ -568,42 +568,77 @@ static void audit_links_inside(const Policy *policy, const Matcher *m, const Sca
 
 /* ---- mounts -------------------------------------------------------------- */
 
-static void second_mounts(const MountTable *t, const char *root, AuditFindings *out) {
+static void add_second_mount(AuditFindings *out, char *alias, const char *detail) {
+  for (size_t j = 0; j < out->n; j++) {
+    if (out->items[j].kind == AUDIT_SECOND_MOUNT && streq(out->items[j].subject, alias)) {
+      free(alias);
+      return;
+    }
+  }
+  add(out, AUDIT_SECOND_MOUNT, alias, xstrdup(detail));
+}
+
+static void second_mounts(const MountTable *t, const char *root, const char *const *paths,
+                          size_t n_paths, AuditFindings *out) {
   const MountEntry *home = NULL;
   /* Where the project lies inside its filesystem. */
   _cleanup_free_ char *fs_path = mount_fs_path(t, root, &home);
-  if (home != NULL) {
-    for (size_t i = 0; i < t->n; i++) {
-      const MountEntry *e = &t->v[i];
-      const char *rest = path_relative(e->root, fs_path);
-      if (e == home || !streq(e->dev, home->dev) || rest == NULL) {
-        continue;
-      }
+  if (home == NULL) {
+    return;
+  }
+  for (size_t i = 0; i < t->n; i++) {
+    const MountEntry *e = &t->v[i];
+    if (e == home || !streq(e->dev, home->dev)) {
+      continue;
+    }
+    const char *rest = path_relative(e->root, fs_path);
+    if (rest != NULL) {
+      /* The whole project, seen again below e's mount point. */
       _cleanup_free_ char *joined = path_join(e->point, rest);
       char *alias = path_normalize(joined);
       if (streq(alias, root)) {
         free(alias);
         continue;
       }
-      bool dup = false;
-      for (size_t j = 0; j < out->n; j++) {
-        dup |= out->items[j].kind == AUDIT_SECOND_MOUNT && streq(out->items[j].subject, alias);
+      add_second_mount(out, alias,
+                       _("is a second path to this project (another mount of the same "
+                         "filesystem); writes through it are restricted by neither backend"));
+      continue;
+    }
+    /* Part of the project: a second path to what is protected in it. */
+    const char *part = path_relative(fs_path, e->root);
+    if (part == NULL) {
+      continue;
+    }
+    _cleanup_free_ char *part_abs = path_join(root, part);
+    for (size_t k = 0; k < n_paths; k++) {
+      const char *below = path_relative(part_abs, paths[k]);
+      char *alias;
+      if (below != NULL) {
+        _cleanup_free_ char *joined = path_join(e->point, below);
+        alias = path_normalize(joined);
+      } else if (path_relative(paths[k], part_abs) != NULL) {
+        alias = xstrdup(e->point);
+      } else {
+        continue;
       }
-      if (dup) {
+      /* A protected path bound on itself (inside `ralon run`). */
+      if (streq(alias, paths[k])) {
         free(alias);
         continue;
       }
-      add(out, AUDIT_SECOND_MOUNT, alias,
-          xstrdup(_("is a second path to this project (another mount of the same filesystem); "
-                    "writes through it are restricted by neither backend")));
+      add_second_mount(out, alias,
+                       _("is a second path to protected files of this project (a mount of part "
+                         "of it); writes through it are restricted by neither backend"));
     }
   }
 }
 
-void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out) {
+void audit_second_mounts(const char *mountinfo, const char *root, const char *const *paths,
+                         size_t n_paths, AuditFindings *out) {
   MountTable t = {0};
   mounts_parse(mountinfo, &t);
-  second_mounts(&t, root, out);
+  second_mounts(&t, root, paths, n_paths, out);
   mounts_clear(&t);
 }
 
@@ -1184,7 +1219,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
     MountTable t = {0};
     if (text != NULL) {
       mounts_parse(text, &t);
-      second_mounts(&t, canon, out);
+      second_mounts(&t, canon, paths, scan->n_paths, out);
       mounts_of(&t, canon, paths, scan->n_paths, out);
     }
     audit_case_insensitive(canon, paths, scan->n_paths,

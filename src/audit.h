@@ -71,9 +71,12 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
 
 /* The other places the directory `root` (canonical) is mounted, from the
  * text of /proc/self/mountinfo: another mount of the same filesystem whose
- * root covers the project is a second path to the same files, and writes
- * through it are restricted by neither backend. Pure: tests hand it text. */
-void audit_second_mounts(const char *mountinfo, const char *root, AuditFindings *out);
+ * root covers the project is a second path to the same files, and one of
+ * part of the project is a second path to the protected `paths` (canonical
+ * absolute) in that part; writes through either are restricted by neither
+ * backend. Pure: tests hand it text. */
+void audit_second_mounts(const char *mountinfo, const char *root, const char *const *paths,
+                         size_t n_paths, AuditFindings *out);
 
 /* The mounts holding the protected `paths` (canonical absolute paths), from
  * the text of /proc/self/mountinfo: a bind mount of a directory (another

@@ -160,21 +160,27 @@ static void assert_summary(const char *root, const char *yaml, const char *want)
 /* ---- second mounts (injected mountinfo) ---------------------------------- */
 
 /* The subjects of the second-mount findings, one per line. */
-static char *second_mounts(const char *mountinfo, const char *root) {
+static char *second_mounts_of(const char *mountinfo, const char *root, const char *const *paths,
+                              size_t n_paths) {
   AuditFindings f = {0};
-  audit_second_mounts(mountinfo, root, &f);
+  audit_second_mounts(mountinfo, root, paths, n_paths, &f);
   char *buf = NULL;
   size_t size = 0;
   FILE *m = open_memstream(&buf, &size);
   ck_assert_ptr_nonnull(m);
   for (size_t i = 0; i < f.n; i++) {
     ck_assert_int_eq(f.items[i].kind, AUDIT_SECOND_MOUNT);
-    ck_assert_ptr_nonnull(strstr(f.items[i].detail, "second path to this project"));
+    ck_assert_ptr_nonnull(strstr(f.items[i].detail, n_paths == 0 ? "second path to this project"
+                                                                  : "second path to"));
     fprintf(m, "%s\n", f.items[i].subject);
   }
   fclose(m);
   audit_findings_clear(&f);
   return buf;
+}
+
+static char *second_mounts(const char *mountinfo, const char *root) {
+  return second_mounts_of(mountinfo, root, NULL, 0);
 }
 
 #define MI_ROOT "26 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
@@ -209,6 +215,25 @@ START_TEST(test_second_mount_not_reported) {
               "63 62 254:0 /home/dev/proj /home/dev/proj rw - ext4 /dev/vda rw\n",
       "/home/dev/proj");
   ck_assert_str_eq(got, "");
+}
+END_TEST
+
+START_TEST(test_second_mount_of_part_of_the_project) {
+  /* tests/ bound at /mnt/t holds the protected tests/golden: /mnt/t/golden
+   * is a second path to it; a bind of a directory inside golden is one
+   * too; src/ bound elsewhere holds nothing protected; golden bound on
+   * itself (as inside `ralon run`) is no second path. */
+  static const char *const paths[] = {"/home/dev/proj/Cargo.lock",
+                                      "/home/dev/proj/tests/golden"};
+  _cleanup_free_ char *got = second_mounts_of(
+      MI_ROOT "61 26 254:0 /home/dev/proj/tests /mnt/t rw - ext4 /dev/vda rw\n"
+              "62 26 254:0 /home/dev/proj/tests/golden/x /srv/x rw - ext4 /dev/vda rw\n"
+              "63 26 254:0 /home/dev/proj/src /mnt/s rw - ext4 /dev/vda rw\n"
+              "64 26 254:0 /home/dev/proj/tests/golden /home/dev/proj/tests/golden ro - ext4 "
+              "/dev/vda rw\n"
+              "65 26 0:50 /home/dev/proj/tests /mnt/other rw - tmpfs tmpfs rw\n",
+      "/home/dev/proj", paths, ELEMENTSOF(paths));
+  ck_assert_str_eq(got, "/mnt/t/golden\n/srv/x\n");
 }
 END_TEST
 
@@ -1718,6 +1743,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_second_mount_of_a_subdirectory_filesystem);
   tcase_add_test(tc, test_second_mount_not_reported);
   tcase_add_test(tc, test_second_mount_garbage);
+  tcase_add_test(tc, test_second_mount_of_part_of_the_project);
   tcase_add_test(tc, test_kind_weakens);
   tcase_add_test(tc, test_mounts_bind);
   tcase_add_test(tc, test_mounts_bind_under_self_binds);
