@@ -50,6 +50,7 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_INHERITED_FD] = "inherited-write-descriptor",
     [AUDIT_CASE_INSENSITIVE] = "case-insensitive-directory",
     [AUDIT_LANDLOCK_LINKED_FILE] = "landlock-linked-file",
+    [AUDIT_LANDLOCK_UNLISTED] = "landlock-unlisted-directory",
 };
 
 bool audit_weakens(AuditKind k) {
@@ -61,6 +62,7 @@ bool audit_weakens(AuditKind k) {
   case AUDIT_GIT_FSMONITOR:           /* runs code, but nothing the agent can change */
   case AUDIT_LANDLOCK_NO_NEW_ENTRIES: /* stricter than asked, not weaker */
   case AUDIT_LANDLOCK_LINKED_FILE:    /* likewise */
+  case AUDIT_LANDLOCK_UNLISTED:       /* likewise */
     return false;
   case AUDIT_UNMATCHED_LITERAL:
   case AUDIT_SYMLINK:
@@ -1042,6 +1044,11 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
                   "something mounted on it), and a Landlock rule follows a file to every name, "
                   "so one here could open a protected file too (use the mount backend, or "
                   "give it a single name)")));
+  }
+  for (size_t i = 0; i < plan->carve.n_unlisted; i++) {
+    add(out, AUDIT_LANDLOCK_UNLISTED, display_path(root, plan->carve.unlisted[i]),
+        xstrdup(_("cannot be listed by this user, so Landlock grants nothing in it: everything "
+                  "in it is read-only while the agent runs")));
   }
 }
 

@@ -44,6 +44,9 @@ typedef enum {
   /* A file beside the way to a protected path that Landlock leaves
    * without a rule, since another name may reach it: a note. */
   AUDIT_LANDLOCK_LINKED_FILE,
+  /* A directory on the way that this user cannot list: Landlock grants
+   * nothing in it. A note. */
+  AUDIT_LANDLOCK_UNLISTED,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;

@@ -597,6 +597,9 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
     for (size_t i = 0; i < plan->carve.n_withheld; i++) {
       printf("  %s  %s\n", _("no write rule for"), plan->carve.withheld[i]);
     }
+    for (size_t i = 0; i < plan->carve.n_unlisted; i++) {
+      printf("  %s  %s\n", _("nothing granted in"), plan->carve.unlisted[i]);
+    }
   }
   bool header = false;
   for (size_t i = 0; i < plan->n_targets; i++) {
@@ -662,6 +665,11 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   json_object_object_add(doc, "granted", grants);
   json_object_object_add(doc, "restricted", restricted);
   json_object_object_add(doc, "withheld", withheld);
+  json_object *unlisted = json_object_new_array();
+  for (size_t i = 0; i < plan->carve.n_unlisted; i++) {
+    json_object_array_add(unlisted, json_object_new_string(plan->carve.unlisted[i]));
+  }
+  json_object_object_add(doc, "unlisted", unlisted);
   json_object *nc = json_object_new_array();
   if (plan->backend == BACKEND_LANDLOCK) {
     json_object_array_add(nc, json_object_new_string("metadata"));

@@ -60,13 +60,19 @@ static bool strings_have(const char *const *v, size_t n, const char *s) {
 }
 
 /* Lists `dir`; a directory that does not exist (below a missing protected
- * path) simply has no entries. */
+ * path) simply has no entries, and neither has one this user may not
+ * list (noted in *unlisted: nothing in it can be granted). */
 static int list(DirLister lister, void *userdata, const char *dir, DirEntry **ret, size_t *n,
-                Error *err) {
+                bool *unlisted, Error *err) {
   *ret = NULL;
   *n = 0;
+  *unlisted = false;
   int r = lister(userdata, dir, ret, n);
   if (r == -ENOENT || r == -ENOTDIR) {
+    return 0;
+  }
+  if (r == -EACCES) {
+    *unlisted = true;
     return 0;
   }
   if (r < 0) {
@@ -92,7 +98,8 @@ static const char *child_path(char *buf, size_t size, const char *dir, const cha
 int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *userdata, Carve *ret,
                Error *err) {
   char **chain = NULL;
-  size_t n_chain = 0, cap_chain = 0, cap_grants = 0, cap_restricted = 0, cap_withheld = 0;
+  size_t n_chain = 0, cap_chain = 0, cap_grants = 0, cap_restricted = 0, cap_withheld = 0,
+         cap_unlisted = 0;
   IdentitySet blocked = {0}; /* protected objects and chain directories */
   Carve c = {0};
   int r = 0;
@@ -157,8 +164,13 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
     if (plan_inside_protected_dir(targets, n, chain[i])) {
       continue;
     }
-    r = list(lister, userdata, chain[i], &ents[i], &n_ents[i], err);
+    bool unlisted = false;
+    r = list(lister, userdata, chain[i], &ents[i], &n_ents[i], &unlisted, err);
     listed[i] = r == 0;
+    if (unlisted) {
+      char **u = grow_array(&c.unlisted, &c.n_unlisted, &cap_unlisted, sizeof(char *));
+      *u = xstrdup(chain[i]);
+    }
     for (size_t k = 0; r == 0 && k < n_ents[i]; k++) {
       const DirEntry *e = &ents[i][k];
       const char *child;
@@ -279,6 +291,10 @@ void carve_clear(Carve *c) {
   for (size_t i = 0; i < c->n_withheld; i++) {
     free(c->withheld[i]);
   }
+  for (size_t i = 0; i < c->n_unlisted; i++) {
+    free(c->unlisted[i]);
+  }
+  free(c->unlisted);
   free(c->grants);
   free(c->restricted);
   free(c->withheld);

@@ -80,6 +80,10 @@ typedef struct {
    * may reach them (DirEntry.aliased): read-only while the agent runs. */
   char **withheld;
   size_t n_withheld;
+  /* Directories of the chain this user may search but not list (mode
+   * 0711): nothing in them is granted, so all of it is read-only. */
+  char **unlisted;
+  size_t n_unlisted;
 } Carve;
 
 typedef struct {

@@ -1429,6 +1429,37 @@ class TestDanglingProtectedLink(Base):
                     self.assertIn(os.path.join(root, "conf"), doc["restricted"], r)
 
 
+class TestLandlockUnlistableChainDirectory(Base):
+    """A directory on the way that the user may search but not list (root's
+    0711 above a user's project): Landlock grants nothing in it, instead of
+    refusing to start, and the project works as usual."""
+
+    def test_runs_and_protects(self):
+        if not IS_ROOT:
+            self.skipTest("making a directory the user cannot list needs root")
+        if not self.available("landlock", "nobody"):
+            self.skipTest("the landlock backend is not available")
+        pr = self.project("nobody")
+        os.chown(pr.code, 0, 0)
+        os.chmod(pr.code, 0o711)
+        before = snapshot(pr)
+        r = run(ralon_run("landlock", "echo forged >> agent.lock"), "nobody", pr.proj, pr.env())
+        self.assertNotEqual(r.rc, 0, r)
+        self.assertIn("Permission denied", r.stderr, r)
+        r = run(ralon_run("landlock", "echo more >> src/main.c && echo new > src/new.c"),
+                "nobody", pr.proj, pr.env())
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(read_text(os.path.join(pr.proj, "src/new.c")), "new\n")
+        self.assertUnchanged(before, pr, "unlistable chain directory")
+        r = run([Tools.ralon, "run", "--backend", "landlock", "--dry-run", "--json", "--", "true"],
+                "nobody", pr.proj, pr.env())
+        self.assertEqual(r.rc, 0, r)
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["unlisted"], [os.path.realpath(pr.code)], r)
+        self.assertIn(("landlock-unlisted-directory", os.path.realpath(pr.code)),
+                      {(f["kind"], f["subject"]) for f in doc["findings"]}, r)
+
+
 class TestLandlockAliasesBesideTheChain(Base):
     """Other names for protected objects that exist before ralon starts,
     as entries of directories on the Landlock chain: a bind mount of the

@@ -100,6 +100,7 @@ static bool depends_on_machine(AuditKind k) {
   case AUDIT_LANDLOCK_TRUNCATE:
   case AUDIT_LANDLOCK_NO_NEW_ENTRIES:
   case AUDIT_LANDLOCK_LINKED_FILE:
+  case AUDIT_LANDLOCK_UNLISTED:
   case AUDIT_INHERITED_FD:
   case _AUDIT_KIND_MAX:
   case _AUDIT_KIND_INVALID:
@@ -275,6 +276,7 @@ START_TEST(test_kind_names) {
       {AUDIT_INHERITED_FD, "inherited-write-descriptor"},
       {AUDIT_CASE_INSENSITIVE, "case-insensitive-directory"},
       {AUDIT_LANDLOCK_LINKED_FILE, "landlock-linked-file"},
+      {AUDIT_LANDLOCK_UNLISTED, "landlock-unlisted-directory"},
   };
   /* Every kind has a name here: a new kind must be added to this table. */
   ck_assert_int_eq(ELEMENTSOF(table), _AUDIT_KIND_MAX);
@@ -297,7 +299,8 @@ START_TEST(test_kind_weakens) {
      * Landlock closes to new entries (stricter, not weaker) are notes;
      * every other finding leaves protection weaker. */
     bool note = k == AUDIT_UNMATCHED_GLOB || k == AUDIT_GIT_FSMONITOR ||
-                k == AUDIT_LANDLOCK_NO_NEW_ENTRIES || k == AUDIT_LANDLOCK_LINKED_FILE;
+                k == AUDIT_LANDLOCK_NO_NEW_ENTRIES || k == AUDIT_LANDLOCK_LINKED_FILE ||
+                k == AUDIT_LANDLOCK_UNLISTED;
     ck_assert_msg(audit_weakens((AuditKind)k) == !note, "kind %s",
                   audit_kind_to_string((AuditKind)k));
   }
@@ -1282,6 +1285,9 @@ static char *landlock_kinds(Backend backend, int abi, const char *root, AuditFin
   char *withheld[] = {(char *)MI_PROJ "/linked.txt"};
   plan.carve.withheld = withheld;
   plan.carve.n_withheld = ELEMENTSOF(withheld);
+  char *unlisted[] = {(char *)"/home/dev"};
+  plan.carve.unlisted = unlisted;
+  plan.carve.n_unlisted = ELEMENTSOF(unlisted);
   AuditFindings f = {0};
   audit_landlock(&plan, abi, root, &f);
   char *out = all_lines(&f);
@@ -1301,11 +1307,14 @@ START_TEST(test_landlock) {
                         "landlock-no-new-entries /home/dev\n"
                         "landlock-no-new-entries .\n"
                         "landlock-no-new-entries tests\n"
-                        "landlock-linked-file linked.txt\n");
+                        "landlock-linked-file linked.txt\n"
+                        "landlock-unlisted-directory /home/dev\n");
   assert_contains(f.items[0].detail, "mode, owner, times and extended attributes");
   assert_contains(f.items[5].detail, "read-only while the agent runs");
   assert_contains(f.items[5].detail, "hard links");
   ck_assert(!audit_weakens(f.items[5].kind));
+  assert_contains(f.items[6].detail, "cannot be listed");
+  ck_assert(!audit_weakens(f.items[6].kind));
   assert_contains(f.items[0].detail, "chmod, chown, utime or setxattr");
   assert_contains(f.items[1].detail, "accepts no new entries");
   assert_contains(f.items[1].detail, "leads to a protected path");

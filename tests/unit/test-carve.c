@@ -267,15 +267,34 @@ START_TEST(carve_withholds_bind_mounts_from_protected_dirs) {
 END_TEST
 
 START_TEST(carve_lister_error_is_reported) {
-  FakeFs fs = {tree, ELEMENTSOF(tree), EACCES, "/home/dev", 0};
+  FakeFs fs = {tree, ELEMENTSOF(tree), EIO, "/home/dev", 0};
   PlanTarget t = target("/home/dev/proj/agent.lock", F, 1, 17);
   Carve c;
   _cleanup_error_ Error err = {0};
   ck_assert_int_eq(carve_plan(&t, 1, fake_list, &fs, &c, &err), -1);
   ck_assert_ptr_nonnull(err.message);
   ck_assert_ptr_nonnull(strstr(err.message, "/home/dev"));
-  ck_assert_int_eq(err.errnum, EACCES);
+  ck_assert_int_eq(err.errnum, EIO);
   ck_assert_uint_eq(c.n_grants, 0);
+}
+END_TEST
+
+START_TEST(carve_unlistable_directory_grants_nothing) {
+  /* Searchable but not listable (0711): nothing in it is granted, it is
+   * still restricted, and the plan names it. */
+  FakeFs fs = {tree, ELEMENTSOF(tree), EACCES, "/home/dev", 0};
+  PlanTarget t = target("/home/dev/proj/agent.lock", F, 1, 17);
+  Carve c;
+  Error err = {0};
+  ck_assert_int_eq(carve_plan(&t, 1, fake_list, &fs, &c, &err), 0);
+  ck_assert_uint_eq(c.n_unlisted, 1);
+  ck_assert_str_eq(c.unlisted[0], "/home/dev");
+  ck_assert(has_restricted(&c, "/home/dev"));
+  ck_assert(!has_grant(&c, "/home/dev/.bashrc"));
+  /* Elsewhere, as usual. */
+  ck_assert(has_grant(&c, "/home/other"));
+  ck_assert(has_grant(&c, "/home/dev/proj/src"));
+  carve_clear(&c);
 }
 END_TEST
 
@@ -403,6 +422,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, carve_missing_target_restricts_its_parent);
   tcase_add_test(tc, carve_symlink_target_also_restricts_link_dir);
   tcase_add_test(tc, carve_lister_error_is_reported);
+  tcase_add_test(tc, carve_unlistable_directory_grants_nothing);
   tcase_add_test(tc, carve_withholds_bind_mounts_from_protected_dirs);
   tcase_add_test(tc, pinned_every_ancestor_parents_first);
   tcase_add_test(tc, pinned_skips_missing_and_inside_protected);
