@@ -199,6 +199,13 @@ static int compare_listings(const void *a, const void *b) {
   return strcmp(((const ScanListing *)a)->relative, ((const ScanListing *)b)->relative);
 }
 
+const ProtectedPath *scan_find(const ScanResult *r, const char *relative) {
+  const ProtectedPath key = {.relative = relative};
+  return r->n_paths > 0
+             ? bsearch(&key, r->paths, r->n_paths, sizeof(ProtectedPath), compare_paths)
+             : NULL;
+}
+
 const ScanListing *scan_listing(const ScanResult *r, const char *relative) {
   const ScanListing key = {.relative = (char *)relative};
   return r->n_listings > 0 ? bsearch(&key, r->listings, r->n_listings, sizeof(ScanListing),

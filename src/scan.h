@@ -72,6 +72,8 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
 
 /* The listing of the directory `relative` (to the root), or NULL. */
 const ScanListing *scan_listing(const ScanResult *r, const char *relative);
+/* The protected entry found at `relative`, or NULL (a binary search). */
+const ProtectedPath *scan_find(const ScanResult *r, const char *relative);
 
 void scan_result_free(ScanResult *r);
 static inline void scan_result_freep(ScanResult **r) {

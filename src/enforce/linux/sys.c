@@ -353,14 +353,22 @@ int sys_stat_aliased(int fd, const char *name, struct stat *st, bool *aliased) {
 /* Adds the entry `name` (getdents' inode number and type) of the
  * directory open at `fd` to `v`. 0, or -errno; an entry gone meanwhile is
  * skipped. */
-static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, const char *name,
-                         ino_t d_ino, unsigned char d_type, DirEntry **v, size_t *n, size_t *cap) {
+static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact,
+                         const ProtectedPath *known, const char *name, ino_t d_ino, unsigned char d_type, DirEntry **v,
+                         size_t *n, size_t *cap) {
   if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
     return 0;
   }
   struct stat st;
   bool exact = true, aliased = false;
-  if (d_type == DT_DIR ? d_ino_exact : d_type == DT_LNK) {
+  /* A protected file (`known` from the scan) is never granted, so
+   * whether it has other names does not matter here: no statx for each
+   * of a thousand of them. */
+  if (known != NULL && d_ino_exact) {
+    st.st_dev = self->st_dev;
+    st.st_ino = d_ino;
+    st.st_mode = known->mode;
+  } else if (d_type == DT_DIR ? d_ino_exact : d_type == DT_LNK) {
     /* Its inode is the one getdents names, on this directory's device,
      * unless something is mounted on it: then getdents names the inode
      * underneath. landlock_apply opens every exact grant without crossing
@@ -391,7 +399,21 @@ static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, cons
 
 /* Lists `dir`: from `listing` when it is the scan's listing of the very
  * directory opened now, else with getdents64(2). */
-static int list_dir(const char *dir, const ScanListing *listing, DirEntry **ret, size_t *ret_n) {
+/* The scan's entry for `name` in the directory `rel` (relative to the
+ * root) when it found it protected, with the inode getdents gives it. */
+static const ProtectedPath *scanned_protected(const ScanResult *scan, const char *rel, const char *name,
+                              ino_t d_ino) {
+  char buf[PATH_MAX];
+  int len = snprintf(buf, sizeof(buf), "%s%s%s", rel, rel[0] != '\0' ? "/" : "", name);
+  if (len < 0 || (size_t)len >= sizeof(buf)) {
+    return NULL;
+  }
+  const ProtectedPath *p = scan_find(scan, buf);
+  return p != NULL && p->ino == d_ino && !S_ISDIR(p->mode) ? p : NULL;
+}
+
+static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
+                    const ScanListing *listing, DirEntry **ret, size_t *ret_n) {
   *ret = NULL;
   *ret_n = 0;
   _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -422,8 +444,10 @@ static int list_dir(const char *dir, const ScanListing *listing, DirEntry **ret,
   if (listing != NULL && listing->dev == self.st_dev && listing->ino == self.st_ino) {
     for (size_t i = 0; i < listing->n_entries && r == 0; i++) {
       const ScanEntry *se = &listing->entries[i];
-      r = add_dir_entry(fd, &self, d_ino_exact, listing->names + se->name, se->ino, se->type, &v,
-                        &n, &cap);
+      const char *name = listing->names + se->name;
+      const ProtectedPath *known =
+          se->type != DT_DIR ? scanned_protected(scan, rel, name, se->ino) : NULL;
+      r = add_dir_entry(fd, &self, d_ino_exact, known, name, se->ino, se->type, &v, &n, &cap);
     }
   } else {
     /* getdents64(2) directly: readdir(3) would add an fstat and two fcntl
@@ -433,7 +457,8 @@ static int list_dir(const char *dir, const ScanListing *listing, DirEntry **ret,
     DirReader dr = {.fd = fd, .buf = buf, .size = LIST_BUFFER};
     const struct dirent64 *de;
     while (r == 0 && (de = dir_reader_next(&dr)) != NULL) {
-      r = add_dir_entry(fd, &self, d_ino_exact, de->d_name, de->d_ino, de->d_type, &v, &n, &cap);
+      r = add_dir_entry(fd, &self, d_ino_exact, NULL, de->d_name, de->d_ino, de->d_type, &v, &n,
+                        &cap);
     }
     if (r == 0 && errno != 0) {
       r = -errno;
@@ -450,13 +475,14 @@ static int list_dir(const char *dir, const ScanListing *listing, DirEntry **ret,
 
 int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n) {
   (void)userdata;
-  return list_dir(dir, NULL, ret, ret_n);
+  return list_dir(dir, NULL, NULL, NULL, ret, ret_n);
 }
 
 int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n) {
   const ScannedDirs *s = userdata;
   const char *rel = s->root != NULL && s->scan != NULL ? path_relative(s->root, dir) : NULL;
-  return list_dir(dir, rel != NULL ? scan_listing(s->scan, rel) : NULL, ret, ret_n);
+  const ScanListing *listing = rel != NULL ? scan_listing(s->scan, rel) : NULL;
+  return list_dir(dir, s->scan, rel, listing, ret, ret_n);
 }
 
 /* Capabilities and the seccomp filter are set with plain system calls:
