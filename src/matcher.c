@@ -372,11 +372,31 @@ enum {
   RUN_GLOB = 1 << 1,   /* components of `rel` may be shell globs */
 };
 
+/* Whether the single-star globs `*a` and `*b` (or `a*` and `b*`, with
+ * `suffix` false) can name the same thing: when one's fixed part ends (or
+ * starts) the other's. `a` and `b` are the parts without the star. */
+static bool fixed_parts_agree(const char *a, size_t alen, const char *b, size_t blen,
+                              bool suffix) {
+  size_t n = alen < blen ? alen : blen;
+  return suffix ? memcmp(a + alen - n, b + blen - n, n) == 0 : memcmp(a, b, n) == 0;
+}
+
 /* Whether the shell glob `comp` could name something segment `sg`
  * matches: against a literal segment, exactly; against a glob segment,
- * assumed (two globs overlap more often than not, and refusing is safe). */
+ * assumed (two globs overlap more often than not, and refusing is safe),
+ * except for the common `*.o` against `*.md`, which never meet. */
 static bool glob_overlaps(const Matcher *m, const Segment *sg, const char *comp, size_t len) {
   if (sg->kind != SEG_LITERAL) {
+    bool one_star = len > 1 && memchr(comp, '?', len) == NULL && memchr(comp, '[', len) == NULL &&
+                    memchr(comp + 1, '*', len - 2) == NULL;
+    if (sg->kind == SEG_GLOB && !(m->flags & MATCHER_CASEFOLD) && one_star) {
+      if (sg->fast == FAST_SUFFIX && comp[0] == '*' && comp[len - 1] != '*') {
+        return fixed_parts_agree(sg->text + 1, sg->len - 1, comp + 1, len - 1, true);
+      }
+      if (sg->fast == FAST_PREFIX && comp[len - 1] == '*' && comp[0] != '*') {
+        return fixed_parts_agree(sg->text, sg->len - 1, comp, len - 1, false);
+      }
+    }
     return true;
   }
   char buf[PATH_MAX];
@@ -472,23 +492,23 @@ bool matcher_may_match_below(const Matcher *m, const char *rel) {
   return found;
 }
 
-/* Runs `fn` over the alternatives of pattern `idx` in the UTF-8 locale. */
-static int run_one(const Matcher *m, size_t idx, const char *rel, bool below) {
+/* Runs the alternatives of pattern `idx` until one answers. */
+static int run_one(const Matcher *m, size_t idx, const char *rel, bool below, unsigned mode) {
   int found = 0;
   for (size_t i = 0; i < m->n_alts && found == 0; i++) {
     if (m->alts[i].pattern == idx) {
-      found = run_alternative(m, &m->alts[i], rel, below, 0);
+      found = run_alternative(m, &m->alts[i], rel, below, mode);
     }
   }
   return found;
 }
 
 bool matcher_match_one(const Matcher *m, size_t idx, const char *rel) {
-  return run_one(m, idx, rel, false) == 1;
+  return run_one(m, idx, rel, false, 0) == 1;
 }
 
 bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel) {
-  return run_one(m, idx, rel, true) != 0;
+  return run_one(m, idx, rel, true, 0) != 0;
 }
 
 long matcher_match_suffix(const Matcher *m, const char *rel) {
@@ -563,4 +583,13 @@ long matcher_match_glob(const Matcher *m, const char *rel, bool below) {
     }
   }
   return -1;
+}
+
+bool matcher_match_glob_one(const Matcher *m, size_t idx, const char *rel, bool below) {
+  return run_one(m, idx, rel, below, RUN_GLOB) != 0;
+}
+
+bool matcher_glob_may_name(const Matcher *m, const char *glob, const char *name) {
+  Segment sg = {.kind = SEG_LITERAL, .text = (char *)name, .len = strlen(name)};
+  return glob_overlaps(m, &sg, glob, strlen(glob));
 }

@@ -76,6 +76,14 @@ long matcher_state_step(const Matcher *m, const MatcherState *from, const char *
  * `below`, or something below it), decided from the patterns alone, never
  * by listing directories. Errs towards a match. */
 long matcher_match_glob(const Matcher *m, const char *rel, bool below);
+/* The same for pattern `idx` alone: whether it could protect something the
+ * glob names (with `below`, or something below it). */
+bool matcher_match_glob_one(const Matcher *m, size_t idx, const char *rel, bool below);
+
+/* Whether the shell glob component `glob` could name the file `name` (one
+ * component each, no `/`): what a glob that starts above a project root
+ * has to be checked against, component by component, on the way down. */
+bool matcher_glob_may_name(const Matcher *m, const char *glob, const char *name);
 
 /* Whether pattern `idx` has no wildcard at all (a literal path). */
 bool matcher_is_literal(const Matcher *m, size_t idx);

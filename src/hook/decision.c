@@ -2,7 +2,9 @@
 #include "hook/decision.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "path.h"
 
@@ -52,7 +54,19 @@ void decider_clear(Decider *d) {
 void path_decision_clear(PathDecision *p) {
   free(p->relative);
   free(p->via);
+  free(p->resolved);
   memset(p, 0, sizeof(*p));
+}
+
+static bool overlong_component(const char *p) {
+  for (const char *c = p; *c != '\0';) {
+    size_t len = strcspn(c, "/");
+    if (len > NAME_MAX) {
+      return true;
+    }
+    c += len + (c[len] == '/');
+  }
+  return false;
 }
 
 int decide_path(const Decider *d, const char *base, const char *arg, PathDecision *ret,
@@ -73,10 +87,12 @@ int decide_path(const Decider *d, const char *base, const char *arg, PathDecisio
     /* Only needed when the name as written is not protected. */
     _cleanup_free_ char *joined = arg[0] == '/' ? xstrdup(arg) : path_join(base, arg);
     resolved = path_resolve(joined);
-    if (resolved == NULL) {
+    if (resolved == NULL && !(errno == ENAMETOOLONG && overlong_component(joined))) {
       return error_set(err, errno, _("cannot resolve %s: %m"), arg);
     }
-    res = d->canon_root ? path_relative(d->canon_root, resolved) : NULL;
+    /* A component longer than NAME_MAX names no file (a string under a
+     * path key that is really code): the name as written is all there is. */
+    res = d->canon_root && resolved ? path_relative(d->canon_root, resolved) : NULL;
     res_idx = res ? matcher_match(d->matcher, res) : -1;
   }
 
@@ -97,6 +113,9 @@ int decide_path(const Decider *d, const char *base, const char *arg, PathDecisio
   } else {
     ret->verdict = VERDICT_OUTSIDE;
   }
+  if (res != NULL) {
+    ret->resolved = xstrdup(res);
+  }
   return 0;
 }
 
@@ -110,4 +129,98 @@ bool decide_suffix(const Decider *d, const char *rel, long *ret_pattern) {
     *ret_pattern = idx;
   }
   return idx >= 0;
+}
+
+/* The next component of the path at *p (none left: false), skipping `/`. */
+static bool next_component(const char **p, const char **ret, size_t *ret_len) {
+  while (**p == '/') {
+    (*p)++;
+  }
+  if (**p == '\0') {
+    return false;
+  }
+  *ret = *p;
+  *p = strchrnul(*p, '/');
+  *ret_len = (size_t)(*p - *ret);
+  return true;
+}
+
+static size_t depth(const char *rel) {
+  size_t n = 0;
+  const char *c;
+  size_t len;
+  while (next_component(&rel, &c, &len)) {
+    n++;
+  }
+  return n;
+}
+
+/* Whether what literal pattern `idx` names cannot hold anything a longer
+ * glob could name: an entry that is not a directory, or none at all (a
+ * glob names only what exists when the shell expands it). One stat(2). */
+static bool holds_nothing(const Decider *d, size_t idx) {
+  _cleanup_free_ char *p = path_join(d->policy->root, d->policy->patterns[idx].pattern);
+  struct stat st;
+  if (stat(p, &st) == 0) {
+    return !S_ISDIR(st.st_mode);
+  }
+  return errno == ENOENT || errno == ENOTDIR || errno == ELOOP;
+}
+
+/* decide_glob for a glob relative to the root. */
+static long glob_inside(const Decider *d, const char *rel, bool tree) {
+  size_t n = depth(rel);
+  for (size_t i = 0; i < d->policy->n_patterns; i++) {
+    if (!matcher_match_glob_one(d->matcher, i, rel, tree)) {
+      continue;
+    }
+    /* A `*` in the glob's first component could name agent.lock, with
+     * the glob going on below it; but nothing lies below a file. A literal
+     * pattern names one path, which can be looked at. */
+    if (matcher_is_literal(d->matcher, i) && depth(d->policy->patterns[i].pattern) < n &&
+        holds_nothing(d, i)) {
+      continue;
+    }
+    return (long)i;
+  }
+  return -1;
+}
+
+static bool has_wildcard(const char *s, size_t len) {
+  return memchr(s, '*', len) != NULL || memchr(s, '?', len) != NULL ||
+         memchr(s, '[', len) != NULL;
+}
+
+long decide_glob(const Decider *d, const char *root, const char *glob, bool tree,
+                 const char **ret_rest) {
+  *ret_rest = NULL;
+  const char *g = glob, *r = root;
+  for (;;) {
+    const char *rc, *gc;
+    size_t rlen, glen;
+    if (!next_component(&r, &rc, &rlen)) {
+      /* Down to the root: the rest is inside. */
+      while (*g == '/') {
+        g++;
+      }
+      *ret_rest = g;
+      return glob_inside(d, g, tree);
+    }
+    if (!next_component(&g, &gc, &glen)) {
+      /* The glob may name the root's parent or one above: removed or
+       * moved, it takes agent.lock (pattern zero) with it. */
+      return tree ? 0 : -1;
+    }
+    bool same;
+    if (has_wildcard(gc, glen)) {
+      _cleanup_free_ char *pat = xstrndup(gc, glen);
+      _cleanup_free_ char *name = xstrndup(rc, rlen);
+      same = matcher_glob_may_name(d->matcher, pat, name);
+    } else {
+      same = glen == rlen && memcmp(gc, rc, glen) == 0;
+    }
+    if (!same) {
+      return -1;
+    }
+  }
 }

@@ -36,7 +36,10 @@ typedef struct {
   Verdict verdict;
   char *relative; /* the name inside the project; NULL when outside */
   char *via;      /* locked through the resolved name: that name, else NULL */
-  long pattern;   /* index of the matching pattern, or -1 */
+  /* Unless the name as written is locked: the name inside the project
+   * with symbolic links resolved, or NULL when that lies outside. */
+  char *resolved;
+  long pattern; /* index of the matching pattern, or -1 */
 } PathDecision;
 
 /* Decides `arg` (relative to `base`, an absolute directory). Both the name
@@ -50,3 +53,14 @@ void path_decision_clear(PathDecision *p);
  * for agents that "correct" a relative path to any file whose name ends
  * with it (Gemini CLI's replace tool). */
 bool decide_suffix(const Decider *d, const char *rel, long *ret_pattern);
+
+/* For a shell glob (`rm tests/x*.txt`), absolute and normalised: the first
+ * pattern that could protect something it names (with `tree`, something
+ * named or below it), or -1. Decided from the patterns alone, never by
+ * listing directories, and component by component against `root` (the
+ * policy's root or its canonical name), so that a glob starting above the
+ * root (`rm -rf ../proj*`) counts too. *ret_rest is the part of the glob
+ * below the root ("" for the root itself), or NULL when the glob names
+ * something above it: then only `tree` can reach a protected path. */
+long decide_glob(const Decider *d, const char *root, const char *glob, bool tree,
+                 const char **ret_rest);

@@ -152,30 +152,48 @@ typedef struct {
   size_t n;
   size_t cap;
   const char *start;
+  long start_policy; /* -2: not looked up yet */
 } Policies;
 
-/* The policy governing `abs`: found upwards from its nearest existing
- * directory, else from -C / the working directory. */
-static CachedPolicy *policy_for(Policies *ps, const char *abs) {
-  _cleanup_free_ char *dir = path_dirname(abs);
+/* What deciding the paths of one call gathers. */
+typedef struct {
+  Policies ps;
+  const char *base;
+  HookVerdict *v;
+  char *policy_error; /* the first thing that could not be checked */
+  char *ambiguous;    /* a relative path an agent may "correct" to any file */
+} Deciding;
+
+/* One path of a call, and its names. */
+typedef struct {
+  const char *path;  /* as the agent gave it */
+  char *abs;         /* absolute, `..` resolved lexically */
+  char *resolved;    /* with symbolic links resolved (NULL: could not be) */
+  char *glob;        /* a shell glob: `abs` with the directory before its
+                        first wildcard resolved (NULL: none, or could not) */
+  bool tree;         /* its whole subtree is removed or moved */
+} Target;
+
+/* The policy found upwards from `dir`, or from the nearest directory above
+ * it that exists: its index in the cache, or -1 when there is none. The
+ * cache holds the few policies one call can meet. */
+static long policy_from(Policies *ps, const char *dir) {
+  _cleanup_free_ char *d = xstrdup(dir);
   struct stat st;
-  while (stat(dir, &st) < 0 && !streq(dir, "/")) {
-    char *up = path_dirname(dir);
-    free(dir);
-    dir = up;
+  while ((stat(d, &st) < 0 || !S_ISDIR(st.st_mode)) && !streq(d, "/")) {
+    char *up = path_dirname(d);
+    free(d);
+    d = up;
   }
   _cleanup_free_ char *file = NULL;
   Error err = {0};
-  if (policy_find(dir, &file, &err) < 0) {
+  if (policy_find(d, &file, &err) < 0) {
     error_clear(&err);
-    if (policy_find(ps->start, &file, &err) < 0) {
-      error_clear(&err);
-      return NULL;
-    }
+    return -1;
   }
   for (size_t i = 0; i < ps->n; i++) {
     if (streq(ps->v[i].file, file)) {
-      return &ps->v[i];
+      return (long)i;
     }
   }
   CachedPolicy *c = grow_array(&ps->v, &ps->n, &ps->cap, sizeof(CachedPolicy));
@@ -185,7 +203,13 @@ static CachedPolicy *policy_for(Policies *ps, const char *abs) {
     c->error = xstrdup(err.message ? err.message : "?");
     error_clear(&err);
   }
-  return c;
+  return (long)(ps->n - 1);
+}
+
+static void note_error(Deciding *dc, const char *message) {
+  if (dc->policy_error == NULL) {
+    dc->policy_error = xstrdup(message ? message : "?");
+  }
 }
 
 static void add_hit(HookVerdict *v, const char *path, const char *shown, const CachedPolicy *c,
@@ -212,65 +236,181 @@ static long pattern_below(const Decider *d, const char *rel) {
   return -1;
 }
 
-static void decide_one(Policies *ps, const char *base, const char *path, bool tree, bool fuzzy,
-                       HookVerdict *v, char **policy_error) {
-  _cleanup_free_ char *abs = path_absolute(base, path);
-  if (abs == NULL) {
-    return;
+/* Whether the project root lies at or below `target`, by either name of
+ * each: removing or moving `target` takes the whole project along. */
+static bool holds_root(const Decider *d, const char *target) {
+  if (target == NULL) {
+    return false;
   }
-  CachedPolicy *c = policy_for(ps, abs);
-  if (c == NULL) {
-    return;
+  return path_relative(target, d->policy->root) != NULL ||
+         (d->canon_root != NULL && path_relative(target, d->canon_root) != NULL);
+}
+
+/* A shell glob, decided against the patterns: as written, and with the
+ * directory before its first wildcard resolved. */
+static bool decide_glob_in(Deciding *dc, const CachedPolicy *c, const Target *t) {
+  const Decider *d = &c->d;
+  const char *rest = NULL;
+  long idx = decide_glob(d, d->policy->root, t->abs, t->tree, &rest);
+  if (idx < 0 && t->glob != NULL && d->canon_root != NULL) {
+    idx = decide_glob(d, d->canon_root, t->glob, t->tree, &rest);
   }
+  if (idx < 0) {
+    return false;
+  }
+  /* Its name inside the project, else the glob itself (`../proj*`). */
+  const char *lex = path_relative(d->policy->root, t->abs);
+  const char *shown = lex && lex[0] ? lex : rest && rest[0] ? rest : t->abs;
+  add_hit(dc->v, t->path, shown, c, idx);
+  return true;
+}
+
+/* A directory whose subtree goes: protected when a pattern could match
+ * below its name as written or its resolved name (`rm -rf link/`), or
+ * when the project itself is inside it (`rm -rf ..`). */
+static bool decide_tree_in(Deciding *dc, const CachedPolicy *c, const Target *t,
+                           const PathDecision *pd) {
+  const Decider *d = &c->d;
+  long idx = -1;
+  _cleanup_free_ char *shown = NULL;
+  if (pd->relative != NULL && (idx = pattern_below(d, pd->relative)) >= 0) {
+    shown = xasprintf("%s/", pd->relative[0] ? pd->relative : ".");
+  } else if (pd->resolved != NULL && (idx = pattern_below(d, pd->resolved)) >= 0) {
+    const char *name = pd->relative ? pd->relative : pd->resolved;
+    shown = xasprintf("%s/", name[0] ? name : ".");
+  } else if ((holds_root(d, t->abs) || holds_root(d, t->resolved)) &&
+             (idx = pattern_below(d, "")) >= 0) {
+    shown = xasprintf("%s%s", t->abs, streq(t->abs, "/") ? "" : "/");
+  }
+  if (idx < 0) {
+    return false;
+  }
+  add_hit(dc->v, t->path, shown, c, idx);
+  return true;
+}
+
+/* Decides `t` against one policy; whether it protects it. */
+static bool decide_in(Deciding *dc, size_t policy, const Target *t) {
+  const CachedPolicy *c = &dc->ps.v[policy];
   if (c->error != NULL) {
-    if (*policy_error == NULL) {
-      *policy_error = xstrdup(c->error);
-    }
-    return;
+    note_error(dc, c->error);
+    return false;
   }
-  if (strpbrk(path, "*?[") != NULL) {
-    /* A shell glob: decided against the patterns, lexically. */
-    const char *rel = path_relative(c->d.policy->root, abs);
-    long idx = rel ? matcher_match_glob(c->d.matcher, rel, tree) : -1;
-    if (idx >= 0) {
-      add_hit(v, path, rel[0] ? rel : ".", c, idx);
-    }
-    return;
+  if (t->glob != NULL && decide_glob_in(dc, c, t)) {
+    return true;
   }
+  /* Also a glob as a literal name: quoted, or matching nothing, the shell
+   * passes it on as it is. */
   PathDecision pd;
   Error err = {0};
-  if (decide_path(&c->d, base, path, &pd, &err) < 0) {
+  if (decide_path(&c->d, dc->base, t->path, &pd, &err) < 0) {
     /* Cannot be resolved (a loop, no permission): not knowing is no. */
-    if (*policy_error == NULL) {
-      *policy_error = xstrdup(err.message);
-    }
+    note_error(dc, err.message);
     error_clear(&err);
-    return;
+    return false;
   }
+  bool hit = false;
   if (pd.verdict == VERDICT_LOCKED) {
-    add_hit(v, path, pd.relative[0] ? pd.relative : ".", c, pd.pattern);
-  } else if (tree && pd.relative != NULL) {
-    long idx = pattern_below(&c->d, pd.relative);
-    if (idx >= 0) {
-      _cleanup_free_ char *shown = xasprintf("%s/", pd.relative[0] ? pd.relative : ".");
-      add_hit(v, path, shown, c, idx);
-    }
-  } else if (fuzzy && path[0] != '/') {
-    struct stat st;
-    long idx = -1;
-    if (stat(abs, &st) < 0 && decide_suffix(&c->d, path, &idx)) {
-      _cleanup_free_ char *shown = xasprintf(".../%s", path);
-      add_hit(v, path, shown, c, idx);
-    }
+    add_hit(dc->v, t->path, pd.relative[0] ? pd.relative : ".", c, pd.pattern);
+    hit = true;
+  } else if (t->tree) {
+    hit = decide_tree_in(dc, c, t, &pd);
   }
   path_decision_clear(&pd);
+  return hit;
+}
+
+/* `p` (absolute) with the directory before its first component holding a
+ * wildcard resolved, and that component and the rest appended as they
+ * are; NULL when the directory cannot be resolved. */
+static char *resolve_glob_prefix(const char *p, char **ret_dir) {
+  const char *c = p;
+  for (;;) {
+    while (*c == '/') {
+      c++;
+    }
+    const char *e = strchrnul(c, '/');
+    size_t len = (size_t)(e - c);
+    if (*c == '\0' || memchr(c, '*', len) || memchr(c, '?', len) || memchr(c, '[', len)) {
+      break;
+    }
+    c = e;
+  }
+  _cleanup_free_ char *dir = c == p ? xstrdup("/") : xstrndup(p, (size_t)(c - p));
+  *ret_dir = path_resolve(dir);
+  if (*ret_dir == NULL) {
+    return NULL;
+  }
+  _cleanup_free_ char *joined = path_join(*ret_dir, c);
+  return path_normalize(joined);
+}
+
+/* Decides one path against every policy that may govern it: the nearest
+ * upwards from its name as written, the nearest upwards from where it
+ * leads, and the one where the agent runs (-C, or the payload's cwd),
+ * which is the one `ralon run` enforces. An agent.lock the agent put in a
+ * subdirectory cannot so hide the project's patterns, and a link into
+ * another project is judged by that project's. `shell_word`: from a shell
+ * command, where `*`, `?` and `[` are wildcards. `fuzzy`: the agent may
+ * "correct" a relative path that does not exist (Gemini's replace). */
+static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_word, bool fuzzy) {
+  Target t = {.path = path, .tree = tree};
+  t.abs = path_absolute(dc->base, path);
+  if (t.abs == NULL) {
+    return;
+  }
+  _cleanup_free_ char *joined = path_join(dc->base, path);
+  _cleanup_free_ char *lex_dir = path_dirname(t.abs);
+  _cleanup_free_ char *res_dir = NULL;
+  if (shell_word && strpbrk(path, "*?[") != NULL) {
+    t.glob = resolve_glob_prefix(joined, &res_dir);
+  } else {
+    t.resolved = path_resolve(joined);
+    res_dir = t.resolved ? path_dirname(t.resolved) : NULL;
+  }
+  if (dc->ps.start_policy == -2) {
+    dc->ps.start_policy = policy_from(&dc->ps, dc->ps.start);
+  }
+  long cand[3] = {policy_from(&dc->ps, lex_dir), res_dir ? policy_from(&dc->ps, res_dir) : -1,
+                  dc->ps.start_policy};
+  bool hit = false, governed = false;
+  for (size_t i = 0; i < ELEMENTSOF(cand) && !hit; i++) {
+    bool seen = cand[i] < 0;
+    for (size_t k = 0; k < i && !seen; k++) {
+      seen = cand[k] == cand[i];
+    }
+    if (!seen) {
+      governed |= dc->ps.v[cand[i]].error == NULL;
+      hit = decide_in(dc, (size_t)cand[i], &t);
+    }
+  }
+  struct stat st;
+  if (!hit && governed && fuzzy && path[0] != '/' && stat(t.abs, &st) < 0) {
+    /* Any file whose path ends with `path` may be meant: name a protected
+     * one if some pattern says so, else ask for the absolute path. */
+    for (size_t i = 0; i < ELEMENTSOF(cand) && !hit; i++) {
+      const CachedPolicy *c = cand[i] >= 0 ? &dc->ps.v[cand[i]] : NULL;
+      long idx = -1;
+      if (c != NULL && c->error == NULL && decide_suffix(&c->d, path, &idx)) {
+        _cleanup_free_ char *shown = xasprintf(".../%s", path);
+        add_hit(dc->v, path, shown, c, idx);
+        hit = true;
+      }
+    }
+    _cleanup_free_ char *norm = path_normalize(path);
+    if (!hit && !streq(norm, "..") && !startswith(norm, "../") && dc->ambiguous == NULL) {
+      dc->ambiguous = xstrdup(path);
+    }
+  }
+  free(t.abs);
+  free(t.resolved);
+  free(t.glob);
 }
 
 static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   _cleanup_free_ char *here = getcwd(NULL, 0);
   const char *base = req->cwd ? req->cwd : here ? here : "/";
-  Policies ps = {.start = start ? start : base};
-  _cleanup_free_ char *policy_error = NULL;
+  Deciding dc = {.ps = {.start = start ? start : base, .start_policy = -2}, .base = base, .v = v};
 
   if (req->not_understood != NULL) {
     v->deny = true;
@@ -292,32 +432,44 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   for (size_t i = 0; i < req->n_commands; i++) {
     hook_shell_targets(req->commands[i], &shell);
   }
+  /* Names given to edit tools and in patches are literal file names. */
   for (size_t i = 0; i < req->n_paths; i++) {
-    decide_one(&ps, base, req->paths[i], false, req->fuzzy_relative, v, &policy_error);
+    decide_one(&dc, req->paths[i], false, false, req->fuzzy_relative);
   }
   for (size_t i = 0; i < req->n_trees; i++) {
-    decide_one(&ps, base, req->trees[i], true, false, v, &policy_error);
+    decide_one(&dc, req->trees[i], true, false, false);
   }
   for (size_t i = 0; i < shell.n_paths; i++) {
-    decide_one(&ps, base, shell.paths[i], false, false, v, &policy_error);
+    decide_one(&dc, shell.paths[i], false, true, false);
   }
   for (size_t i = 0; i < shell.n_trees; i++) {
-    decide_one(&ps, base, shell.trees[i], true, false, v, &policy_error);
+    decide_one(&dc, shell.trees[i], true, true, false);
   }
   shell.cwd = NULL;
   hook_request_clear(&shell);
-  for (size_t i = 0; i < ps.n; i++) {
-    free(ps.v[i].file);
-    free(ps.v[i].error);
-    decider_clear(&ps.v[i].d);
+  for (size_t i = 0; i < dc.ps.n; i++) {
+    free(dc.ps.v[i].file);
+    free(dc.ps.v[i].error);
+    decider_clear(&dc.ps.v[i].d);
   }
-  free(ps.v);
+  free(dc.ps.v);
+  _cleanup_free_ char *policy_error = dc.policy_error;
+  _cleanup_free_ char *ambiguous = dc.ambiguous;
 
   if (v->n_hits == 0 && policy_error != NULL) {
     v->deny = true;
     v->reason = xasprintf(_("this call cannot be checked against agent.lock (%s), so it was "
                             "refused and changed nothing. Tell the user."),
                           policy_error);
+    return;
+  }
+  if (v->n_hits == 0 && ambiguous != NULL) {
+    v->deny = true;
+    v->reason = xasprintf(_("`%s` does not exist, and `%s` would then change whichever file in "
+                            "the workspace has a path ending with it, which may be one "
+                            "agent.lock protects: this call was refused and changed nothing. "
+                            "Give the file's absolute path."),
+                          ambiguous, req->tool ? req->tool : "?");
     return;
   }
   if (v->n_hits == 0) {

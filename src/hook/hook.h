@@ -28,7 +28,9 @@ typedef struct {
   char **commands;  /* shell commands it runs */
   size_t n_commands;
   /* Relative paths the agent may "correct" to any file whose name ends with
-   * them (Gemini's replace): refuse when a protected one could be meant. */
+   * them (Gemini's replace): one that does not exist is refused, naming the
+   * pattern when a protected file could be meant, else asking for the
+   * absolute path (any name could end a path below a protected directory). */
   bool fuzzy_relative;
   /* A tool that modifies files, whose targets could not be found: refuse. */
   bool unknown_target;
@@ -108,13 +110,15 @@ json_object *hook_json_object(json_object *o, const char *key, json_object **own
 size_t hook_patch_paths(const char *text, HookRequest *req);
 
 /* For tools ralon does not know: every string under a key that names a path
- * (file_path, path, notebook_path, target_file, …, at any depth), and the
- * paths of any patch envelope. Returns how many were found. */
+ * (file_path, path, notebook_path, target_file, source, destination, uri,
+ * …, at any depth; a file:// URI as its path), and the paths of any patch
+ * envelope. Returns how many were found. */
 size_t hook_generic_paths(json_object *input, HookRequest *req);
 
-/* Whether a tool name plainly only reads (read, view, grep, search, list,
- * fetch, … and nothing like write, edit, create, delete …), as the Rust
- * ralon judged unknown tools. */
+/* Whether a tool name plainly only reads: a read verb (read, view, cat,
+ * grep, search, list, fetch, …) as a whole word of it, the name split at
+ * `_`, `-`, `.` and changes of case, and nothing like write, edit, create,
+ * delete … anywhere in it. */
 bool hook_tool_reads_only(const char *tool);
 
 /* Marks the request not understood when `payload` has `key` but `input`

@@ -2,6 +2,7 @@
 /* Building a HookRequest: what the agent files share. */
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "hook/hook.h"
 
@@ -134,13 +135,18 @@ size_t hook_patch_paths(const char *text, HookRequest *req) {
   return found;
 }
 
-/* A key naming a path, once lowercased and without `_` and `-`. */
+/* A key naming a path, once lowercased and without `_` and `-`. Strings
+ * under such a key that are no path (`"to": "v2"`) simply match nothing;
+ * a key missing here lets a tool move a protected file unseen (the MCP
+ * filesystem server's move_file {source, destination}). */
 static bool path_key(const char *key) {
   static const char *const keys[] = {
-      "filepath",   "path",         "paths",           "notebookpath", "targetfile",
-      "targetpath", "targetnotebook", "abspath",       "absolutepath", "oldpath",
-      "newpath",    "destination",  "destinationpath", "sourcepath",   "file",
-      "filename",   "files",
+      "filepath",    "path",        "paths",           "notebookpath", "targetfile",
+      "targetpath",  "targetnotebook", "abspath",      "absolutepath", "oldpath",
+      "newpath",     "destination", "destinationpath", "sourcepath",   "file",
+      "filename",    "files",       "source",          "src",          "from",
+      "to",          "target",      "dest",            "destpath",     "oldfilepath",
+      "newfilepath", "uri",
   };
   char k[32];
   size_t n = 0;
@@ -162,6 +168,47 @@ static bool path_key(const char *key) {
   return false;
 }
 
+static int hex_digit(char c) {
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+/* The path of a `file://` URI (MCP tools name files so), percent-escapes
+ * decoded; NULL when `s` is no such URI. The host, if any, is dropped: a
+ * file on another machine is named as if it were here, which at worst
+ * refuses too much. An escaped NUL ends the path, as the kernel would.
+ * With `query`, a `?` or `#` is part of the name (a client that did not
+ * escape it), else it ends the path. */
+static char *file_uri_path(const char *s, bool query) {
+  if (strncasecmp(s, "file:", 5) != 0) {
+    return NULL;
+  }
+  const char *p = s + 5;
+  if (startswith(p, "//")) {
+    p = strchrnul(p + 2, '/'); /* file:///x, file://localhost/x */
+  } else if (*p != '/') {
+    return NULL; /* file:x is no absolute URI: a name like any other */
+  }
+  char *out = xmalloc(strlen(p) + 1);
+  size_t n = 0;
+  for (; *p != '\0' && (query || (*p != '?' && *p != '#')); p++) {
+    int hi, lo;
+    if (*p == '%' && (hi = hex_digit(p[1])) >= 0 && (lo = hex_digit(p[2])) >= 0) {
+      if (hi == 0 && lo == 0) {
+        break;
+      }
+      out[n++] = (char)(hi * 16 + lo);
+      p += 2;
+    } else {
+      out[n++] = *p;
+    }
+  }
+  out[n] = '\0';
+  return out;
+}
+
 static size_t generic_walk(json_object *v, bool under_path_key, HookRequest *req, int depth) {
   size_t found = 0;
   if (v == NULL || depth > 64) {
@@ -171,7 +218,10 @@ static size_t generic_walk(json_object *v, bool under_path_key, HookRequest *req
   case json_type_string: {
     const char *s = json_object_get_string(v);
     if (under_path_key) {
-      hook_request_add_path(req, s);
+      _cleanup_free_ char *uri = file_uri_path(s, false);
+      _cleanup_free_ char *whole = uri ? file_uri_path(s, true) : NULL;
+      hook_request_add_path(req, uri ? uri : s);
+      hook_request_add_path(req, whole); /* the same name, unless `?#` */
       found++;
     } else if (strstr(s, "*** ") != NULL) {
       found += hook_patch_paths(s, req);
@@ -213,6 +263,27 @@ const char *hook_reason(const HookVerdict *v) {
   return v->reason ? v->reason : "";
 }
 
+/* Whether the word `w` (`len` bytes, lowercase) is one of `list`. */
+static bool word_in(const char *w, size_t len, const char *const *list) {
+  for (size_t i = 0; list[i] != NULL; i++) {
+    if (strlen(list[i]) == len && memcmp(w, list[i], len) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Whether a word of `name` starts at name[i]: after a separator (anything
+ * but a letter or digit), or at a change of case (readFile, HTMLView). */
+static bool word_starts(const char *name, size_t i) {
+  unsigned char c = (unsigned char)name[i], prev = i ? (unsigned char)name[i - 1] : 0;
+  if (i == 0 || !isalnum(prev)) {
+    return true;
+  }
+  return isupper(c) && (islower(prev) || isdigit(prev) ||
+                        (isupper(prev) && islower((unsigned char)name[i + 1])));
+}
+
 bool hook_tool_reads_only(const char *tool) {
   static const char *const reads[] = {"read", "view", "open", "cat",   "grep", "search",
                                       "glob", "list", "ls",   "find",  "fetch", NULL};
@@ -220,20 +291,28 @@ bool hook_tool_reads_only(const char *tool) {
                                        "insert", "delete", "remove", "rename", "move",
                                        "update", "save",   "append", "exec",  "run",
                                        "command", "shell", "bash",  NULL};
-  char lower[128];
-  size_t n = 0;
-  for (; tool[n] != '\0' && n + 1 < sizeof(lower); n++) {
-    lower[n] = (char)tolower((unsigned char)tool[n]);
+  size_t len = strlen(tool);
+  _cleanup_free_ char *lower = xmalloc(len + 1);
+  for (size_t i = 0; i <= len; i++) {
+    lower[i] = (char)tolower((unsigned char)tool[i]);
   }
-  lower[n] = '\0';
-  bool reads_only = false;
-  for (size_t i = 0; reads[i] != NULL; i++) {
-    reads_only |= strstr(lower, reads[i]) != NULL;
-  }
+  /* A write anywhere, even inside a word (overwrite), and it is no read. */
   for (size_t i = 0; writes[i] != NULL; i++) {
     if (strstr(lower, writes[i]) != NULL) {
       return false;
     }
+  }
+  /* A read verb only as a whole word: `cat` is in duplicate and relocate. */
+  bool reads_only = false;
+  for (size_t i = 0; i < len && !reads_only; i++) {
+    if (!isalnum((unsigned char)tool[i]) || !word_starts(tool, i)) {
+      continue;
+    }
+    size_t e = i + 1;
+    while (e < len && isalnum((unsigned char)tool[e]) && !word_starts(tool, e)) {
+      e++;
+    }
+    reads_only = word_in(lower + i, e - i, reads);
   }
   return reads_only;
 }

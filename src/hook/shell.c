@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What a shell command plainly writes. A small reader of POSIX shell words
  * and operators, enough for `echo x > f`, `rm -rf d`, `sed -i s/a/b/ f`,
- * `cd d && mv a b` and an apply_patch heredoc; anything cleverer is the
- * kernel's business, which is why this is best effort. */
+ * `cd d && mv a b`, `if …; then cp a dir/; fi`, `sudo -u u rm f` and an
+ * apply_patch heredoc; anything cleverer is the kernel's business, which is
+ * why this is best effort. */
+#include <pwd.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "hook/hook.h"
 #include "path.h"
+
+/* How deep sh -c, eval, env -S and command substitutions nest. */
+#define MAX_DEPTH 8
+/* How many earlier `cd`s pushd and open subshells keep: each is a copy, and
+ * a long enough command line must not cost quadratic memory. */
+#define MAX_SAVED_DIRS 64
 
 typedef struct {
   char **v;
@@ -29,11 +39,30 @@ static void words_clear(Words *w) {
 
 typedef struct {
   HookRequest *req;
-  char *cd; /* where a `cd` in the command moved to, relative or absolute */
-  int depth; /* sh -c nesting */
+  char *cd;    /* where a `cd` in the command moved to, relative or absolute */
+  Words dirs;  /* pushd's stack of earlier `cd`s, "" for the request's directory */
+  int depth;   /* sh -c, eval, env -S and `…` nesting */
 } Shell;
 
+/* A command run by xargs gets more arguments than it was written with. */
+typedef struct {
+  bool on;
+  const char *replace; /* -I STR: STR in the words stands for them; NULL: appended */
+} Xargs;
+
 static void parse(Shell *sh, const char *command);
+
+/* $HOME, with which a `~` is expanded; NULL when it is unset or not an
+ * absolute path and a `~` cannot be placed. */
+static const char *home(void) {
+  const char *h = getenv("HOME");
+  return h != NULL && h[0] == '/' ? h : NULL;
+}
+
+/* A path that still starts with the `~` that could not be expanded. */
+static bool is_unknown_tilde(const char *p) {
+  return p[0] == '~' && (p[1] == '/' || p[1] == '\0') && home() == NULL;
+}
 
 /* `path` as seen from the request's directory, after any `cd`. */
 static char *from_cwd(const Shell *sh, const char *path) {
@@ -43,13 +72,61 @@ static char *from_cwd(const Shell *sh, const char *path) {
   return path_join(sh->cd, path);
 }
 
+/* stat(2) of `word` as the command would see it. */
+static bool stat_word(const Shell *sh, const char *word, struct stat *st) {
+  _cleanup_free_ char *p = from_cwd(sh, word);
+  if (is_unknown_tilde(p)) {
+    return false;
+  }
+  _cleanup_free_ char *abs = sh->req->cwd != NULL ? path_join(sh->req->cwd, p) : xstrdup(p);
+  return stat(abs, st) == 0;
+}
+
+static bool is_dir(const Shell *sh, const char *word) {
+  struct stat st;
+  return stat_word(sh, word, &st) && S_ISDIR(st.st_mode);
+}
+
+/* hook_request_add_tree, once per tree (add_path dedups itself): every
+ * tree costs a decision with symlinks resolved. */
+static void add_tree(Shell *sh, const char *p) {
+  for (size_t i = 0; i < sh->req->n_trees; i++) {
+    if (streq(sh->req->trees[i], p)) {
+      return;
+    }
+  }
+  hook_request_add_tree(sh->req, p);
+}
+
+/* Targets that cannot be named: the words xargs reads, a `~` with no
+ * $HOME. They may be anything below the directory the command runs in, so
+ * that directory stands for them, as a tree: refused whenever anything
+ * protected lies below it. (Anything elsewhere escapes this hook; the
+ * kernel sandbox is the boundary.) */
+static void unknown_targets(Shell *sh) {
+  const char *dir = sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".";
+  add_tree(sh, dir);
+}
+
 /* Adds a target. A glob stays a glob: it is decided against the patterns
  * (matcher_match_glob), never by listing directories. */
 static void add_target(Shell *sh, const char *word, bool tree) {
   _cleanup_free_ char *p = from_cwd(sh, word);
+  if (is_unknown_tilde(p)) {
+    /* With no $HOME, bash expands `~` to the user's passwd entry; but the
+     * agent's shell may know a HOME the hook was not given. Both. */
+    unknown_targets(sh);
+    struct passwd *pw = getpwuid(getuid());
+    if (pw == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
+      return;
+    }
+    char *expanded = xasprintf("%s%s", pw->pw_dir, p + 1);
+    free(p);
+    p = expanded;
+  }
   hook_request_add_path(sh->req, p);
   if (tree) {
-    hook_request_add_tree(sh->req, p);
+    add_tree(sh, p);
   }
 }
 
@@ -66,83 +143,393 @@ static bool has_short_flag(const char *a, char flag) {
   return a[0] == '-' && a[1] != '-' && strchr(a + 1, flag) != NULL;
 }
 
-/* One simple command, its words already split. */
-static void simple_command(Shell *sh, char **argv, size_t argc) {
-  size_t i = 0;
-  /* Assignments and wrappers that run their arguments as a command. */
-  for (; i < argc; i++) {
-    const char *a = argv[i];
-    if (strchr(a, '=') != NULL && a[0] != '=' && a[0] != '-' &&
-        strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
-            (size_t)(strchr(a, '=') - a)) {
-      continue;
-    }
-    const char *b = base_name(a);
-    if (streq(b, "sudo") || streq(b, "env") || streq(b, "command") || streq(b, "exec") ||
-        streq(b, "nohup") || streq(b, "time") || streq(b, "nice") || streq(b, "doas")) {
-      continue;
-    }
-    break;
-  }
-  if (i >= argc) {
-    return;
-  }
-  const char *cmd = base_name(argv[i]);
-  char **args = argv + i + 1;
-  size_t n = argc - i - 1;
+static bool is_digits(const char *s) {
+  return s[0] != '\0' && strspn(s, "0123456789") == strlen(s);
+}
 
-  /* sh -c 'SCRIPT': the script is a command line of its own. */
-  if ((streq(cmd, "sh") || streq(cmd, "bash") || streq(cmd, "dash") || streq(cmd, "zsh") ||
-       streq(cmd, "ksh") || streq(cmd, "busybox")) &&
-      sh->depth < 8) {
-    for (size_t k = 0; k + 1 < n; k++) {
-      if (args[k][0] == '-' && args[k][1] != '-' && strchr(args[k], 'c') != NULL) {
-        sh->depth++;
-        parse(sh, args[k + 1]);
-        sh->depth--;
+static bool is_name(const char *s, size_t len) {
+  if (len == 0 || (s[0] >= '0' && s[0] <= '9')) {
+    return false;
+  }
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '\0' ||
+        strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_", s[i]) == NULL) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool is_assignment(const char *a) {
+  const char *eq = strchr(a, '=');
+  return eq != NULL && is_name(a, (size_t)(eq - a));
+}
+
+static bool in_list(const char *s, const char *const *list) {
+  for (size_t i = 0; list[i] != NULL; i++) {
+    if (streq(s, list[i])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Words that open or close a compound command: the command, if any, is
+ * the word after them (`then rm f`, `do sed -i … f`, `{ rm f; }`). */
+static bool is_reserved(const char *a) {
+  static const char *const reserved[] = {"if",   "then", "else", "elif", "do", "while",
+                                         "until", "!",   "{",    "}",    "fi", "done",
+                                         "esac", "coproc", NULL};
+  return in_list(a, reserved);
+}
+
+/* ---- wrappers: commands that run their arguments as a command ---------- */
+
+typedef struct {
+  const char *name; /* --name */
+  char as;          /* the short option it is (a made-up letter if none) */
+} LongOption;
+
+typedef struct {
+  const char *name;
+  const char *values;       /* short options that take a value */
+  const LongOption *longs;  /* long options that matter */
+  const char *stops;        /* options with which the command is not run */
+  char chdir;               /* the option naming the directory it runs in */
+  size_t operands;          /* words between the options and the command */
+} Wrapper;
+
+static const LongOption sudo_longs[] = {
+    {"--chdir", 'D'},  {"--user", 'u'},       {"--group", 'g'},      {"--close-from", 'C'},
+    {"--prompt", 'p'}, {"--role", 'r'},       {"--type", 't'},       {"--other-user", 'U'},
+    {"--chroot", 'R'}, {"--auth-type", 'a'},  {"--login-class", 'c'}, {"--command-timeout", 'T'},
+    {"--edit", 'e'},   {"--list", 'l'},       {NULL, 0}};
+static const LongOption env_longs[] = {
+    {"--chdir", 'C'}, {"--split-string", 'S'}, {"--unset", 'u'}, {"--argv0", 'a'}, {NULL, 0}};
+static const LongOption time_longs[] = {{"--output", 'o'}, {"--format", 'f'}, {NULL, 0}};
+static const LongOption nice_longs[] = {{"--adjustment", 'n'}, {NULL, 0}};
+static const LongOption timeout_longs[] = {{"--signal", 's'}, {"--kill-after", 'k'}, {NULL, 0}};
+static const LongOption stdbuf_longs[] = {
+    {"--input", 'i'}, {"--output", 'o'}, {"--error", 'e'}, {NULL, 0}};
+static const LongOption flock_longs[] = {
+    {"--timeout", 'w'}, {"--wait", 'w'}, {"--conflict-exit-code", 'E'}, {NULL, 0}};
+static const LongOption ionice_longs[] = {{"--class", 'c'}, {"--classdata", 'n'},
+                                          {"--pid", 'p'},   {"--pgid", 'P'},
+                                          {"--uid", 'u'},   {NULL, 0}};
+static const LongOption chrt_longs[] = {{"--pid", 'p'},
+                                        {"--sched-runtime", 'T'},
+                                        {"--sched-period", 'P'},
+                                        {"--sched-deadline", 'D'},
+                                        {NULL, 0}};
+static const LongOption taskset_longs[] = {{"--pid", 'p'}, {NULL, 0}};
+static const LongOption xargs_longs[] = {
+    {"--arg-file", 'a'},  {"--delimiter", 'd'}, {"--max-args", 'n'},         {"--max-procs", 'P'},
+    {"--max-chars", 's'}, {"--replace", 'i'},   {"--process-slot-var", '.'}, {NULL, 0}};
+
+static const Wrapper wrappers[] = {
+    /* name, values, longs, stops, chdir, operands */
+    {"sudo", "aCcDgpRrTtUu", sudo_longs, "l", 'D', 0},
+    {"sudoedit", "aCcDgpRrTtUu", sudo_longs, "l", 'D', 0},
+    {"doas", "aCu", NULL, "C", 0, 0},
+    {"env", "aCSu", env_longs, "", 'C', 0},
+    {"command", "", NULL, "vV", 0, 0},
+    {"builtin", "", NULL, "", 0, 0},
+    {"exec", "a", NULL, "", 0, 0},
+    {"nohup", "", NULL, "", 0, 0},
+    {"time", "of", time_longs, "", 0, 0},
+    {"nice", "n", nice_longs, "", 0, 0},
+    {"timeout", "sk", timeout_longs, "", 0, 1},   /* DURATION */
+    {"stdbuf", "ioe", stdbuf_longs, "", 0, 0},
+    {"setsid", "", NULL, "", 0, 0},
+    {"flock", "wE", flock_longs, "", 0, 1},       /* the lock file */
+    {"ionice", "cnpPu", ionice_longs, "pPu", 0, 0},
+    {"chrt", "DPT", chrt_longs, "p", 0, 1},       /* the priority */
+    {"taskset", "", taskset_longs, "p", 0, 1},    /* the CPU mask */
+    {"xargs", "adEILnPs.", xargs_longs, "", 0, 0},
+};
+
+static const Wrapper *find_wrapper(const char *name) {
+  for (size_t i = 0; i < ELEMENTSOF(wrappers); i++) {
+    if (streq(wrappers[i].name, name)) {
+      return &wrappers[i];
+    }
+  }
+  return NULL;
+}
+
+/* What a wrapper's options said. */
+typedef struct {
+  bool stop;         /* the command is not run (command -v, sudo -l) */
+  bool edit;         /* sudo -e: the words are files it edits */
+  const char *chdir; /* env -C, sudo -D */
+  const char *split; /* env -S: a command line of its own */
+  Xargs xargs;
+} WrapperState;
+
+static void wrapper_option(Shell *sh, const Wrapper *w, char opt, const char *value,
+                           WrapperState *st) {
+  if (strchr(w->stops, opt) != NULL) {
+    st->stop = true;
+  } else if (opt == w->chdir && value != NULL) {
+    st->chdir = value;
+  } else if (streq(w->name, "env") && opt == 'S') {
+    st->split = value;
+  } else if (streq(w->name, "time") && opt == 'o' && value != NULL) {
+    add_target(sh, value, false); /* GNU time -o FILE writes FILE */
+  } else if ((streq(w->name, "sudo") || streq(w->name, "sudoedit")) && opt == 'e') {
+    st->edit = true;
+  } else if (streq(w->name, "xargs") && (opt == 'I' || opt == 'i')) {
+    st->xargs.replace = value != NULL ? value : "{}";
+  }
+}
+
+/* Reads a wrapper's options from argv[k]; returns where they end. All of
+ * these stop at the first word that is not an option, as getopt's "+". */
+static size_t wrapper_options(Shell *sh, const Wrapper *w, char **argv, size_t argc, size_t k,
+                              WrapperState *st) {
+  while (k < argc) {
+    const char *a = argv[k];
+    if (streq(a, "--")) {
+      return k + 1;
+    }
+    if (streq(a, "-") && streq(w->name, "env")) {
+      k++; /* env -: env -i */
+      continue;
+    }
+    if (!is_option(a, false)) {
+      return k;
+    }
+    k++;
+    if (a[1] == '-') {
+      const char *eq = strchr(a, '=');
+      size_t len = eq != NULL ? (size_t)(eq - a) : strlen(a);
+      for (const LongOption *l = w->longs; l != NULL && l->name != NULL; l++) {
+        if (strlen(l->name) == len && strncmp(a, l->name, len) == 0) {
+          const char *value = eq != NULL ? eq + 1 : NULL;
+          if (value == NULL && strchr(w->values, l->as) != NULL && k < argc) {
+            value = argv[k++];
+          }
+          wrapper_option(sh, w, l->as, value, st);
+          break;
+        }
+      }
+      continue;
+    }
+    for (const char *c = a + 1; *c != '\0'; c++) {
+      if (strchr(w->values, *c) != NULL) {
+        const char *value = c[1] != '\0' ? c + 1 : k < argc ? argv[k++] : NULL;
+        wrapper_option(sh, w, *c, value, st);
         break;
       }
+      wrapper_option(sh, w, *c, NULL, st);
     }
-    return;
   }
-  if (streq(cmd, "cd")) {
-    const char *dir = n > 0 ? args[n - 1] : NULL;
-    if (dir != NULL && !is_option(dir, false)) {
-      char *next = from_cwd(sh, dir);
-      free(sh->cd);
-      sh->cd = next;
-    }
-    return;
-  }
+  return k;
+}
 
-  /* Which arguments are targets. */
-  bool all = false, last = false, recursive = false, in_place = false, skip_first = false;
+/* ---- what a command writes --------------------------------------------- */
+
+/* rsync's host:path and rsync://: not a file here. */
+static bool is_remote(const char *s) {
+  const char *colon = strchr(s, ':');
+  const char *slash = strchr(s, '/');
+  return colon != NULL && (slash == NULL || colon < slash);
+}
+
+/* Where cp, install, ln or rsync put `src` when `dest` is a directory. */
+static char *copy_into(const char *dest, const char *src, bool parents, bool rsync) {
+  if (rsync && is_remote(src)) {
+    src = strchr(src, ':') + 1;
+  }
+  size_t len = strlen(src);
+  /* rsync a/ b copies what a holds into b itself. */
+  bool contents = rsync && len > 0 && src[len - 1] == '/';
+  while (len > 1 && src[len - 1] == '/') {
+    len--;
+  }
+  _cleanup_free_ char *s = xstrndup(src, len);
+  const char *name = parents ? s + strspn(s, "/") : base_name(s);
+  if (contents || name[0] == '\0' || streq(name, ".") || streq(name, "..")) {
+    return xstrdup(dest);
+  }
+  return path_join(dest, name);
+}
+
+typedef struct {
+  const char *target_dir; /* -t DIR, --target-directory=DIR */
+  bool no_target_dir;     /* -T: DEST is never a directory */
+  bool recursive;         /* -r, -R, -a: sources are trees */
+  bool parents;           /* cp --parents, rsync -R: the whole source path */
+  bool delete_dest;       /* rsync --delete: DEST loses what the sources lack */
+  bool move_sources;      /* rsync --remove-source-files */
+  bool make_dirs;         /* install -d: every operand is created */
+} CopyOptions;
+
+/* cp/install/ln/rsync SRC… DEST (or -t DEST SRC…): DEST, or DEST/basename(SRC)
+ * for every source when DEST is, or may be by the time it runs, a
+ * directory. */
+static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
+                         const CopyOptions *o, const Xargs *xargs) {
+  bool rsync = streq(cmd, "rsync");
+  if (o->make_dirs) {
+    for (size_t k = 0; k < np; k++) {
+      add_target(sh, plain[k], false);
+    }
+    if (xargs->on) {
+      unknown_targets(sh);
+    }
+    return;
+  }
+  const char *dest;
+  size_t nsrc;
+  bool dir_known;
+  if (o->target_dir != NULL) {
+    dest = o->target_dir;
+    nsrc = np;
+    dir_known = true;
+  } else if (xargs->on && xargs->replace == NULL) {
+    unknown_targets(sh); /* the destination is the last word xargs reads */
+    return;
+  } else if (np == 1 && streq(cmd, "ln")) {
+    dest = "."; /* ln TARGET: a link of that name here */
+    nsrc = 1;
+    dir_known = true;
+  } else if (np < 2) {
+    return;
+  } else {
+    dest = plain[np - 1];
+    nsrc = np - 1;
+    dir_known = !o->no_target_dir && is_dir(sh, dest);
+  }
+  if (rsync && is_remote(dest)) {
+    return;
+  }
+  if (xargs->on) {
+    /* Sources xargs reads: any name inside DEST. */
+    if (xargs->replace != NULL && strstr(dest, xargs->replace) != NULL) {
+      unknown_targets(sh);
+    } else {
+      add_target(sh, dest, true);
+    }
+    return;
+  }
+  size_t len = strlen(dest);
+  /* cp -r SRC DEST copies into DEST when it exists; mv only then too, but
+   * mv is "recursive" whatever DEST is, so that says nothing there. */
+  bool may_be_dir = !o->no_target_dir && (dir_known || (len > 0 && dest[len - 1] == '/') ||
+                                          nsrc > 1 || (o->recursive && !streq(cmd, "mv")));
+  if (!dir_known || o->delete_dest) {
+    /* A file, or with -r a new directory copied from the source. */
+    add_target(sh, dest, o->recursive || o->delete_dest);
+  }
+  if (may_be_dir) {
+    for (size_t k = 0; k < nsrc; k++) {
+      _cleanup_free_ char *into = copy_into(dest, plain[k], o->parents, rsync);
+      add_target(sh, into, o->recursive);
+    }
+  }
+  if (o->move_sources) {
+    for (size_t k = 0; k < nsrc; k++) {
+      if (!rsync || !is_remote(plain[k])) {
+        add_target(sh, plain[k], o->recursive);
+      }
+    }
+  }
+}
+
+/* chmod's modes (`-w`, `-rwx`) and chattr's (`-i`) look like options. */
+static bool is_mode_word(const char *cmd, const char *a) {
+  if (a[0] != '-' || a[1] == '\0' || a[1] == '-') {
+    return false;
+  }
+  if (streq(cmd, "chmod")) {
+    return strspn(a + 1, "cfvR") != strlen(a + 1);
+  }
+  if (streq(cmd, "chattr")) {
+    return strspn(a + 1, "aAcCdDeFijmPsStTux") == strlen(a + 1);
+  }
+  return false;
+}
+
+/* The files a command (argv[0], its name already found) writes. */
+static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
+  const char *cmd = base_name(argv[0]);
+  char **args = argv + 1;
+  size_t n = argc - 1;
+
+  /* Which arguments are targets: every operand, unless `copy` says how. */
+  bool copy = false, recursive = false, in_place = false, skip_first = false;
+  bool target_opt = false; /* -t DIR is the destination (cp, mv, ln, install) */
+  bool recursive_opts = false; /* -R, --recursive (chmod and the like) */
   const char *value_opts = ""; /* short options that take a value */
+  static const char *const none[] = {NULL};
+  const char *const *value_longs = none; /* long options that take a value */
   if (streq(cmd, "rm") || streq(cmd, "unlink") || streq(cmd, "rmdir") || streq(cmd, "shred")) {
-    all = true;
+    static const char *const shred_longs[] = {"--iterations", "--size", "--random-source", NULL};
     recursive = !streq(cmd, "unlink");
+    if (streq(cmd, "shred")) {
+      value_opts = "ns";
+      value_longs = shred_longs;
+    }
   } else if (streq(cmd, "truncate")) {
-    all = true;
+    static const char *const longs[] = {"--size", "--reference", NULL};
     value_opts = "sr";
+    value_longs = longs;
   } else if (streq(cmd, "touch")) {
-    all = true;
+    static const char *const longs[] = {"--date", "--reference", NULL};
     value_opts = "dtr";
+    value_longs = longs;
   } else if (streq(cmd, "tee")) {
-    all = true;
+    /* every operand, as it is */
   } else if (streq(cmd, "mv")) {
-    /* Sources leave their place, the destination is written. */
-    all = true;
-    recursive = true;
-    value_opts = "tS";
-  } else if (streq(cmd, "cp") || streq(cmd, "install") || streq(cmd, "ln") ||
-             streq(cmd, "rsync")) {
-    last = true;
-    value_opts = "tSmogT";
+    static const char *const longs[] = {"--suffix", "--target-directory", NULL};
+    /* Sources leave their place, the destination is written: a recursive
+     * copy that removes its sources, into DEST/basename(SRC) when DEST is
+     * a directory (so `mv x ..` is no move of the parent). */
+    copy = true;
+    target_opt = true;
+    value_opts = "St";
+    value_longs = longs;
+  } else if (streq(cmd, "cp") || streq(cmd, "install") || streq(cmd, "ln")) {
+    static const char *const cp_longs[] = {"--suffix", "--target-directory", "--sparse",
+                                           "--no-preserve", NULL};
+    static const char *const install_longs[] = {"--suffix", "--target-directory", "--mode",
+                                                "--owner", "--group", "--strip-program", NULL};
+    copy = true;
+    target_opt = true;
+    value_opts = streq(cmd, "install") ? "Stmog" : "St";
+    value_longs = streq(cmd, "install") ? install_longs : cp_longs;
+  } else if (streq(cmd, "rsync")) {
+    static const char *const longs[] = {
+        "--exclude",     "--include",      "--exclude-from", "--include-from", "--files-from",
+        "--filter",      "--rsh",          "--rsync-path",   "--temp-dir",     "--compare-dest",
+        "--copy-dest",   "--link-dest",    "--backup-dir",   "--suffix",       "--chmod",
+        "--chown",       "--usermap",      "--groupmap",     "--log-file",     "--log-file-format",
+        "--out-format",  "--password-file", "--partial-dir", "--max-size",     "--min-size",
+        "--max-delete",  "--bwlimit",      "--timeout",      "--contimeout",   "--port",
+        "--sockopts",    "--protocol",     "--iconv",        "--compress-choice",
+        "--checksum-choice", "--modify-window", "--block-size", "--skip-compress",
+        "--remote-option", "--info",       "--debug",        NULL};
+    copy = true;
+    value_opts = "BefMT@";
+    value_longs = longs;
   } else if (streq(cmd, "chmod") || streq(cmd, "chown") || streq(cmd, "chgrp") ||
-             streq(cmd, "setfacl") || streq(cmd, "setfattr") || streq(cmd, "chattr")) {
-    all = true;
-    skip_first = !streq(cmd, "setfattr");
-    value_opts = streq(cmd, "setfattr") ? "nvx" : "";
+             streq(cmd, "chattr")) {
+    static const char *const longs[] = {"--reference", "--from", NULL};
+    skip_first = true; /* the mode or owner */
+    recursive_opts = true;
+    value_opts = streq(cmd, "chattr") ? "vp" : "";
+    value_longs = longs;
+  } else if (streq(cmd, "setfacl")) {
+    static const char *const longs[] = {"--modify", "--modify-file", "--remove",
+                                        "--remove-file", "--set", "--set-file", NULL};
+    recursive_opts = true;
+    value_opts = "mMxX";
+    value_longs = longs;
+  } else if (streq(cmd, "setfattr")) {
+    static const char *const longs[] = {"--name", "--value", "--remove", NULL};
+    value_opts = "nvx";
+    value_longs = longs;
   } else if (streq(cmd, "sed") || streq(cmd, "perl")) {
     value_opts = streq(cmd, "sed") ? "efl" : "eEI";
     bool script_given = false;
@@ -155,7 +542,6 @@ static void simple_command(Shell *sh, char **argv, size_t argc) {
     if (!in_place) {
       return;
     }
-    all = true;
     skip_first = !script_given;
   } else if (streq(cmd, "dd")) {
     for (size_t k = 0; k < n; k++) {
@@ -169,7 +555,11 @@ static void simple_command(Shell *sh, char **argv, size_t argc) {
   }
 
   bool dashdash = false, skipped = false;
-  const char *target_dir = NULL;
+  CopyOptions co = {0};
+  if (streq(cmd, "mv")) {
+    co.recursive = true;
+    co.move_sources = true;
+  }
   char **plain = xcalloc(n + 1, sizeof(char *));
   size_t np = 0;
   for (size_t k = 0; k < n; k++) {
@@ -178,14 +568,54 @@ static void simple_command(Shell *sh, char **argv, size_t argc) {
       dashdash = true;
       continue;
     }
-    if (is_option(a, dashdash)) {
-      /* -t DIR names the destination of cp/mv/ln/install. */
-      if ((streq(a, "-t") || streq(a, "--target-directory")) && k + 1 < n) {
-        target_dir = args[++k];
-      } else if (startswith(a, "--target-directory=")) {
-        target_dir = a + strlen("--target-directory=");
-      } else if (a[1] != '-' && a[2] == '\0' && strchr(value_opts, a[1]) != NULL && k + 1 < n) {
-        k++; /* the option's value */
+    if (is_option(a, dashdash) && !is_mode_word(cmd, a)) {
+      if (a[1] == '-') {
+        const char *eq = strchr(a, '=');
+        _cleanup_free_ char *name = xstrndup(a, eq != NULL ? (size_t)(eq - a) : strlen(a));
+        const char *value = eq != NULL ? eq + 1 : NULL;
+        if (value == NULL && in_list(name, value_longs) && k + 1 < n) {
+          value = args[++k];
+        }
+        if (target_opt && streq(name, "--target-directory")) {
+          co.target_dir = value;
+        } else if (streq(name, "--no-target-directory")) {
+          co.no_target_dir = true;
+        } else if (streq(name, "--recursive") || (copy && streq(name, "--archive"))) {
+          co.recursive = true;
+        } else if (streq(name, "--parents") || (copy && streq(name, "--relative"))) {
+          co.parents = true;
+        } else if (streq(cmd, "rsync") &&
+                   (streq(name, "--del") || startswith(name, "--delete"))) {
+          co.delete_dest = true;
+        } else if (streq(name, "--remove-source-files")) {
+          co.move_sources = true;
+        } else if (streq(cmd, "install") && streq(name, "--directory")) {
+          co.make_dirs = true;
+        } else if (streq(name, "--reference")) {
+          skip_first = false; /* chmod --reference=F: no mode operand */
+        }
+        continue;
+      }
+      for (const char *c = a + 1; *c != '\0'; c++) {
+        if (strchr(value_opts, *c) != NULL) {
+          const char *value = c[1] != '\0' ? c + 1 : k + 1 < n ? args[++k] : NULL;
+          if (target_opt && *c == 't') {
+            co.target_dir = value;
+          }
+          break;
+        }
+        if (target_opt && *c == 'T') {
+          co.no_target_dir = true;
+        } else if ((recursive_opts && *c == 'R') ||
+                   (streq(cmd, "cp") && strchr("rRa", *c) != NULL) ||
+                   (streq(cmd, "rsync") && strchr("ra", *c) != NULL)) {
+          /* Not chmod's -r: that is a mode, and never gets here. */
+          co.recursive = true;
+        } else if (streq(cmd, "rsync") && *c == 'R') {
+          co.parents = true;
+        } else if (streq(cmd, "install") && *c == 'd') {
+          co.make_dirs = true;
+        }
       }
       continue;
     }
@@ -195,43 +625,496 @@ static void simple_command(Shell *sh, char **argv, size_t argc) {
     }
     plain[np++] = args[k];
   }
-  if (target_dir != NULL) {
-    add_target(sh, target_dir, false);
+  if (copy) {
+    copy_targets(sh, cmd, plain, np, &co, xargs);
+    free(plain);
+    return;
   }
-  if (all) {
-    for (size_t k = 0; k < np; k++) {
-      add_target(sh, plain[k], recursive);
+  recursive |= co.recursive;
+  if (xargs->on) {
+    /* More operands than written: whatever xargs reads. */
+    bool as_written = xargs->replace != NULL; /* -I STR in no word: none are added */
+    for (size_t k = 0; k < np && as_written; k++) {
+      as_written = strstr(plain[k], xargs->replace) == NULL;
     }
-  } else if (last && np > 0 && target_dir == NULL) {
-    add_target(sh, plain[np - 1], false);
+    if (!as_written) {
+      unknown_targets(sh);
+    }
+  }
+  for (size_t k = 0; k < np; k++) {
+    add_target(sh, plain[k], recursive);
   }
   free(plain);
 }
 
-/* Reads one word starting at *p; returns false at an operator or end. */
-static bool read_word(const char **pp, Words *out) {
-  const char *p = *pp;
-  char *buf = xmalloc(strlen(p) + 1);
-  size_t n = 0;
-  bool any = false;
-  while (*p != '\0') {
-    char c = *p;
-    if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' ||
-        c == ')' || c == '<' || c == '>') {
+/* ---- simple commands --------------------------------------------------- */
+
+static void parse_nested(Shell *sh, const char *text, bool subshell);
+static bool read_word(Shell *sh, const char **pp, Words *out);
+
+/* Remembers the current `cd` on pushd's stack; the oldest is forgotten
+ * when it is full. */
+static void push_dir(Shell *sh) {
+  if (sh->dirs.n == MAX_SAVED_DIRS) {
+    free(sh->dirs.v[0]);
+    memmove(sh->dirs.v, sh->dirs.v + 1, (sh->dirs.n - 1) * sizeof(char *));
+    sh->dirs.n--;
+  }
+  const char *cd = sh->cd != NULL ? sh->cd : "";
+  words_add(&sh->dirs, cd, strlen(cd));
+}
+
+/* cd, pushd and popd: where later relative paths are. */
+static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
+  const char *dir = NULL;
+  bool no_change = false;
+  for (size_t k = 0; k < n; k++) {
+    if (!streq(cmd, "cd") && streq(args[k], "-n")) {
+      no_change = true;
+    } else if (!is_option(args[k], false)) {
+      dir = args[k];
+    }
+  }
+  if (no_change || (dir != NULL && (streq(dir, "-") || dir[0] == '+'))) {
+    return; /* $OLDPWD, the stack rotated: not followed */
+  }
+  char *next;
+  if (streq(cmd, "popd") || (dir == NULL && streq(cmd, "pushd"))) {
+    if (sh->dirs.n == 0) {
+      return;
+    }
+    next = sh->dirs.v[--sh->dirs.n];
+    if (streq(cmd, "pushd")) {
+      push_dir(sh); /* pushd alone swaps the top two */
+    }
+    if (next[0] == '\0') {
+      free(next);
+      next = NULL;
+    }
+  } else if (dir == NULL) {
+    if (home() == NULL) {
+      return; /* cd with no operand and no HOME fails */
+    }
+    next = xstrdup(home());
+  } else {
+    if (streq(cmd, "pushd")) {
+      push_dir(sh);
+    }
+    next = from_cwd(sh, dir);
+  }
+  free(sh->cd);
+  sh->cd = next;
+}
+
+/* A command, its wrappers already skipped: what it runs or writes. */
+static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
+  const char *cmd = base_name(argv[0]);
+  char **args = argv + 1;
+  size_t n = argc - 1;
+
+  /* sh -c 'SCRIPT': the script is a command line of its own. */
+  if (streq(cmd, "sh") || streq(cmd, "bash") || streq(cmd, "dash") || streq(cmd, "zsh") ||
+      streq(cmd, "ksh") || streq(cmd, "busybox")) {
+    for (size_t k = 0; k + 1 < n; k++) {
+      if (args[k][0] == '-' && args[k][1] != '-' && strchr(args[k], 'c') != NULL) {
+        parse_nested(sh, args[k + 1], true);
+        break;
+      }
+    }
+  } else if (streq(cmd, "eval")) {
+    /* eval joins its arguments and runs them, in this shell. */
+    size_t len = 1;
+    for (size_t k = 0; k < n; k++) {
+      len += strlen(args[k]) + 1;
+    }
+    _cleanup_free_ char *line = xmalloc(len);
+    char *end = line;
+    for (size_t k = 0; k < n; k++) {
+      end = stpcpy(end, args[k]);
+      *end++ = ' ';
+    }
+    *end = '\0';
+    parse_nested(sh, line, false);
+  } else if (streq(cmd, "cd") || streq(cmd, "pushd") || streq(cmd, "popd")) {
+    change_dir(sh, cmd, args, n);
+  } else {
+    command_targets(sh, argv, argc, xargs);
+  }
+}
+
+/* One simple command, its words already split, run by xargs or not. */
+static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
+  char *saved_cd = NULL;
+  bool moved = false; /* env -C, sudo -D: sh->cd is the command's, restored after */
+  bool done = false;  /* the wrappers said all there is */
+  size_t i = 0;
+  /* Assignments, reserved words and wrappers that run their arguments as a
+   * command. */
+  while (i < argc && !done) {
+    const char *a = argv[i];
+    if (is_assignment(a) || is_reserved(a)) {
+      i++;
+      continue;
+    }
+    if (streq(a, "function")) {
+      i += 2; /* function NAME { …: the body follows */
+      continue;
+    }
+    const Wrapper *w = find_wrapper(base_name(a));
+    if (w == NULL) {
       break;
     }
+    WrapperState st = {.xargs = xargs};
+    i = wrapper_options(sh, w, argv, argc, i + 1, &st);
+    if (st.stop) {
+      done = true;
+      break;
+    }
+    if (st.chdir != NULL) {
+      if (!moved) {
+        saved_cd = sh->cd != NULL ? xstrdup(sh->cd) : NULL;
+        moved = true;
+      }
+      char *next = from_cwd(sh, st.chdir);
+      free(sh->cd);
+      sh->cd = next;
+    }
+    if (streq(w->name, "xargs")) {
+      xargs = st.xargs;
+      xargs.on = true;
+    }
+    if (st.edit || streq(w->name, "sudoedit")) {
+      for (; i < argc; i++) {
+        add_target(sh, argv[i], false);
+      }
+    } else if (st.split != NULL) {
+      /* env -S 'CMD ARGS' REST: the string is split into words. */
+      done = true;
+      if (sh->depth < MAX_DEPTH) {
+        Words split = {0};
+        const char *q = st.split;
+        while (*q != '\0') {
+          if (!read_word(sh, &q, &split)) {
+            q++;
+          }
+        }
+        for (; i < argc; i++) {
+          words_add(&split, argv[i], strlen(argv[i]));
+        }
+        sh->depth++;
+        run_words(sh, split.v, split.n, xargs);
+        sh->depth--;
+        words_clear(&split);
+      }
+    } else if (streq(w->name, "flock") && i < argc) {
+      /* flock FILE CMD…, flock FILE -c 'CMD': FILE is created if missing. */
+      const char *file = argv[i++];
+      struct stat st_file;
+      if (!is_digits(file) && !stat_word(sh, file, &st_file)) {
+        add_target(sh, file, false);
+      }
+      if (i + 1 < argc && (streq(argv[i], "-c") || streq(argv[i], "--command"))) {
+        parse_nested(sh, argv[i + 1], true);
+        done = true;
+      }
+    } else if (w->operands > 0 && i < argc &&
+               (!streq(w->name, "chrt") || is_digits(argv[i]))) {
+      i += w->operands;
+    }
+  }
+  if (!done && i < argc) {
+    run_command(sh, argv + i, argc - i, &xargs);
+  }
+  if (moved) {
+    free(sh->cd);
+    sh->cd = saved_cd;
+  }
+}
+
+static void simple_command(Shell *sh, char **argv, size_t argc) {
+  run_words(sh, argv, argc, (Xargs){0});
+}
+
+/* ---- words ------------------------------------------------------------- */
+
+static bool ends_word(char c) {
+  return c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' ||
+         c == '(' || c == ')' || c == '<' || c == '>';
+}
+
+/* A command substitution, eval or sh -c: parsed like the command line; a
+ * subshell's `cd` does not outlive it. */
+static void parse_nested(Shell *sh, const char *text, bool subshell) {
+  if (sh->depth >= MAX_DEPTH) {
+    return;
+  }
+  char *saved = sh->cd != NULL ? xstrdup(sh->cd) : NULL;
+  sh->depth++;
+  parse(sh, text);
+  sh->depth--;
+  if (subshell) {
+    free(sh->cd);
+    sh->cd = saved;
+  } else {
+    free(saved);
+  }
+}
+
+/* With `p` at the first `(` of `((`: past the `))` that closes it when it
+ * is arithmetic (where `<<` is a shift), else NULL: `((a) )` is two
+ * subshells, as bash decides it. */
+static const char *arith_end(const char *p) {
+  int depth = 0;
+  for (; *p != '\0'; p++) {
+    if (*p == '(') {
+      if (++depth > 64) {
+        return NULL;
+      }
+    } else if (*p == ')') {
+      if (--depth == 1) {
+        return p[1] == ')' ? p + 2 : NULL;
+      }
+    }
+  }
+  return NULL;
+}
+
+/* With `p` just after `$(`: the `)` that closes it (or the end). */
+static const char *subst_end(const char *p) {
+  int depth = 1;
+  for (; *p != '\0'; p++) {
+    if (*p == '\\' && p[1] != '\0') {
+      p++;
+    } else if (*p == '\'') {
+      const char *e = strchr(p + 1, '\'');
+      if (e == NULL) {
+        return p + strlen(p);
+      }
+      p = e;
+    } else if (*p == '"') {
+      for (p++; *p != '\0' && *p != '"'; p++) {
+        if (*p == '\\' && p[1] != '\0') {
+          p++;
+        }
+      }
+      if (*p == '\0') {
+        return p;
+      }
+    } else if (*p == '(') {
+      depth++;
+    } else if (*p == ')' && --depth == 0) {
+      return p;
+    }
+  }
+  return p;
+}
+
+/* `…`, with `p` after the opening quote: the command inside runs like
+ * $(…); returns what follows the closing quote. */
+static const char *backquote(Shell *sh, const char *p) {
+  char *inner = xmalloc(strlen(p) + 1);
+  size_t n = 0;
+  while (*p != '\0' && *p != '`') {
+    if (*p == '\\' && p[1] != '\0' && strchr("$`\\", p[1]) != NULL) {
+      p++;
+    }
+    inner[n++] = *p++;
+  }
+  inner[n] = '\0';
+  parse_nested(sh, inner, true);
+  free(inner);
+  return *p == '`' ? p + 1 : p;
+}
+
+static int hex_value(char c) {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+/* Up to `max` digits of base 8 or 16 from *pp; how many were read. */
+static int read_number(const char **pp, int base, int max, unsigned long *ret) {
+  int i = 0;
+  *ret = 0;
+  for (; i < max; i++) {
+    int d = hex_value((*pp)[i]);
+    if (d < 0 || d >= base) {
+      break;
+    }
+    *ret = *ret * (unsigned long)base + (unsigned long)d;
+  }
+  *pp += i;
+  return i;
+}
+
+/* Never longer than the escape it comes from (\uHHHH, \UHHHHHHHH). */
+static void put_utf8(char *buf, size_t *n, unsigned long cp) {
+  if (cp < 0x80) {
+    buf[(*n)++] = (char)cp;
+  } else if (cp < 0x800) {
+    buf[(*n)++] = (char)(0xc0 | (cp >> 6));
+    buf[(*n)++] = (char)(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    buf[(*n)++] = (char)(0xe0 | (cp >> 12));
+    buf[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    buf[(*n)++] = (char)(0x80 | (cp & 0x3f));
+  } else if (cp <= 0x10ffff) {
+    buf[(*n)++] = (char)(0xf0 | (cp >> 18));
+    buf[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    buf[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    buf[(*n)++] = (char)(0x80 | (cp & 0x3f));
+  }
+}
+
+/* One escape of $'…', `p` at its backslash: its bytes into `out` (at most
+ * 4, never more than the escape's own length), or *nul when it is \0,
+ * which ends the string as in bash; returns what follows it. */
+static const char *ansi_c_escape(const char *p, char *out, size_t *len, bool *nul) {
+  const char *e = p + 2;
+  unsigned long v = 0;
+  switch (p[1]) {
+  case 'a': v = '\a'; break;
+  case 'b': v = '\b'; break;
+  case 'e':
+  case 'E': v = 0x1b; break;
+  case 'f': v = '\f'; break;
+  case 'n': v = '\n'; break;
+  case 'r': v = '\r'; break;
+  case 't': v = '\t'; break;
+  case 'v': v = '\v'; break;
+  case '\\':
+  case '\'':
+  case '"':
+  case '?': v = (unsigned char)p[1]; break;
+  case 'c':
+    if (p[2] == '\0') {
+      goto literal;
+    }
+    v = (unsigned char)p[2] & 0x1f;
+    e = p + 3;
+    break;
+  case 'x':
+    if (read_number(&e, 16, 2, &v) == 0) {
+      goto literal;
+    }
+    break;
+  case 'u':
+  case 'U':
+    if (read_number(&e, 16, p[1] == 'u' ? 4 : 8, &v) == 0) {
+      goto literal;
+    }
+    *nul = *nul || v == 0;
+    put_utf8(out, len, v);
+    return e;
+  default:
+    if (p[1] < '0' || p[1] > '7') {
+      goto literal;
+    }
+    e = p + 1;
+    read_number(&e, 8, 3, &v);
+    v &= 0xff;
+    break;
+  }
+  *nul = *nul || v == 0;
+  out[(*len)++] = (char)v;
+  return e;
+literal:
+  out[(*len)++] = '\\'; /* the rest is read as it is */
+  return p + 1;
+}
+
+/* The body of $'…' from `p` (after the quote), its C escapes decoded into
+ * buf; returns what follows the closing quote. The result is never longer
+ * than the text read. */
+static const char *ansi_c_quote(const char *p, char *buf, size_t *n) {
+  bool nul = false;
+  while (*p != '\0' && *p != '\'') {
+    char bytes[4];
+    size_t len = 0;
+    if (*p == '\\' && p[1] != '\0') {
+      p = ansi_c_escape(p, bytes, &len, &nul);
+    } else {
+      bytes[len++] = *p++;
+    }
+    if (!nul) {
+      memcpy(buf + *n, bytes, len);
+      *n += len;
+    }
+  }
+  return *p == '\'' ? p + 1 : p;
+}
+
+/* Reads one word starting at *p; returns false at an operator or end.
+ * Quotes are removed, `…` and $(…) inside double quotes are parsed as
+ * commands, and a leading `~` (or one after NAME=) is $HOME. */
+static bool read_word(Shell *sh, const char **pp, Words *out) {
+  const char *p = *pp;
+  const char *h = home();
+  /* At most one `~` is expanded per word: at its start, or after NAME=. */
+  char *buf = xmalloc(strlen(p) + (h != NULL ? strlen(h) : 0) + 1);
+  size_t n = 0;
+  bool any = false, quoted = false;
+  while (!ends_word(*p)) {
+    char c = *p;
     any = true;
-    if (c == '\'') {
+    bool tilde_prefix = n == 0 || (buf[n - 1] == '=' && is_name(buf, n - 1));
+    if (c == '~' && h != NULL && !quoted && tilde_prefix && (p[1] == '/' || ends_word(p[1]))) {
+      memcpy(buf + n, h, strlen(h));
+      n += strlen(h);
+      p++;
+    } else if (c == '\'') {
       const char *e = strchr(p + 1, '\'');
       size_t len = e ? (size_t)(e - p - 1) : strlen(p + 1);
       memcpy(buf + n, p + 1, len);
       n += len;
       p = e ? e + 1 : p + 1 + len;
+      quoted = true;
+    } else if (c == '$' && p[1] == '\'') {
+      /* $'…': C escapes. */
+      p = ansi_c_quote(p + 2, buf, &n);
+      quoted = true;
+    } else if (c == '$' && p[1] == '"') {
+      p++; /* $"…": a translated string, double-quoted */
+    } else if (c == '$' && p[1] == '(' && p[2] == '(' && arith_end(p + 1) != NULL) {
+      const char *e = arith_end(p + 1); /* $((…)): its << is a shift */
+      memcpy(buf + n, p, (size_t)(e - p));
+      n += (size_t)(e - p);
+      p = e;
+    } else if (c == '`') {
+      /* The command runs; the word keeps its text, as a name it is unknown. */
+      const char *e = backquote(sh, p + 1);
+      memcpy(buf + n, p, (size_t)(e - p));
+      n += (size_t)(e - p);
+      p = e;
     } else if (c == '"') {
+      quoted = true;
       p++;
       while (*p != '\0' && *p != '"') {
         if (*p == '\\' && p[1] != '\0' && strchr("\"\\$`\n", p[1]) != NULL) {
           p++;
+        } else if (*p == '`' || (*p == '$' && p[1] == '(' &&
+                                 (p[2] != '(' || arith_end(p + 1) == NULL))) {
+          /* "`…`", "$(…)": the command runs, quoted or not. */
+          const char *e;
+          if (*p == '`') {
+            e = backquote(sh, p + 1);
+          } else {
+            e = subst_end(p + 2);
+            _cleanup_free_ char *inner = xstrndup(p + 2, (size_t)(e - p - 2));
+            parse_nested(sh, inner, true);
+            e = *e != '\0' ? e + 1 : e;
+          }
+          memcpy(buf + n, p, (size_t)(e - p));
+          n += (size_t)(e - p);
+          p = e;
+          continue;
         }
         buf[n++] = *p++;
       }
@@ -243,6 +1126,7 @@ static bool read_word(const char **pp, Words *out) {
         buf[n++] = p[1];
       }
       p += 2;
+      quoted = true;
     } else {
       buf[n++] = c;
       p++;
@@ -256,29 +1140,42 @@ static bool read_word(const char **pp, Words *out) {
   return any;
 }
 
-/* Skips the bodies of the heredocs announced on the line just ended. */
+/* Skips the bodies of the heredocs announced on the line just ended. When
+ * a delimiter never comes, nothing is skipped: bash would take the rest
+ * as the body, but the rest is read as commands rather than trusted. */
 static const char *skip_heredocs(const char *p, Words *pending) {
+  const char *start = p;
   for (size_t i = 0; i < pending->n; i++) {
     const char *delim = pending->v[i];
-    while (*p != '\0') {
+    bool done = false;
+    while (*p != '\0' && !done) {
       const char *e = strchrnul(p, '\n');
       const char *t = p;
       while (*t == '\t') {
         t++;
       }
-      bool done = (size_t)(e - t) == strlen(delim) && strncmp(t, delim, (size_t)(e - t)) == 0;
+      done = (size_t)(e - t) == strlen(delim) && strncmp(t, delim, (size_t)(e - t)) == 0;
       p = *e ? e + 1 : e;
-      if (done) {
-        break;
-      }
+    }
+    if (!done) {
+      p = start;
+      break;
     }
   }
   words_clear(pending);
   return p;
 }
 
+/* >&2, >&-, >&2-: a descriptor duplicated; >&WORD is bash's &>WORD. */
+static bool is_fd_word(const char *w) {
+  size_t d = strspn(w, "0123456789");
+  return streq(w, "-") || (d > 0 && (w[d] == '\0' || streq(w + d, "-")));
+}
+
 static void parse(Shell *sh, const char *command) {
   Words words = {0}, heredocs = {0};
+  Words subshells = {0}; /* the `cd` at each open `(`, "" for none */
+  size_t deeper = 0;     /* open `(` beyond MAX_SAVED_DIRS, not remembered */
   const char *p = command;
   for (;;) {
     while (*p == ' ' || *p == '\t') {
@@ -287,6 +1184,13 @@ static void parse(Shell *sh, const char *command) {
     char c = *p;
     if (c == '#') {
       p = strchrnul(p, '\n');
+      continue;
+    }
+    if (c == '(' && p[1] == '(' && arith_end(p) != NULL) {
+      /* (( … )): arithmetic, where << is a shift, not a heredoc. */
+      simple_command(sh, words.v, words.n);
+      words_clear(&words);
+      p = arith_end(p);
       continue;
     }
     if (c == '\0' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
@@ -302,11 +1206,27 @@ static void parse(Shell *sh, const char *command) {
         while (*p == ' ' || *p == '\t') {
           p++;
         }
-        if (read_word(&p, &target)) {
+        if (read_word(sh, &p, &target)) {
           add_target(sh, target.v[0], false);
         }
         words_clear(&target);
         continue;
+      }
+      if (c == '(' && subshells.n == MAX_SAVED_DIRS) {
+        deeper++;
+      } else if (c == '(') {
+        /* A subshell (or $(…)): its `cd` ends with it. */
+        const char *cd = sh->cd != NULL ? sh->cd : "";
+        words_add(&subshells, cd, strlen(cd));
+      } else if (c == ')' && deeper > 0) {
+        deeper--;
+      } else if (c == ')' && subshells.n > 0) {
+        char *cd = subshells.v[--subshells.n];
+        free(sh->cd);
+        sh->cd = cd[0] != '\0' ? cd : NULL;
+        if (cd[0] == '\0') {
+          free(cd);
+        }
       }
       p++;
       if (c == '\n' && heredocs.n > 0) {
@@ -325,6 +1245,9 @@ static void parse(Shell *sh, const char *command) {
       p++;
       if (out && (*p == '>' || *p == '|')) {
         p++;
+      } else if (!out && *p == '>') {
+        p++; /* <> opens the file for writing too */
+        out = true;
       } else if (!out && *p == '<') {
         if (p[1] == '<') {
           p += 2; /* <<< here-string: a word, not a file */
@@ -338,37 +1261,34 @@ static void parse(Shell *sh, const char *command) {
             p++;
           }
           Words delim = {0};
-          if (read_word(&p, &delim)) {
+          if (read_word(sh, &p, &delim)) {
             words_add(&heredocs, delim.v[0], strlen(delim.v[0]));
           }
           words_clear(&delim);
           continue;
         }
       }
-      if (*p == '&') {
-        /* >&2, >&-: duplication, no file. */
+      bool dup = *p == '&';
+      if (dup) {
         p++;
-        Words dup = {0};
-        read_word(&p, &dup);
-        words_clear(&dup);
-        continue;
       }
       while (*p == ' ' || *p == '\t') {
         p++;
       }
       Words target = {0};
-      if (read_word(&p, &target) && out) {
+      if (read_word(sh, &p, &target) && out && !(dup && is_fd_word(target.v[0]))) {
         add_target(sh, target.v[0], false);
       }
       words_clear(&target);
       continue;
     }
-    if (!read_word(&p, &words)) {
+    if (!read_word(sh, &p, &words)) {
       p++;
     }
   }
   words_clear(&words);
   words_clear(&heredocs);
+  words_clear(&subshells);
 }
 
 void hook_shell_targets(const char *command, HookRequest *req) {
@@ -377,4 +1297,5 @@ void hook_shell_targets(const char *command, HookRequest *req) {
   hook_patch_paths(command, req);
   parse(&sh, command);
   free(sh.cd);
+  words_clear(&sh.dirs);
 }

@@ -23,6 +23,8 @@ import tempfile
 import time
 import unittest
 
+from hookutil import Result, clean_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
 RALON = os.environ.get("RALON_BINARY") or os.path.normpath(
@@ -243,13 +245,82 @@ CASES = [
     # `cat <<'EOF' > file`: the redirection follows the heredoc operator.
     deny("claude", "bash_heredoc_then_redirect", CARGO_LOCK),
     deny("claude", "bash_sh_c", CARGO_LOCK, note="the script given to bash -c"),
-    deny("claude", "bash_mv_into_dir", ("tests/golden", GOLDEN)),
-    deny("claude", "bash_cp_into_dir", ("tests/golden", GOLDEN)),
+    # Into a directory: the file written there, DIR/basename(SRC).
+    deny("claude", "bash_mv_into_dir", ("tests/golden/main.c", GOLDEN)),
+    deny("claude", "bash_cp_into_dir", ("tests/golden/main.c", GOLDEN)),
     allow("claude", "bash_ls"),
     allow("claude", "bash_cat"),
     allow("claude", "bash_echo_src"),
     allow("claude", "bash_outside"),
     refuse("claude", "bash_no_command", UNKNOWN_TARGET.format("Bash")),
+    # cp/install/ln/rsync/mv -t into a directory write DIR/basename(SRC)
+    # (a tree with -r), whether DIR ends in `/`, exists or is given by -t.
+    deny("claude", "bash_cp_into_dot", CARGO_LOCK),
+    deny("claude", "bash_cp_target_dir", CARGO_LOCK),
+    deny("claude", "bash_cp_r_into_dir", ("tests/golden", GOLDEN)),
+    deny("claude", "bash_cd_cp_r_into_dot", ("tests/golden", GOLDEN),
+         note="`.` after `cd tests` is a directory"),
+    deny("claude", "bash_ln_into_dir", (".github/workflows", WORKFLOWS)),
+    deny("claude", "bash_ln_one_operand", CARGO_LOCK, note="ln TARGET links ./basename"),
+    deny("claude", "bash_install_into_dir", CARGO_LOCK),
+    deny("claude", "bash_rsync_into_dir", ("tests/golden", GOLDEN)),
+    deny("claude", "bash_mv_target_dir_file", CARGO_LOCK),
+    allow("claude", "bash_cp_into_src_dir"),
+    allow("claude", "bash_cp_r_into_src_dir"),
+    allow("claude", "bash_mv_target_dir_src"),
+    # Into a directory above the root: the file lands there, the root's
+    # parent is not moved.
+    allow("claude", "bash_mv_into_parent"),
+    # >&WORD is bash's &>WORD unless WORD is a descriptor (N, -, N-).
+    deny("claude", "bash_dup_redirect_file", CARGO_LOCK),
+    deny("claude", "bash_dup_redirect_file_space", CARGO_LOCK),
+    allow("claude", "bash_dup_redirect_fd"),
+    # Reserved words and wrappers (with their options) before the command.
+    deny("claude", "bash_if_then", CARGO_LOCK),
+    allow("claude", "bash_if_then_allowed"),
+    deny("claude", "bash_for_do", CARGO_LOCK),
+    deny("claude", "bash_brace_group", CARGO_LOCK),
+    deny("claude", "bash_bang", CARGO_LOCK),
+    deny("claude", "bash_env_i", CARGO_LOCK),
+    deny("claude", "bash_env_chdir", ("tests/golden", GOLDEN), note="env -C DIR runs it in DIR"),
+    deny("claude", "bash_sudo_u", CARGO_LOCK),
+    deny("claude", "bash_nice_n", CARGO_LOCK),
+    deny("claude", "bash_command_p", CARGO_LOCK),
+    allow("claude", "bash_command_v"),
+    deny("claude", "bash_timeout", CARGO_LOCK),
+    deny("claude", "bash_stdbuf", CARGO_LOCK),
+    deny("claude", "bash_setsid", CARGO_LOCK),
+    deny("claude", "bash_flock", CARGO_LOCK),
+    deny("claude", "bash_flock_c", CARGO_LOCK),
+    deny("claude", "bash_ionice", CARGO_LOCK),
+    deny("claude", "bash_chrt", CARGO_LOCK),
+    # xargs CMD: the files it names come from stdin, anything below where it
+    # runs; refused when something protected is there.
+    deny("claude", "bash_xargs", ("./", LOCK)),
+    deny("claude", "bash_xargs_replace", ("tests/golden", GOLDEN)),
+    allow("claude", "bash_xargs_subdir", note="nothing protected below src/"),
+    allow("claude", "bash_xargs_reads"),
+    deny("claude", "bash_eval", CARGO_LOCK),
+    deny("claude", "bash_pushd", ("tests/golden", GOLDEN)),
+    allow("claude", "bash_pushd_popd"),
+    deny("claude", "bash_backquote", CARGO_LOCK),
+    deny("claude", "bash_quoted_subst", CARGO_LOCK),
+    deny("claude", "bash_subshell_cd", CARGO_LOCK, note="a subshell's cd ends with it"),
+    # << in $(( )) and (( )) is a shift; a heredoc that never ends hides nothing.
+    deny("claude", "bash_arith_shift", CARGO_LOCK),
+    deny("claude", "bash_arith_command", CARGO_LOCK),
+    deny("claude", "bash_heredoc_unterminated", CARGO_LOCK,
+         note="its lines are read as commands rather than trusted"),
+    allow("claude", "bash_heredoc_body_allowed"),
+    # -R makes chmod/chown/chgrp change a tree; chmod's -r is a mode.
+    deny("claude", "bash_chmod_recursive", ("tests/", GOLDEN)),
+    deny("claude", "bash_chown_recursive", (".github/", WORKFLOWS)),
+    deny("claude", "bash_chgrp_recursive", ("tests/", GOLDEN)),
+    allow("claude", "bash_chmod_mode_r"),
+    deny("claude", "bash_chmod_mode_r_file", CARGO_LOCK),
+    # $'…' (C escapes) and $"…" are quotes.
+    deny("claude", "bash_ansi_c_quote", CARGO_LOCK),
+    deny("claude", "bash_locale_quote", CARGO_LOCK),
 
     # ---- Qwen Code ---------------------------------------------------------
     deny("qwen", "write_file", A_TXT),
@@ -486,29 +557,6 @@ POLICY_CASES = [c for c in CASES if c.hits and not c.args]
 # ---- running ralon --------------------------------------------------------------------
 
 
-class Result:
-    def __init__(self, rc, out, err):
-        self.rc = rc
-        self.out = out
-        self.err = err
-
-    def __repr__(self):
-        return "Result(rc=%r, out=%r, err=%r)" % (self.rc, self.out, self.err)
-
-
-def clean_env(home):
-    env = {}
-    for k, v in os.environ.items():
-        if k.startswith(("RALON_", "LC_", "XDG_", "CLAUDE_", "GEMINI_", "CURSOR_", "QWEN_",
-                         "CODEX_", "COPILOT_")) or k in ("LANG", "LANGUAGE"):
-            continue
-        env[k] = v
-    env["LC_ALL"] = "C.UTF-8"
-    env["HOME"] = home
-    env["XDG_CONFIG_HOME"] = os.path.join(home, ".config")
-    return env
-
-
 def make_project(root, policy):
     for d in ("tests/golden", "src", ".github/workflows"):
         os.makedirs(os.path.join(root, d))
@@ -559,13 +607,13 @@ class HookTest(unittest.TestCase):
     def fill(self, text, root):
         return text.replace("@ROOT@", root).replace("@OUT@", self.out)
 
-    def hook(self, payload, args=(), cwd=None, root=None):
+    def hook(self, payload, args=(), cwd=None, root=None, env=None):
         root = root or self.root
         if isinstance(payload, str):
             payload = payload.encode()
         p = subprocess.run([RALON, "hook", "check"] + [self.fill(a, root) for a in args],
                            input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           cwd=cwd or root, env=self.env, timeout=60)
+                           cwd=cwd or root, env=env or self.env, timeout=60)
         return Result(p.returncode, p.stdout.decode("utf-8", "replace"),
                       p.stderr.decode("utf-8", "replace"))
 
@@ -761,6 +809,32 @@ class HookTest(unittest.TestCase):
             shutil.rmtree(project, ignore_errors=True)
         self.assertAnswer("claude", res, None)
         self.assertLess(elapsed, 1.0, "the hook took %.1f s" % elapsed)
+
+    def test_shell_tilde_is_home(self):
+        """A leading `~` (and `NAME=~`) in a shell word is $HOME, as bash
+        expands it; HOME is a sibling of the project here. Quoted, it is a
+        name like any other. With no HOME the word cannot be placed: the
+        directory the command runs in stands for it, so it is refused when
+        anything protected lies below."""
+        def bash(command):
+            return json.dumps({"session_id": "s", "cwd": self.root,
+                               "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                               "tool_input": {"command": command}})
+        policy = os.path.join(self.root, "agent.lock")
+        cargo = protected_reason([CARGO_LOCK], policy)
+        for command, reason in (("rm ~/../project/Cargo.lock", cargo),
+                                ("cd ~/../project && rm Cargo.lock", cargo),
+                                ("dd if=/dev/zero of=~/../project/Cargo.lock", cargo),
+                                ("rm '~/../project/Cargo.lock'", None),
+                                ("ls ~", None)):
+            with self.subTest(command=command):
+                self.assertAnswer("claude", self.hook(bash(command)), reason)
+        no_home = {k: v for k, v in self.env.items() if k != "HOME"}
+        for command, reason in (("rm ~/../project/Cargo.lock",
+                                 protected_reason([("./", LOCK)], policy)),
+                                ("ls ~", None)):
+            with self.subTest(command=command, home=None):
+                self.assertAnswer("claude", self.hook(bash(command), env=no_home), reason)
 
     def test_unknown_agent_name_fails_closed(self):
         """A mistyped --agent must still block in the exit-2 agents."""

@@ -320,6 +320,70 @@ START_TEST(test_may_match_below) {
 }
 END_TEST
 
+/* ---- shell globs (matcher_match_glob_one) ------------------------------- */
+
+typedef struct {
+  const char *pattern;
+  const char *glob; /* relative, its components shell globs */
+  bool below;
+  bool expect;
+} GlobRow;
+
+static const GlobRow glob_rows[] = {
+    {"tests/golden/**", "tests/*", false, true}, /* tests/golden itself */
+    {"tests/golden/**", "*.c", true, false},
+    {"tests/golden/**", "tests/*", true, true},
+    {"tests/golden/**", "*/golden/x", false, true},
+    {"tests/golden/**", "*/*/a.txt", false, true},
+    {"tests/golden/**", "*/silver/x", false, false},
+    {"docs/*.md", "*/r.md", false, true},
+    {"docs/*.md", "docs/*.md", false, true},
+    /* Two single-star globs meet only when one's fixed part ends (or
+     * starts) the other's. */
+    {"docs/*.md", "*/*.o", false, false},
+    {"docs/*.md", "docs/*d", false, true},
+    {"docs/*.md", "docs/*.d", false, false},
+    {"docs/*.md", "docs/*x.md", false, true},
+    {"docs/*.md", "docs/r*", false, true},
+    {"docs/r*", "docs/s*", false, false},
+    {"docs/r*", "docs/re*", false, true},
+    {"docs/r*", "docs/*.md", false, true},
+    {"docs/*.md", "docs/*.m?", false, true},
+    {"docs/*.md", "docs/*a*", false, true},
+    /* A literal pattern consumed before the glob ends: the matcher says
+     * yes; whether something can lie below it is the caller's to see. */
+    {"agent.lock", "*/x.o", false, true},
+    {"agent.lock", "*.lock", false, true},
+    {"agent.lock", "*.o", false, false},
+};
+
+START_TEST(test_match_glob_one) {
+  const GlobRow *row = &glob_rows[_i];
+  Matcher *m = compile(PATS(row->pattern), 0);
+  bool got = matcher_match_glob_one(m, 0, row->glob, row->below);
+  ck_assert_msg(got == row->expect, "pattern `%s`, glob `%s`%s: %d, expected %d", row->pattern,
+                row->glob, row->below ? " (below)" : "", got, row->expect);
+  ck_assert_int_eq(matcher_match_glob(m, row->glob, row->below), row->expect ? 0 : -1);
+  matcher_free(m);
+}
+END_TEST
+
+START_TEST(test_glob_may_name) {
+  Matcher *m = compile(PATS("x"), 0);
+  ck_assert(matcher_glob_may_name(m, "proj*", "proj"));
+  ck_assert(matcher_glob_may_name(m, "p?oj", "proj"));
+  ck_assert(matcher_glob_may_name(m, "[op]roj", "proj"));
+  ck_assert(matcher_glob_may_name(m, "*", ".hidden"));
+  ck_assert(matcher_glob_may_name(m, "?", "\xC3\xA9"));
+  ck_assert(!matcher_glob_may_name(m, "proj2*", "proj"));
+  ck_assert(!matcher_glob_may_name(m, "other*", "proj"));
+  matcher_free(m);
+  m = compile(PATS("x"), FOLD);
+  ck_assert(matcher_glob_may_name(m, "PROJ*", "proj"));
+  matcher_free(m);
+}
+END_TEST
+
 /* ---- matcher_is_literal -------------------------------------------------- */
 
 START_TEST(test_is_literal) {
@@ -533,6 +597,8 @@ static Suite *matcher_suite(void) {
   tcase_add_loop_test(tc, test_state_walk, 0, (int)ELEMENTSOF(match_rows));
   tcase_add_loop_test(tc, test_may_match_below, 0, (int)ELEMENTSOF(below_rows));
   tcase_add_test(tc, test_is_literal);
+  tcase_add_loop_test(tc, test_match_glob_one, 0, (int)ELEMENTSOF(glob_rows));
+  tcase_add_test(tc, test_glob_may_name);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("check");

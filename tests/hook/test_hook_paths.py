@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`ralon hook check`: which paths a call reaches, through the real binary.
+
+test_hook.py pins every agent's payloads and answers; this file pins how the
+paths they name are decided: names with `*`, `?` or `[` in them, symbolic
+links (also under shell globs and `rm -r`), ancestors of the project root,
+nested and foreign agent.lock files, Gemini's path "correction", the keys an
+unknown tool's paths are found under, which tool names only read, and globs
+that would wrongly reach below a protected file. Each test builds its own
+temporary projects.
+
+The binary is $RALON_BINARY, else build/src/ralon in the source tree. Python 3
+standard library only. Run: RALON_BINARY=… python3 tests/hook/test_hook_paths.py -v
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from hookutil import Result, clean_env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RALON = os.environ.get("RALON_BINARY") or os.path.normpath(
+    os.path.join(HERE, "..", "..", "build", "src", "ralon"))
+
+POLICY = ("version: 1\n"
+          "protect: [tests/golden/**, Cargo.lock, .github/workflows, \"docs/*.md\"]\n")
+GOLDEN = "tests/golden/**"
+CARGO = "Cargo.lock"
+WORKFLOWS = ".github/workflows"
+LOCK = "agent.lock"  # the implicit pattern zero
+
+# The wording of the reasons (as in test_hook.py).
+PROTECTED_ONE = "`{shown}` is protected by agent.lock (pattern `{pattern}`, {policy})"
+PROTECTED_TAIL = (": this call was refused and changed nothing. Edit other files, or ask "
+                  "the user to change agent.lock; you cannot, and renaming, copying over "
+                  "or writing it from the shell is refused too.")
+AMBIGUOUS = ("`{path}` does not exist, and `{tool}` would then change whichever file in "
+             "the workspace has a path ending with it, which may be one agent.lock "
+             "protects: this call was refused and changed nothing. Give the file's "
+             "absolute path.")
+
+
+def protected(shown, pattern, policy):
+    return PROTECTED_ONE.format(shown=shown, pattern=pattern, policy=policy) + PROTECTED_TAIL
+
+
+def write(path, text=""):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def make_project(root, policy=POLICY, files=("Cargo.lock", "tests/golden/a.txt", "docs/r.md",
+                                             ".github/workflows/ci.yml", "src/main.c")):
+    for rel in files:
+        write(os.path.join(root, rel), "x\n")
+    write(os.path.join(root, "agent.lock"), policy)
+
+
+def claude_write(root, path):
+    return {"hook_event_name": "PreToolUse", "tool_name": "Write", "session_id": "s",
+            "cwd": root, "tool_input": {"file_path": path, "content": "x"}}
+
+
+def claude_bash(cwd, command):
+    return {"hook_event_name": "PreToolUse", "tool_name": "Bash", "session_id": "s",
+            "cwd": cwd, "tool_input": {"command": command}}
+
+
+def gemini_replace(cwd, path):
+    return {"hook_event_name": "BeforeTool", "tool_name": "replace", "session_id": "s",
+            "cwd": cwd, "tool_input": {"file_path": path, "old_string": "x",
+                                       "new_string": "y", "instruction": "fix"}}
+
+
+class HookPathsTest(unittest.TestCase):
+    maxDiff = None
+
+    def setUp(self):
+        if not os.access(RALON, os.X_OK):
+            raise unittest.SkipTest("no ralon binary at %s (set RALON_BINARY)" % RALON)
+        self.base = os.path.realpath(tempfile.mkdtemp(prefix="ralon-hook-paths-"))
+        self.addCleanup(shutil.rmtree, self.base, True)
+        d = self.base
+        while d != "/":
+            d = os.path.dirname(d)
+            if os.path.lexists(os.path.join(d, "agent.lock")):
+                raise unittest.SkipTest("%s/agent.lock would govern the test projects" % d)
+        self.root = os.path.join(self.base, "proj")
+        self.policy = os.path.join(self.root, "agent.lock")
+        make_project(self.root)
+        src = os.path.join(self.root, "src")
+        os.symlink("../tests", os.path.join(src, "ldir"))
+        for name in ("l[x]", "what?", "lnk"):
+            os.symlink("../Cargo.lock", os.path.join(src, name))
+        self.home = os.path.join(self.base, "home")
+        os.makedirs(self.home)
+        self.env = clean_env(self.home)
+
+    # -- running ralon --------------------------------------------------------------
+
+    def hook(self, payload, args=(), cwd=None):
+        if not isinstance(payload, str):
+            payload = json.dumps(payload)
+        p = subprocess.run([RALON, "hook", "check"] + list(args), input=payload.encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           cwd=cwd or self.root, env=self.env, timeout=60)
+        return Result(p.returncode, p.stdout.decode("utf-8", "replace"),
+                      p.stderr.decode("utf-8", "replace"))
+
+    def assertClaude(self, res, reason):
+        """Claude Code's answer: reason None is consent (nothing, exit 0)."""
+        if reason is None:
+            self.assertEqual((res.rc, res.out, res.err), (0, "", ""), res)
+            return
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(json.loads(res.out), {"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": reason}}, res)
+        self.assertEqual(res.err, "ralon: %s\n" % reason, res)
+
+    def assertExit2(self, res, reason):
+        """Unknown callers: the reason on stderr and exit 2, stdout empty."""
+        if reason is None:
+            self.assertEqual((res.rc, res.out, res.err), (0, "", ""), res)
+        else:
+            self.assertEqual((res.rc, res.out, res.err), (2, "", "ralon: %s\n" % reason), res)
+
+    def assertGemini(self, res, reason):
+        if reason is None:
+            self.assertEqual((res.rc, res.out, res.err), (0, "", ""), res)
+        else:
+            self.assertEqual(res.rc, 0, res)
+            self.assertEqual(json.loads(res.out), {"decision": "deny", "reason": reason}, res)
+
+    def bash(self, command, reason, cwd=None):
+        with self.subTest(command=command):
+            self.assertClaude(self.hook(claude_bash(cwd or self.root, command)), reason)
+
+    # -- 1: `*`, `?` and `[` in a file's name -------------------------------------------
+
+    def test_edit_tool_name_with_wildcards_is_a_literal_path(self):
+        """A file named `l[x]` or `what?` given to an edit tool is that file:
+        through a symbolic link it is decided by where it leads."""
+        for name in ("l[x]", "what?"):
+            with self.subTest(name=name):
+                res = self.hook(claude_write(self.root, os.path.join(self.root, "src", name)))
+                self.assertClaude(res, protected("src/" + name, CARGO, self.policy))
+        res = self.hook(claude_write(self.root, "src/new[1].c"))
+        self.assertClaude(res, None)
+
+    def test_patch_name_with_wildcards_is_a_literal_path(self):
+        patch = "*** Begin Patch\n*** Update File: src/l[x]\n@@\n-x\n+y\n*** End Patch\n"
+        payload = {"hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+                   "session_id": "s", "turn_id": "t", "cwd": self.root,
+                   "tool_input": {"command": patch}}
+        res = self.hook(payload, ["--agent", "codex"])
+        self.assertExit2(res, protected("src/l[x]", CARGO, self.policy))
+
+    def test_shell_glob_through_a_symlinked_directory(self):
+        """`rm src/ldir/golden/*` with src/ldir -> ../tests removes
+        tests/golden/*: the directory before the wildcard is resolved."""
+        self.bash("rm src/ldir/golden/*", protected("src/ldir/golden/*", GOLDEN, self.policy))
+        self.bash("rm src/ldir/gold*/a.txt",
+                  protected("src/ldir/gold*/a.txt", GOLDEN, self.policy))
+        self.bash("rm src/ldir/other/*", None)
+
+    def test_shell_glob_word_is_also_a_literal_name(self):
+        """Quoted (or matching nothing) the shell passes the word on as a
+        name: `src/l[x]` is the link to Cargo.lock."""
+        self.bash("rm 'src/l[x]'", protected("src/l[x]", CARGO, self.policy))
+        self.bash("echo x > 'src/what?'", protected("src/what?", CARGO, self.policy))
+        self.bash("rm src/*.o", None)
+
+    # -- 2: trees through symbolic links -----------------------------------------------
+
+    def test_tree_through_symlink(self):
+        """rm -rf src/ldir/ empties tests/, where tests/golden/** lies."""
+        self.bash("rm -rf src/ldir/", protected("src/ldir/", GOLDEN, self.policy))
+        self.bash("rm -rf src/ldir/*", protected("src/ldir/*", GOLDEN, self.policy))
+        self.bash("mv src/ldir/ /tmp/elsewhere", protected("src/ldir/", GOLDEN, self.policy))
+        os.makedirs(os.path.join(self.root, "build/x"))
+        os.symlink("../build", os.path.join(self.root, "src/lbuild"))
+        self.bash("rm -rf src/lbuild/", None)
+
+    # -- 3: ancestors of the project root ----------------------------------------------
+
+    def test_ancestor_of_root_as_tree(self):
+        """Removing or moving a directory holding the project takes every
+        protected file with it, agent.lock first."""
+        up = self.base + "/"
+        self.bash("rm -rf ..", protected(up, LOCK, self.policy))
+        self.bash("mv .. /tmp/x", protected(up, LOCK, self.policy))
+        self.bash("mv %s /tmp/x" % self.base, protected(up, LOCK, self.policy))
+        self.bash("rm -rf /", protected("/", LOCK, self.policy))
+        self.bash("cd src && rm -rf ../..", protected(up, LOCK, self.policy))
+        os.makedirs(os.path.join(self.base, "other"))
+        self.bash("rm -rf ../other", None)
+
+    def test_ancestor_of_root_through_symlink(self):
+        """A link to a directory holding the project is that directory."""
+        os.symlink(self.base, os.path.join(self.home, "up"))
+        link = os.path.join(self.home, "up")
+        self.bash("rm -rf %s/" % link, protected(link + "/", LOCK, self.policy))
+
+    def test_glob_naming_the_root_or_above(self):
+        self.bash("rm -rf ../proj*", protected(self.root + "*", LOCK, self.policy))
+        self.bash("rm -rf %s/*" % self.base, protected(self.base + "/*", LOCK, self.policy))
+        self.bash("rm -rf /*", protected("/*", LOCK, self.policy))
+        self.bash("rm -rf ../other*", None)
+
+    def test_glob_from_above_the_root_reaching_inside(self):
+        """A glob that starts above the root and names a protected file."""
+        self.bash("rm ../pro*/Cargo.lock", protected("Cargo.lock", CARGO, self.policy))
+        self.bash("rm %s/*/docs/r.md" % self.base, protected("docs/r.md", "docs/*.md",
+                                                             self.policy))
+        self.bash("rm ../pro*/src/main.c", None)
+
+    # -- 10: Gemini's replace "corrects" relative paths ----------------------------------
+
+    def test_gemini_replace_relative_missing_path_refused(self):
+        """`expected.txt` may be corrected to tests/golden/expected.txt, which
+        `tests/golden` protects: no pattern needs to end like the name."""
+        root = os.path.join(self.base, "proj2")
+        make_project(root, "version: 1\nprotect: [.github/workflows, Cargo.lock, tests/golden]\n",
+                     files=("tests/golden/expected.txt", ".github/workflows/ci.yml",
+                            "src/main.c"))
+        for name in ("expected.txt", "ci.yml", "src/new.c"):
+            with self.subTest(name=name):
+                res = self.hook(gemini_replace(root, name), cwd=root)
+                self.assertGemini(res, AMBIGUOUS.format(path=name, tool="replace"))
+        self.assertGemini(self.hook(gemini_replace(root, "src/main.c"), cwd=root), None)
+        self.assertGemini(self.hook(gemini_replace(root, root + "/src/new.c"), cwd=root), None)
+        # Where no agent.lock governs, nothing is refused.
+        nolock = os.path.join(self.base, "nolock")
+        os.makedirs(nolock)
+        self.assertGemini(self.hook(gemini_replace(nolock, "expected.txt"), cwd=nolock), None)
+
+    # -- 11: which agent.lock governs ---------------------------------------------------
+
+    def test_nested_policy_cannot_shadow_the_project(self):
+        """An agent.lock the agent writes below the root does not unprotect
+        what the root's agent.lock protects."""
+        root = os.path.join(self.base, "proj3")
+        make_project(root, "version: 1\nprotect: [Cargo.lock, vendor/lib/generated.c]\n",
+                     files=("Cargo.lock", "vendor/lib/generated.c"))
+        policy = os.path.join(root, "agent.lock")
+        target = os.path.join(root, "vendor/lib/generated.c")
+        reason = protected("vendor/lib/generated.c", "vendor/lib/generated.c", policy)
+        self.assertClaude(self.hook(claude_write(root, target), cwd=root), reason)
+        nested = os.path.join(root, "vendor/lib/agent.lock")
+        self.assertClaude(self.hook(claude_write(root, nested), cwd=root), None)
+        write(nested, "version: 1\nprotect: [nothing]\n")
+        self.assertClaude(self.hook(claude_write(root, target), cwd=root), reason)
+        self.assertClaude(self.hook(claude_bash(root, "rm vendor/lib/generated.c"), cwd=root),
+                          reason)
+        # The nested policy still protects what it names.
+        write(os.path.join(root, "vendor/lib/nothing"), "x")
+        self.assertClaude(self.hook(claude_write(root, "vendor/lib/nothing"), cwd=root),
+                          protected("nothing", "nothing", nested))
+
+    def test_link_into_another_project(self):
+        """A link from one project to another's protected file is judged by
+        the other's agent.lock."""
+        root = os.path.join(self.base, "proj2")
+        make_project(root, "version: 1\nprotect: [tests/golden]\n", files=("src/main.c",))
+        link = os.path.join(root, "src/other")
+        os.symlink(os.path.join(self.root, "Cargo.lock"), link)
+        self.assertClaude(self.hook(claude_write(root, link), cwd=root),
+                          protected("Cargo.lock", CARGO, self.policy))
+        self.assertClaude(self.hook(claude_bash(root, "echo x > src/other"), cwd=root),
+                          protected("Cargo.lock", CARGO, self.policy))
+
+    def test_start_policy_counts(self):
+        """-C names the project `ralon run` enforces: a path is decided
+        against it too, whatever agent.lock lies nearer."""
+        root = os.path.join(self.base, "proj3")
+        make_project(root, "version: 1\nprotect: [sub]\n", files=("sub/x",))
+        write(os.path.join(root, "sub/agent.lock"), "version: 1\nprotect: [y]\n")
+        target = os.path.join(root, "sub/x")
+        res = self.hook(claude_write(self.root, target), ["-C", root], cwd=self.root)
+        self.assertClaude(res, protected("sub/x", "sub", os.path.join(root, "agent.lock")))
+        # Without -C, the payload's cwd is where the agent runs.
+        self.assertClaude(self.hook(claude_write(root, target), cwd=self.root),
+                          protected("sub/x", "sub", os.path.join(root, "agent.lock")))
+
+    # -- 12: path keys of unknown (MCP) tools -------------------------------------------
+
+    def test_mcp_path_keys(self):
+        cargo = os.path.join(self.root, "Cargo.lock")
+        reason = protected("Cargo.lock", CARGO, self.policy)
+        for args in ({"source": cargo, "destination": self.root + "/src/x"},
+                     {"src": cargo, "dest": "/tmp/x"},
+                     {"from": "/tmp/x", "to": cargo},
+                     {"target": cargo},
+                     {"destPath": cargo},
+                     {"old_file_path": cargo, "new_file_path": "/tmp/x"},
+                     {"uri": "file://" + cargo},
+                     {"uri": "file://localhost" + self.root + "/Cargo%2Elock"},
+                     {"uri": "file:" + cargo},
+                     {"uri": "file://" + cargo + "#L3"},
+                     {"edits": [{"newFilePath": cargo}]}):
+            with self.subTest(args=args):
+                payload = {"hook_event_name": "PreToolUse", "session_id": "s",
+                           "tool_name": "mcp__filesystem__move_file", "cwd": self.root,
+                           "tool_input": args}
+                self.assertClaude(self.hook(payload), reason)
+        payload = {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": self.root,
+                   "tool_name": "mcp__filesystem__move_file",
+                   "tool_input": {"source": self.root + "/src/a", "destination": "/tmp/b",
+                                  "uri": "https://example.com/Cargo.lock", "to": "v2"}}
+        self.assertClaude(self.hook(payload), None)
+        # An escaped `?` is part of the name: src/what? links to Cargo.lock.
+        payload["tool_input"] = {"uri": "file://%s/src/what%%3F" % self.root}
+        self.assertClaude(self.hook(payload), protected("src/what?", CARGO, self.policy))
+        # Code under `source` is no path: no file has a 300-byte name.
+        payload["tool_input"] = {"source": "import os\n" + "x" * 300 + "\nprint(1)\n"}
+        self.assertClaude(self.hook(payload), None)
+
+    # -- 13: which tool names only read ---------------------------------------------------
+
+    def test_read_verbs_are_whole_words(self):
+        cargo = os.path.join(self.root, "Cargo.lock")
+        reason = protected("Cargo.lock", CARGO, self.policy)
+        res = self.hook({"tool_name": "relocate_file",
+                         "tool_input": {"path": cargo, "new_path": "/tmp/x"}},
+                        ["--agent", "antigravity"])
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(json.loads(res.out), {"decision": "deny", "reason": reason})
+        for tool in ("duplicate_file", "duplicateFile", "concatenate", "openai_tool",
+                     "listen", "lsof_kill", "read_" + "x" * 130 + "_write"):
+            with self.subTest(tool=tool):
+                res = self.hook({"tool_name": tool,
+                                 "tool_input": {"path": "/tmp/x", "destination": cargo}})
+                self.assertExit2(res, reason)
+        for tool in ("read_file", "readFile", "ReadFile", "view", "file.cat", "list-dir",
+                     "HTMLView", "mcp__fs__search_files", "grep"):
+            with self.subTest(tool=tool):
+                res = self.hook({"tool_name": tool, "tool_input": {"path": cargo}})
+                self.assertExit2(res, None)
+
+    # -- 14: a glob below a protected file -------------------------------------------------
+
+    def test_glob_below_a_file_is_not_refused(self):
+        """Nothing lies below agent.lock or Cargo.lock, so `*` standing for
+        them reaches nothing protected."""
+        os.makedirs(os.path.join(self.root, "build/node_modules"))
+        self.bash("rm -f */*.o", None)
+        self.bash("rm -rf */node_modules", None)
+        self.bash("rm -f Cargo.*/x", None)
+        # Directories a literal pattern names are another matter.
+        self.bash("rm -f .*/workflows/*.yml",
+                  protected(".*/workflows/*.yml", WORKFLOWS, self.policy))
+        self.bash("rm -f */*/a.txt", protected("*/*/a.txt", GOLDEN, self.policy))
+        self.bash("rm -rf */golden", protected("*/golden", GOLDEN, self.policy))
+        self.bash("rm -f */r.md", protected("*/r.md", "docs/*.md", self.policy))
+        # A literal pattern naming a link to a directory: that directory.
+        shutil.rmtree(os.path.join(self.root, ".github/workflows"))
+        os.symlink("../src", os.path.join(self.root, ".github/workflows"))
+        self.bash("rm -f .*/workflows/*.c",
+                  protected(".*/workflows/*.c", WORKFLOWS, self.policy))
+
+
+if __name__ == "__main__":
+    unittest.main()
