@@ -16,18 +16,29 @@
  * directories on the way and the PATHs themselves, then CMD. No identity
  * checks, no symbolic link care.
  *
+ * Both then harden the process as ralon must: every capability dropped
+ * (with CAP_SETPCAP, the bounding set too, one prctl each as the kernel
+ * requires), no_new_privs, and a seccomp filter refusing TIOCSTI and
+ * TIOCLINUX (loading it JIT-compiles a program, which on a VM is a large
+ * share of the cost).
+ *
  * PATHs must be absolute and canonical. Not a sandbox: a measuring stick. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -198,6 +209,40 @@ static void floor_landlock(char **paths, int n) {
   close(rs);
 }
 
+static void harden(void) {
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+  if (syscall(SYS_capget, &hdr, data) < 0) {
+    die("capget");
+  }
+  if (data[0].effective & (1u << CAP_SETPCAP)) {
+    for (unsigned long c = 0; c < 64; c++) {
+      if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+        break;
+      }
+    }
+  }
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  memset(data, 0, sizeof(data));
+  if (syscall(SYS_capset, &hdr, data) < 0) {
+    die("capset");
+  }
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+  };
+  struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) {
+    die("seccomp");
+  }
+}
+
 int main(int argc, char **argv) {
   int sep = 2;
   while (sep < argc && strcmp(argv[sep], "--") != 0) {
@@ -217,6 +262,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "floor: unknown backend %s\n", argv[1]);
     return 2;
   }
+  harden();
   execvp(argv[sep + 1], argv + sep + 1);
   die(argv[sep + 1]);
 }

@@ -225,6 +225,7 @@ static void add_hit(HookVerdict *v, const char *path, const char *shown, const C
   h->shown = xstrdup(shown);
   h->pattern = xstrdup(pattern >= 0 ? c->d.policy->patterns[pattern].pattern : "?");
   h->policy = xstrdup(c->file);
+  h->unread = false;
 }
 
 static long pattern_below(const Decider *d, const char *rel) {
@@ -445,6 +446,13 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   for (size_t i = 0; i < shell.n_trees; i++) {
     decide_one(&dc, shell.trees[i], true, true, false);
   }
+  for (size_t i = 0; i < shell.n_unread; i++) {
+    size_t before = v->n_hits;
+    decide_one(&dc, shell.unread[i], true, true, false);
+    for (size_t k = before; k < v->n_hits; k++) {
+      v->hits[k].unread = true;
+    }
+  }
   shell.cwd = NULL;
   hook_request_clear(&shell);
   for (size_t i = 0; i < dc.ps.n; i++) {
@@ -476,20 +484,42 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
     return;
   }
   v->deny = true;
+  bool all_unread = true;
+  for (size_t i = 0; i < v->n_hits && all_unread; i++) {
+    all_unread = v->hits[i].unread;
+  }
+  if (all_unread) {
+    /* `… | xargs rm` where agent.lock protects something below: which
+     * files go is known only when it runs. */
+    v->reason = xasprintf(_("this command takes the names of the files it changes from its input "
+                            "(xargs), so they may be any below `%s`, where agent.lock protects "
+                            "paths (pattern `%s`, %s): this call was refused and changed nothing. "
+                            "Name the files explicitly, leaving out the protected ones."),
+                          v->hits[0].shown, v->hits[0].pattern, v->hits[0].policy);
+    return;
+  }
+  /* Named ones only: they are reason enough. */
+  _cleanup_free_ const HookHit **named = xcalloc(v->n_hits, sizeof(HookHit *));
+  size_t n = 0;
+  for (size_t i = 0; i < v->n_hits; i++) {
+    if (!v->hits[i].unread) {
+      named[n++] = &v->hits[i];
+    }
+  }
   char *list = NULL;
   size_t size = 0;
   FILE *f = open_memstream(&list, &size);
   if (f == NULL) {
     oom();
   }
-  if (v->n_hits == 1) {
-    fprintf(f, _("`%s` is protected by agent.lock (pattern `%s`, %s)"), v->hits[0].shown,
-            v->hits[0].pattern, v->hits[0].policy);
+  if (n == 1) {
+    fprintf(f, _("`%s` is protected by agent.lock (pattern `%s`, %s)"), named[0]->shown,
+            named[0]->pattern, named[0]->policy);
   } else {
-    fprintf(f, _("%zu paths in this call are protected by agent.lock:"), v->n_hits);
-    for (size_t i = 0; i < v->n_hits; i++) {
-      fprintf(f, _("%s `%s` (pattern `%s`, %s)"), i ? "," : "", v->hits[i].shown,
-              v->hits[i].pattern, v->hits[i].policy);
+    fprintf(f, _("%zu paths in this call are protected by agent.lock:"), n);
+    for (size_t i = 0; i < n; i++) {
+      fprintf(f, _("%s `%s` (pattern `%s`, %s)"), i ? "," : "", named[i]->shown,
+              named[i]->pattern, named[i]->policy);
     }
   }
   fclose(f);

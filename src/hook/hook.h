@@ -27,6 +27,11 @@ typedef struct {
   size_t n_trees;
   char **commands;  /* shell commands it runs */
   size_t n_commands;
+  /* Directories standing for files a shell command names only when it
+   * runs (the words xargs reads): treated as trees, with their own
+   * explanation when that is what is refused. */
+  char **unread;
+  size_t n_unread;
   /* Relative paths the agent may "correct" to any file whose name ends with
    * them (Gemini's replace): one that does not exist is refused, naming the
    * pattern when a protected file could be meant, else asking for the
@@ -43,6 +48,7 @@ typedef struct {
   char *shown;   /* relative to its project, for the message */
   char *pattern; /* the agent.lock pattern that protects it */
   char *policy;  /* that agent.lock */
+  bool unread;   /* found only below a directory standing for unread names */
 } HookHit;
 
 typedef struct {
@@ -93,6 +99,7 @@ void hook_answer_clear(HookAnswer *a);
 
 void hook_request_add_path(HookRequest *req, const char *path);
 void hook_request_add_tree(HookRequest *req, const char *path);
+void hook_request_add_unread(HookRequest *req, const char *dir);
 void hook_request_add_command(HookRequest *req, const char *command);
 void hook_request_set_tool(HookRequest *req, const char *tool);
 void hook_request_set_cwd(HookRequest *req, const char *cwd);

@@ -27,6 +27,14 @@ void hook_request_add_tree(HookRequest *req, const char *path) {
   req->trees[req->n_trees++] = xstrdup(path);
 }
 
+void hook_request_add_unread(HookRequest *req, const char *dir) {
+  if (dir == NULL || dir[0] == '\0') {
+    return;
+  }
+  req->unread = xreallocarray(req->unread, req->n_unread + 1, sizeof(char *));
+  req->unread[req->n_unread++] = xstrdup(dir);
+}
+
 void hook_request_add_command(HookRequest *req, const char *command) {
   if (command == NULL || command[0] == '\0') {
     return;
@@ -57,7 +65,11 @@ void hook_request_clear(HookRequest *req) {
   for (size_t i = 0; i < req->n_trees; i++) {
     free(req->trees[i]);
   }
+  for (size_t i = 0; i < req->n_unread; i++) {
+    free(req->unread[i]);
+  }
   free(req->trees);
+  free(req->unread);
   free(req->paths);
   free(req->commands);
   free(req->tool);

@@ -102,10 +102,19 @@ static void add_tree(Shell *sh, const char *p) {
  * $HOME. They may be anything below the directory the command runs in, so
  * that directory stands for them, as a tree: refused whenever anything
  * protected lies below it. (Anything elsewhere escapes this hook; the
- * kernel sandbox is the boundary.) */
-static void unknown_targets(Shell *sh) {
+ * kernel sandbox is the boundary.) The words xargs reads are told apart,
+ * for the explanation. */
+static void unknown_targets_of(Shell *sh, bool xargs) {
   const char *dir = sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".";
-  add_tree(sh, dir);
+  if (xargs) {
+    hook_request_add_unread(sh->req, dir);
+  } else {
+    add_tree(sh, dir);
+  }
+}
+
+static void unknown_targets(Shell *sh) {
+  unknown_targets_of(sh, true);
 }
 
 /* Adds a target. A glob stays a glob: it is decided against the patterns
@@ -115,7 +124,7 @@ static void add_target(Shell *sh, const char *word, bool tree) {
   if (is_unknown_tilde(p)) {
     /* With no $HOME, bash expands `~` to the user's passwd entry; but the
      * agent's shell may know a HOME the hook was not given. Both. */
-    unknown_targets(sh);
+    unknown_targets_of(sh, false);
     struct passwd *pw = getpwuid(getuid());
     if (pw == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
       return;
@@ -128,6 +137,16 @@ static void add_target(Shell *sh, const char *word, bool tree) {
   if (tree) {
     add_tree(sh, p);
   }
+}
+
+/* A directory below which go files whose names xargs reads. */
+static void add_unread(Shell *sh, const char *word) {
+  _cleanup_free_ char *p = from_cwd(sh, word);
+  if (is_unknown_tilde(p)) {
+    add_target(sh, word, true);
+    return;
+  }
+  hook_request_add_unread(sh->req, p);
 }
 
 static const char *base_name(const char *s) {
@@ -409,7 +428,8 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
     if (xargs->replace != NULL && strstr(dest, xargs->replace) != NULL) {
       unknown_targets(sh);
     } else {
-      add_target(sh, dest, true);
+      add_target(sh, dest, false);
+      add_unread(sh, dest);
     }
     return;
   }

@@ -55,6 +55,10 @@ NOT_UNDERSTOOD = ("this hook call could not be understood ({}), so it was refuse
                   "agent's hook format: tell the user.")
 UNKNOWN_TARGET = ("which file this `{}` call changes could not be found, so it was refused "
                   "and changed nothing. Name the file explicitly.")
+UNREAD = ("this command takes the names of the files it changes from its input (xargs), so "
+          "they may be any below `{shown}`, where agent.lock protects paths (pattern "
+          "`{pattern}`, {policy}): this call was refused and changed nothing. Name the files "
+          "explicitly, leaving out the protected ones.")
 POLICY_ERROR = ("this call cannot be checked against agent.lock ({}), so it was refused "
                 "and changed nothing. Tell the user.")
 
@@ -152,7 +156,8 @@ class Case:
 
     dialect  who must answer (usually the fixture's agent)
     deny     list of (shown, pattern) the refusal must name, in order;
-             None: allowed; a str or regex: refused for that reason
+             None: allowed; a str or regex: refused for that reason;
+             an Unread: refused for names xargs reads below `shown`
     args     extra arguments to `ralon hook check` (@ROOT@, @OUT@ replaced)
     cwd      "root", "out" or "root/src": where ralon runs
     """
@@ -177,6 +182,10 @@ class Case:
         return self.deny if isinstance(self.deny, list) else None
 
 
+class Unread(tuple):
+    """(shown, pattern): the directory below which xargs' names may go."""
+
+
 def allow(agent, fixture, **kw):
     return Case(agent, fixture, deny=None, **kw)
 
@@ -184,6 +193,10 @@ def allow(agent, fixture, **kw):
 def deny(agent, fixture, *hits, **kw):
     assert hits
     return Case(agent, fixture, deny=list(hits), **kw)
+
+
+def unread(agent, fixture, hit, **kw):
+    return Case(agent, fixture, deny=Unread(hit), **kw)
 
 
 def refuse(agent, fixture, reason, **kw):
@@ -295,9 +308,12 @@ CASES = [
     deny("claude", "bash_ionice", CARGO_LOCK),
     deny("claude", "bash_chrt", CARGO_LOCK),
     # xargs CMD: the files it names come from stdin, anything below where it
-    # runs; refused when something protected is there.
-    deny("claude", "bash_xargs", ("./", LOCK)),
+    # runs; refused when something protected is there, saying so. What the
+    # command names itself is named alone.
+    unread("claude", "bash_xargs", ("./", LOCK)),
     deny("claude", "bash_xargs_replace", ("tests/golden", GOLDEN)),
+    deny("claude", "bash_xargs_named", CARGO_LOCK),
+    deny("claude", "bash_xargs_dest_file", CARGO_LOCK),
     allow("claude", "bash_xargs_subdir", note="nothing protected below src/"),
     allow("claude", "bash_xargs_reads"),
     deny("claude", "bash_eval", CARGO_LOCK),
@@ -668,6 +684,9 @@ class HookTest(unittest.TestCase):
             return None
         if case.hits is not None:
             return protected_reason(case.hits, os.path.join(root, "agent.lock"))
+        if isinstance(case.deny, Unread):
+            return UNREAD.format(shown=case.deny[0], pattern=case.deny[1],
+                                 policy=os.path.join(root, "agent.lock"))
         return case.deny
 
     def check_case(self, case):
