@@ -2,6 +2,8 @@
 /* `ralon hook check`: recognise the caller, find what the call touches,
  * decide from the policy alone, answer in the caller's dialect. Whatever
  * cannot be understood is refused, with a reason that says so. */
+#include <dirent.h>
+#include <glob.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -147,12 +149,20 @@ typedef struct {
   char *error; /* the policy could not be read */
 } CachedPolicy;
 
+/* Indexes into the cache, each once. */
+typedef struct {
+  long *v;
+  size_t n;
+  size_t cap;
+} PolicyList;
+
 typedef struct {
   CachedPolicy *v;
   size_t n;
   size_t cap;
   const char *start;
-  long start_policy; /* -2: not looked up yet */
+  PolicyList start_chain;
+  bool start_done;
 } Policies;
 
 /* What deciding the paths of one call gathers. */
@@ -204,6 +214,36 @@ static long policy_from(Policies *ps, const char *dir) {
     error_clear(&err);
   }
   return (long)(ps->n - 1);
+}
+
+static void policy_list_add(PolicyList *l, long i) {
+  for (size_t k = 0; k < l->n; k++) {
+    if (l->v[k] == i) {
+      return;
+    }
+  }
+  *(long *)grow_array(&l->v, &l->n, &l->cap, sizeof(long)) = i;
+}
+
+/* Every policy from `dir` up to `/`, the nearest first. Not only the
+ * nearest: an agent.lock an agent writes in a subdirectory (allowed: it
+ * protects nothing of the project) must not hide the project's own
+ * patterns from a call made there. */
+static void policy_chain(Policies *ps, const char *dir, PolicyList *out) {
+  _cleanup_free_ char *d = xstrdup(dir);
+  for (;;) {
+    long i = policy_from(ps, d);
+    if (i < 0) {
+      return;
+    }
+    policy_list_add(out, i);
+    _cleanup_free_ char *root = path_dirname(ps->v[i].file);
+    if (streq(root, "/")) {
+      return;
+    }
+    free(d);
+    d = path_dirname(root);
+  }
 }
 
 static void note_error(Deciding *dc, const char *message) {
@@ -290,6 +330,15 @@ static bool decide_tree_in(Deciding *dc, const CachedPolicy *c, const Target *t,
   return true;
 }
 
+static bool has_dotdot(const char *p) {
+  for (const char *c = p; (c = strstr(c, "..")) != NULL; c += 2) {
+    if ((c == p || c[-1] == '/') && (c[2] == '\0' || c[2] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Decides `t` against one policy; whether it protects it. */
 static bool decide_in(Deciding *dc, size_t policy, const Target *t) {
   const CachedPolicy *c = &dc->ps.v[policy];
@@ -312,7 +361,11 @@ static bool decide_in(Deciding *dc, size_t policy, const Target *t) {
   }
   bool hit = false;
   if (pd.verdict == VERDICT_LOCKED) {
-    add_hit(dc->v, t->path, pd.relative[0] ? pd.relative : ".", c, pd.pattern);
+    /* The name as written, unless a `..` in it follows a link: then its
+     * lexical name is some other file (`deep/../a.txt`), and the resolved
+     * one is what is protected. */
+    const char *shown = pd.via != NULL && has_dotdot(t->path) ? pd.via : pd.relative;
+    add_hit(dc->v, t->path, shown[0] ? shown : ".", c, pd.pattern);
     hit = true;
   } else if (t->tree) {
     hit = decide_tree_in(dc, c, t, &pd);
@@ -346,6 +399,110 @@ static char *resolve_glob_prefix(const char *p, char **ret_dir) {
   return path_normalize(joined);
 }
 
+/* ---- what a shell glob reaches through a symbolic link -------------------- */
+
+/* glob(3) lists the directories itself; these wrappers only note which of
+ * the entries it reads are symbolic links, from the type the directory
+ * gives (no lstat(2) per entry), and stop reading after GLOB_ENTRIES_MAX
+ * entries. glob(3) takes no argument for them: one glob at a time. */
+#define GLOB_ENTRIES_MAX 200000
+
+typedef struct {
+  DIR *dir;
+  char *path;
+} GlobDir;
+
+static struct {
+  char **links;
+  size_t n_links, cap_links;
+  size_t entries;
+} globbing;
+
+static void *glob_opendir(const char *path) {
+  DIR *d = opendir(path);
+  if (d == NULL) {
+    return NULL;
+  }
+  GlobDir *g = xcalloc(1, sizeof(GlobDir));
+  g->dir = d;
+  g->path = xstrdup(path);
+  return g;
+}
+
+static struct dirent *glob_readdir(void *p) {
+  GlobDir *g = p;
+  if (globbing.entries >= GLOB_ENTRIES_MAX) {
+    return NULL; /* best effort: the kernel is the boundary */
+  }
+  struct dirent *de = readdir(g->dir);
+  if (de == NULL) {
+    return NULL;
+  }
+  globbing.entries++;
+  bool link = de->d_type == DT_LNK;
+  _cleanup_free_ char *full = NULL;
+  if (de->d_type == DT_UNKNOWN) {
+    struct stat st;
+    full = path_join(g->path, de->d_name);
+    link = lstat(full, &st) == 0 && S_ISLNK(st.st_mode);
+  }
+  if (link) {
+    char **slot = grow_array(&globbing.links, &globbing.n_links, &globbing.cap_links,
+                             sizeof(char *));
+    *slot = full != NULL ? steal_pointer(&full) : path_join(g->path, de->d_name);
+  }
+  return de;
+}
+
+static void glob_closedir(void *p) {
+  GlobDir *g = p;
+  closedir(g->dir);
+  free(g->path);
+  free(g);
+}
+
+/* Whether `path` passes through the link `link` (or is it). */
+static bool passes_through(const char *path, const char *link) {
+  size_t n = strlen(link);
+  return strncmp(path, link, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_word, bool fuzzy);
+
+/* The names a shell would expand `pattern` (absolute) to that pass through
+ * a symbolic link, each decided as the file it names: matching the glob
+ * against the patterns as written cannot see where a link leads
+ * (`echo x > c?` with `cl -> Cargo.lock`, `rm g?/a.txt` with
+ * `gl -> tests/golden`). Names reached without a link are what the
+ * patterns were matched against already. */
+static void decide_glob_links(Deciding *dc, const char *pattern, bool tree) {
+  glob_t g = {
+      .gl_opendir = glob_opendir,
+      .gl_readdir = glob_readdir,
+      .gl_closedir = glob_closedir,
+      .gl_lstat = lstat,
+      .gl_stat = stat,
+  };
+  memset(&globbing, 0, sizeof(globbing));
+  int r = glob(pattern, GLOB_ALTDIRFUNC | GLOB_NOSORT, NULL, &g);
+  if (r == 0 && globbing.n_links > 0) {
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+      for (size_t k = 0; k < globbing.n_links; k++) {
+        if (passes_through(g.gl_pathv[i], globbing.links[k])) {
+          decide_one(dc, g.gl_pathv[i], tree, false, false);
+          break;
+        }
+      }
+    }
+  }
+  globfree(&g);
+  for (size_t k = 0; k < globbing.n_links; k++) {
+    free(globbing.links[k]);
+  }
+  free(globbing.links);
+  memset(&globbing, 0, sizeof(globbing));
+}
+
 /* Decides one path against every policy that may govern it: the nearest
  * upwards from its name as written, the nearest upwards from where it
  * leads, and the one where the agent runs (-C, or the payload's cwd),
@@ -369,30 +526,34 @@ static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_wor
     t.resolved = path_resolve(joined);
     res_dir = t.resolved ? path_dirname(t.resolved) : NULL;
   }
-  if (dc->ps.start_policy == -2) {
-    dc->ps.start_policy = policy_from(&dc->ps, dc->ps.start);
+  if (!dc->ps.start_done) {
+    policy_chain(&dc->ps, dc->ps.start, &dc->ps.start_chain);
+    dc->ps.start_done = true;
   }
-  long cand[3] = {policy_from(&dc->ps, lex_dir), res_dir ? policy_from(&dc->ps, res_dir) : -1,
-                  dc->ps.start_policy};
+  PolicyList cand = {0};
+  policy_chain(&dc->ps, lex_dir, &cand);
+  if (res_dir != NULL) {
+    policy_chain(&dc->ps, res_dir, &cand);
+  }
+  for (size_t i = 0; i < dc->ps.start_chain.n; i++) {
+    policy_list_add(&cand, dc->ps.start_chain.v[i]);
+  }
   bool hit = false, governed = false;
-  for (size_t i = 0; i < ELEMENTSOF(cand) && !hit; i++) {
-    bool seen = cand[i] < 0;
-    for (size_t k = 0; k < i && !seen; k++) {
-      seen = cand[k] == cand[i];
-    }
-    if (!seen) {
-      governed |= dc->ps.v[cand[i]].error == NULL;
-      hit = decide_in(dc, (size_t)cand[i], &t);
-    }
+  for (size_t i = 0; i < cand.n && !hit; i++) {
+    governed |= dc->ps.v[cand.v[i]].error == NULL;
+    hit = decide_in(dc, (size_t)cand.v[i], &t);
+  }
+  if (!hit && t.glob != NULL) {
+    decide_glob_links(dc, joined, tree);
   }
   struct stat st;
   if (!hit && governed && fuzzy && path[0] != '/' && stat(t.abs, &st) < 0) {
     /* Any file whose path ends with `path` may be meant: name a protected
      * one if some pattern says so, else ask for the absolute path. */
-    for (size_t i = 0; i < ELEMENTSOF(cand) && !hit; i++) {
-      const CachedPolicy *c = cand[i] >= 0 ? &dc->ps.v[cand[i]] : NULL;
+    for (size_t i = 0; i < cand.n && !hit; i++) {
+      const CachedPolicy *c = &dc->ps.v[cand.v[i]];
       long idx = -1;
-      if (c != NULL && c->error == NULL && decide_suffix(&c->d, path, &idx)) {
+      if (c->error == NULL && decide_suffix(&c->d, path, &idx)) {
         _cleanup_free_ char *shown = xasprintf(".../%s", path);
         add_hit(dc->v, path, shown, c, idx);
         hit = true;
@@ -403,6 +564,7 @@ static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_wor
       dc->ambiguous = xstrdup(path);
     }
   }
+  free(cand.v);
   free(t.abs);
   free(t.resolved);
   free(t.glob);
@@ -411,7 +573,7 @@ static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_wor
 static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   _cleanup_free_ char *here = getcwd(NULL, 0);
   const char *base = req->cwd ? req->cwd : here ? here : "/";
-  Deciding dc = {.ps = {.start = start ? start : base, .start_policy = -2}, .base = base, .v = v};
+  Deciding dc = {.ps = {.start = start ? start : base}, .base = base, .v = v};
 
   if (req->not_understood != NULL) {
     v->deny = true;
@@ -461,6 +623,7 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
     decider_clear(&dc.ps.v[i].d);
   }
   free(dc.ps.v);
+  free(dc.ps.start_chain.v);
   _cleanup_free_ char *policy_error = dc.policy_error;
   _cleanup_free_ char *ambiguous = dc.ambiguous;
 

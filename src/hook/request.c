@@ -158,7 +158,8 @@ static bool path_key(const char *key) {
       "newpath",     "destination", "destinationpath", "sourcepath",   "file",
       "filename",    "files",       "source",          "src",          "from",
       "to",          "target",      "dest",            "destpath",     "oldfilepath",
-      "newfilepath", "uri",
+      "newfilepath", "uri",         "outputpath",      "output",       "out",
+      "outfile",     "outputfile",  "outpath",         "destfile",     "destinationfile",
   };
   char k[32];
   size_t n = 0;
@@ -303,6 +304,12 @@ bool hook_tool_reads_only(const char *tool) {
                                        "insert", "delete", "remove", "rename", "move",
                                        "update", "save",   "append", "exec",  "run",
                                        "command", "shell", "bash",  NULL};
+  /* Short ones only as whole words: `rm` is in format, `cp` in scp. */
+  static const char *const write_words[] = {"mv",    "cp",     "rm",    "copy",  "unlink",
+                                            "chmod", "chown",  "touch", "modify", "set",
+                                            "put",   "truncate", "mkdir", "rmdir", "link",
+                                            "symlink", "del",  "upload", "download", "apply",
+                                            "install", NULL};
   size_t len = strlen(tool);
   _cleanup_free_ char *lower = xmalloc(len + 1);
   for (size_t i = 0; i <= len; i++) {
@@ -314,9 +321,10 @@ bool hook_tool_reads_only(const char *tool) {
       return false;
     }
   }
-  /* A read verb only as a whole word: `cat` is in duplicate and relocate. */
+  /* A read verb only as a whole word: `cat` is in duplicate and relocate.
+   * A write word anywhere wins over it (list_then_mv). */
   bool reads_only = false;
-  for (size_t i = 0; i < len && !reads_only; i++) {
+  for (size_t i = 0; i < len; i++) {
     if (!isalnum((unsigned char)tool[i]) || !word_starts(tool, i)) {
       continue;
     }
@@ -324,7 +332,10 @@ bool hook_tool_reads_only(const char *tool) {
     while (e < len && isalnum((unsigned char)tool[e]) && !word_starts(tool, e)) {
       e++;
     }
-    reads_only = word_in(lower + i, e - i, reads);
+    if (word_in(lower + i, e - i, write_words)) {
+      return false;
+    }
+    reads_only |= word_in(lower + i, e - i, reads);
   }
   return reads_only;
 }

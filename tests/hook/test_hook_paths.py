@@ -170,6 +170,26 @@ class HookPathsTest(unittest.TestCase):
                   protected("src/ldir/gold*/a.txt", GOLDEN, self.policy))
         self.bash("rm src/ldir/other/*", None)
 
+    def test_shell_glob_matching_a_link(self):
+        """A wildcard the shell expands to a symbolic link reaches where the
+        link leads: the patterns, matched against the glob as written,
+        cannot see that (src/lnk -> ../Cargo.lock, src/ldir -> ../tests)."""
+        src = os.path.join(self.root, "src")
+        cargo = protected("src/lnk", CARGO, self.policy)
+        self.bash("echo x > ln?", cargo, cwd=src)
+        self.bash("cp /etc/hostname [l]nk", cargo, cwd=src)
+        self.bash("rm -f l?ir/golden/a.txt",
+                  protected("src/ldir/golden/a.txt", GOLDEN, self.policy), cwd=src)
+        self.bash("rm -f */golden/a.txt",
+                  protected("src/ldir/golden/a.txt", GOLDEN, self.policy), cwd=src)
+        # `..` after the link: the file it names is the resolved one.
+        self.bash("echo x > ld*/../Cargo.lock", protected("Cargo.lock", CARGO, self.policy),
+                  cwd=src)
+        # What the links lead to and no protected file: allowed.
+        os.makedirs(os.path.join(self.root, "tests/other"))
+        self.bash("rm -f l?ir/other/*.o", None, cwd=src)
+        self.bash("rm -f *.o ../src/*.o", None, cwd=src)
+
     def test_shell_glob_word_is_also_a_literal_name(self):
         """Quoted (or matching nothing) the shell passes the word on as a
         name: `src/l[x]` is the link to Cargo.lock."""
@@ -264,6 +284,30 @@ class HookPathsTest(unittest.TestCase):
         self.assertClaude(self.hook(claude_write(root, "vendor/lib/nothing"), cwd=root),
                           protected("nothing", "nothing", nested))
 
+    def test_nested_policy_cannot_shadow_from_below(self):
+        """Nor when the agent works below that agent.lock (Cursor's shell
+        cwd, Claude's after a `cd`): every agent.lock up to `/` counts."""
+        root = os.path.join(self.base, "proj3")
+        make_project(root, "version: 1\nprotect: [tests/golden/**, Cargo.lock]\n",
+                     files=("Cargo.lock", "tests/golden/a.txt", "tests/unit/t.c"))
+        policy = os.path.join(root, "agent.lock")
+        tests = os.path.join(root, "tests")
+        write(os.path.join(tests, "agent.lock"), "version: 1\nprotect: [nothing]\n")
+        golden = protected("tests/golden/a.txt", GOLDEN, policy)
+        target = os.path.join(tests, "golden/a.txt")
+        self.assertClaude(self.hook(claude_write(tests, target), cwd=tests), golden)
+        self.assertClaude(self.hook(claude_write(tests, "golden/a.txt"), cwd=tests), golden)
+        self.assertClaude(self.hook(claude_bash(tests, "echo hi > golden/a.txt"), cwd=tests),
+                          golden)
+        self.assertClaude(self.hook(claude_bash(tests, "rm -rf golden"), cwd=tests),
+                          protected("tests/golden", GOLDEN, policy))
+        self.assertClaude(self.hook(claude_bash(tests, "echo x > ../Cargo.lock"), cwd=tests),
+                          protected("Cargo.lock", CARGO, policy))
+        self.assertClaude(self.hook(claude_bash(tests, "echo hi > unit/t.c"), cwd=tests), None)
+        # With -C naming the subdirectory too.
+        res = self.hook(claude_write(tests, target), ["-C", tests], cwd=tests)
+        self.assertClaude(res, golden)
+
     def test_link_into_another_project(self):
         """A link from one project to another's protected file is judged by
         the other's agent.lock."""
@@ -304,7 +348,10 @@ class HookPathsTest(unittest.TestCase):
                      {"uri": "file://localhost" + self.root + "/Cargo%2Elock"},
                      {"uri": "file:" + cargo},
                      {"uri": "file://" + cargo + "#L3"},
-                     {"edits": [{"newFilePath": cargo}]}):
+                     {"edits": [{"newFilePath": cargo}]},
+                     {"output_path": cargo},
+                     {"outputFile": cargo},
+                     {"outfile": cargo}):
             with self.subTest(args=args):
                 payload = {"hook_event_name": "PreToolUse", "session_id": "s",
                            "tool_name": "mcp__filesystem__move_file", "cwd": self.root,
@@ -338,8 +385,15 @@ class HookPathsTest(unittest.TestCase):
                 res = self.hook({"tool_name": tool,
                                  "tool_input": {"path": "/tmp/x", "destination": cargo}})
                 self.assertExit2(res, reason)
+        # A verb that writes, as a word of its own, wins over a read verb.
+        for tool in ("list_then_mv", "read_then_chmod", "list_and_unlink", "readAndCopy",
+                     "view_or_set", "cat-rm"):
+            with self.subTest(tool=tool):
+                res = self.hook({"tool_name": tool, "tool_input": {"file": cargo}})
+                self.assertExit2(res, reason)
         for tool in ("read_file", "readFile", "ReadFile", "view", "file.cat", "list-dir",
-                     "HTMLView", "mcp__fs__search_files", "grep"):
+                     "HTMLView", "mcp__fs__search_files", "grep", "read_format",
+                     "list_scp_hosts", "view_settings"):
             with self.subTest(tool=tool):
                 res = self.hook({"tool_name": tool, "tool_input": {"path": cargo}})
                 self.assertExit2(res, None)
