@@ -407,7 +407,15 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
     nsrc = np;
     dir_known = true;
   } else if (xargs->on && xargs->replace == NULL) {
-    unknown_targets(sh); /* the destination is the last word xargs reads */
+    /* The destination is the last word xargs reads; with no input at
+     * all GNU xargs runs the command once, and the last word written is.
+     * mv/rsync --remove-source-files: any word written may be a source. */
+    unknown_targets(sh);
+    for (size_t k = o->move_sources ? 0 : np ? np - 1 : np; k < np; k++) {
+      if (!rsync || !is_remote(plain[k])) {
+        add_target(sh, plain[k], o->recursive);
+      }
+    }
     return;
   } else if (np == 1 && streq(cmd, "ln")) {
     dest = "."; /* ln TARGET: a link of that name here */
@@ -430,6 +438,16 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
     } else {
       add_target(sh, dest, false);
       add_unread(sh, dest);
+    }
+    if (o->move_sources) {
+      /* The sources go: those written, and those it reads. */
+      for (size_t k = 0; k < nsrc; k++) {
+        bool read = xargs->replace != NULL && strstr(plain[k], xargs->replace) != NULL;
+        if (!read && (!rsync || !is_remote(plain[k]))) {
+          add_target(sh, plain[k], o->recursive);
+        }
+      }
+      unknown_targets(sh);
     }
     return;
   }

@@ -45,6 +45,12 @@ AMBIGUOUS = ("`{path}` does not exist, and `{tool}` would then change whichever 
              "absolute path.")
 
 
+UNREAD = ("this command takes the names of the files it changes from its input (xargs), so "
+          "they may be any below `{shown}`, where agent.lock protects paths (pattern "
+          "`{pattern}`, {policy}): this call was refused and changed nothing. Name the files "
+          "explicitly, leaving out the protected ones.")
+
+
 def protected(shown, pattern, policy):
     return PROTECTED_ONE.format(shown=shown, pattern=pattern, policy=policy) + PROTECTED_TAIL
 
@@ -196,6 +202,24 @@ class HookPathsTest(unittest.TestCase):
         self.bash("rm 'src/l[x]'", protected("src/l[x]", CARGO, self.policy))
         self.bash("echo x > 'src/what?'", protected("src/what?", CARGO, self.policy))
         self.bash("rm src/*.o", None)
+
+    def test_xargs_written_operands(self):
+        """Under xargs the words written still count: mv's sources go, and
+        with no input GNU xargs runs the command once, its last word the
+        destination."""
+        src = os.path.join(self.root, "src")
+        cargo = protected("Cargo.lock", CARGO, self.policy)
+        self.bash("echo x | xargs mv -t /tmp/outx ../Cargo.lock", cargo, cwd=src)
+        self.bash("echo x | xargs mv ../Cargo.lock", cargo, cwd=src)
+        self.bash("printf '' | xargs cp /etc/hostname ../Cargo.lock", cargo, cwd=src)
+        self.bash("echo | xargs -I{} mv Cargo.lock /tmp/outx/{}", cargo)
+        self.bash("echo | xargs mv Cargo.lock /tmp/outx/", cargo)
+        # The sources it reads go too: any below where it runs.
+        self.bash("find tests | xargs mv -t /tmp/outx", UNREAD.format(
+            shown="./", pattern=LOCK, policy=self.policy))
+        self.bash("echo x | xargs mv -t /tmp/outx", None, cwd=src)
+        self.bash("echo x | xargs cp -t /tmp/outx", None, cwd=src)
+        self.bash("ls | xargs cp -t /tmp/outx", None)
 
     # -- 2: trees through symbolic links -----------------------------------------------
 
