@@ -652,12 +652,13 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
     all_unread = v->hits[i].unread;
   }
   if (all_unread) {
-    /* `… | xargs rm` where agent.lock protects something below: which
-     * files go is known only when it runs. */
-    v->reason = xasprintf(_("this command takes the names of the files it changes from its input "
-                            "(xargs), so they may be any below `%s`, where agent.lock protects "
-                            "paths (pattern `%s`, %s): this call was refused and changed nothing. "
-                            "Name the files explicitly, leaving out the protected ones."),
+    /* `… | xargs rm`, `find -delete` where agent.lock protects something
+     * below: which files go is known only when it runs. */
+    v->reason = xasprintf(_("which files this command changes is known only when it runs (the "
+                            "names xargs reads, the files find finds), so they may be any below "
+                            "`%s`, where agent.lock protects paths (pattern `%s`, %s): this call "
+                            "was refused and changed nothing. Name the files explicitly, leaving "
+                            "out the protected ones."),
                           v->hits[0].shown, v->hits[0].pattern, v->hits[0].policy);
     return;
   }

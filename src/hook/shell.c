@@ -42,6 +42,10 @@ typedef struct {
   char *cd;    /* where a `cd` in the command moved to, relative or absolute */
   Words dirs;  /* pushd's stack of earlier `cd`s, "" for the request's directory */
   int depth;   /* sh -c, eval, env -S and `…` nesting */
+  /* find's starting points while its -exec runs: what `{}` stands for
+   * lies below them, not below the working directory. */
+  char **below;
+  size_t n_below;
 } Shell;
 
 /* A command run by xargs gets more arguments than it was written with. */
@@ -104,9 +108,15 @@ static void add_tree(Shell *sh, const char *p) {
  * protected lies below it. (Anything elsewhere escapes this hook; the
  * kernel sandbox is the boundary.) The words xargs reads are told apart,
  * for the explanation. */
+static void add_unread(Shell *sh, const char *word);
+
 static void unknown_targets_of(Shell *sh, bool xargs) {
   const char *dir = sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".";
-  if (xargs) {
+  if (xargs && sh->below != NULL) {
+    for (size_t i = 0; i < sh->n_below; i++) {
+      add_unread(sh, sh->below[i]);
+    }
+  } else if (xargs) {
     hook_request_add_unread(sh->req, dir);
   } else {
     add_tree(sh, dir);
@@ -685,6 +695,92 @@ static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xa
   free(plain);
 }
 
+/* ---- find ---------------------------------------------------------------- */
+
+static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs);
+
+/* Whether find's expression starts at `a`. */
+static bool find_expression(const char *a) {
+  return (a[0] == '-' && a[1] != '\0') || streq(a, "(") || streq(a, "!") || streq(a, ",");
+}
+
+/* find START… EXPR: -delete removes whatever it finds below each start
+ * point, -exec/-execdir/-ok/-okdir CMD … {} run CMD on it (read as xargs
+ * -I{} would be, the names below the start points), -fprint FILE and the
+ * like write FILE. Tests and other actions change nothing. */
+static void find_targets(Shell *sh, char **args, size_t n) {
+  static const char *const valued[] = {
+      "-name",     "-iname",    "-path",     "-ipath",   "-wholename", "-iwholename",
+      "-regex",    "-iregex",   "-lname",    "-ilname",  "-type",      "-xtype",
+      "-newer",    "-anewer",   "-cnewer",   "-perm",    "-user",      "-group",
+      "-uid",      "-gid",      "-size",     "-mtime",   "-atime",     "-ctime",
+      "-mmin",     "-amin",     "-cmin",     "-maxdepth", "-mindepth", "-links",
+      "-inum",     "-samefile", "-printf",   "-fstype",  "-regextype", "-used",
+      "-context",  "-files0-from", NULL};
+  size_t k = 0;
+  /* Options before the start points: -H -L -P, -O3, -D LIST. */
+  while (k < n && (streq(args[k], "-H") || streq(args[k], "-L") || streq(args[k], "-P") ||
+                   startswith(args[k], "-O") || streq(args[k], "-D"))) {
+    k += streq(args[k], "-D") ? 2 : 1;
+  }
+  size_t first = k;
+  while (k < n && !find_expression(args[k])) {
+    k++;
+  }
+  static char dot[] = ".";
+  static char *dot_only[] = {dot};
+  char **starts = k > first ? args + first : dot_only;
+  size_t n_starts = k > first ? k - first : 1;
+  for (; k < n; k++) {
+    const char *a = args[k];
+    if (in_list(a, valued)) {
+      k++;
+    } else if (streq(a, "-delete")) {
+      for (size_t i = 0; i < n_starts; i++) {
+        add_unread(sh, starts[i]);
+      }
+    } else if (streq(a, "-fprint") || streq(a, "-fprint0") || streq(a, "-fls") ||
+               streq(a, "-fprintf")) {
+      if (k + 1 < n) {
+        add_target(sh, args[++k], false);
+      }
+      k += streq(a, "-fprintf"); /* its format */
+    } else if (streq(a, "-exec") || streq(a, "-execdir") || streq(a, "-ok") ||
+               streq(a, "-okdir")) {
+      size_t b = k + 1, e = b;
+      while (e < n && !streq(args[e], ";") && !(streq(args[e], "+") && e > b &&
+                                                 streq(args[e - 1], "{}"))) {
+        e++;
+      }
+      if (e > b && sh->depth < MAX_DEPTH) {
+        /* -execdir runs in each found file's directory: its other
+         * names are taken from the start points. */
+        bool in_dir = streq(a, "-execdir") || streq(a, "-okdir");
+        char **saved_below = sh->below;
+        size_t saved_n = sh->n_below;
+        sh->below = starts;
+        sh->n_below = n_starts;
+        sh->depth++;
+        for (size_t i = 0; i < (in_dir ? n_starts : 1); i++) {
+          char *saved_cd = sh->cd;
+          if (in_dir) {
+            sh->cd = from_cwd(sh, starts[i]);
+          }
+          run_words(sh, args + b, e - b, (Xargs){.on = true, .replace = "{}"});
+          if (in_dir) {
+            free(sh->cd);
+            sh->cd = saved_cd;
+          }
+        }
+        sh->depth--;
+        sh->below = saved_below;
+        sh->n_below = saved_n;
+      }
+      k = e;
+    }
+  }
+}
+
 /* ---- simple commands --------------------------------------------------- */
 
 static void parse_nested(Shell *sh, const char *text, bool subshell);
@@ -775,6 +871,8 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
     parse_nested(sh, line, false);
   } else if (streq(cmd, "cd") || streq(cmd, "pushd") || streq(cmd, "popd")) {
     change_dir(sh, cmd, args, n);
+  } else if (streq(cmd, "find") && !xargs->on) {
+    find_targets(sh, args, n);
   } else {
     command_targets(sh, argv, argc, xargs);
   }

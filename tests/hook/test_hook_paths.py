@@ -45,10 +45,10 @@ AMBIGUOUS = ("`{path}` does not exist, and `{tool}` would then change whichever 
              "absolute path.")
 
 
-UNREAD = ("this command takes the names of the files it changes from its input (xargs), so "
-          "they may be any below `{shown}`, where agent.lock protects paths (pattern "
-          "`{pattern}`, {policy}): this call was refused and changed nothing. Name the files "
-          "explicitly, leaving out the protected ones.")
+UNREAD = ("which files this command changes is known only when it runs (the names xargs "
+          "reads, the files find finds), so they may be any below `{shown}`, where agent.lock "
+          "protects paths (pattern `{pattern}`, {policy}): this call was refused and changed "
+          "nothing. Name the files explicitly, leaving out the protected ones.")
 
 
 def protected(shown, pattern, policy):
@@ -220,6 +220,36 @@ class HookPathsTest(unittest.TestCase):
         self.bash("echo x | xargs mv -t /tmp/outx", None, cwd=src)
         self.bash("echo x | xargs cp -t /tmp/outx", None, cwd=src)
         self.bash("ls | xargs cp -t /tmp/outx", None)
+
+    def test_find_actions(self):
+        """find -delete removes what it finds below its start points,
+        -exec CMD {} runs CMD on it; -fprint FILE writes FILE. Tests and
+        the other actions change nothing."""
+        def unread(shown, pattern=LOCK):
+            return UNREAD.format(shown=shown, pattern=pattern, policy=self.policy)
+        os.makedirs(os.path.join(self.root, "tests/unit"))
+        self.bash("find tests/golden -delete", unread("tests/golden", GOLDEN))
+        self.bash("find . -name '*.o' -delete", unread("./"))
+        self.bash("find -L -O2 -name '*.o' -delete", unread("./"))
+        self.bash("cd tests && find . -delete", unread("tests/", GOLDEN))
+        self.bash("find .. -name x -delete", unread(self.base + "/"))
+        self.bash("find src tests/unit -name '*.o' -delete", None)
+        self.bash("find . -exec rm {} +", unread("./"))
+        self.bash("find tests -name '*.txt' -exec sed -i s/a/b/ {} \\;",
+                  unread("tests/", GOLDEN))
+        self.bash("find src -exec rm -f {} \\;", None)
+        self.bash("find . -exec grep -l x {} +", None)
+        self.bash("find . -name '*.c' -exec wc -l {} \\; -print", None)
+        self.bash("find . -exec cp {} Cargo.lock \\;", protected("Cargo.lock", CARGO, self.policy))
+        self.bash("find src -execdir cp {} ../Cargo.lock \\;",
+                  protected("Cargo.lock", CARGO, self.policy))
+        self.bash("find src -execdir rm {} +", None)
+        self.bash("find . -fprint Cargo.lock", protected("Cargo.lock", CARGO, self.policy))
+        self.bash("find . -fprintf Cargo.lock '%p'", protected("Cargo.lock", CARGO, self.policy))
+        self.bash("find . -fprintf /tmp/list '%p'", None)
+        # A test's value is no action.
+        self.bash("find tests -name -delete -print", None)
+        self.bash("find tests -name x -ls", None)
 
     # -- 2: trees through symbolic links -----------------------------------------------
 
