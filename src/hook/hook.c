@@ -654,11 +654,11 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   if (all_unread) {
     /* `… | xargs rm`, `find -delete` where agent.lock protects something
      * below: which files go is known only when it runs. */
-    v->reason = xasprintf(_("which files this command changes is known only when it runs (the "
-                            "names xargs reads, the files find finds), so they may be any below "
-                            "`%s`, where agent.lock protects paths (pattern `%s`, %s): this call "
-                            "was refused and changed nothing. Name the files explicitly, leaving "
-                            "out the protected ones."),
+    v->reason = xasprintf(_("which files this command changes is known only when it runs (names "
+                            "xargs reads, files find finds, words the shell expands), so they may "
+                            "be any below `%s`, where agent.lock protects paths (pattern `%s`, "
+                            "%s): this call was refused and changed nothing. Name the files "
+                            "explicitly, leaving out the protected ones."),
                           v->hits[0].shown, v->hits[0].pattern, v->hits[0].policy);
     return;
   }

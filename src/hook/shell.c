@@ -4,6 +4,7 @@
  * `cd d && mv a b`, `if …; then cp a dir/; fi`, `sudo -u u rm f` and an
  * apply_patch heredoc; anything cleverer is the kernel's business, which is
  * why this is best effort. */
+#include <ctype.h>
 #include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,6 +47,8 @@ typedef struct {
    * lies below them, not below the working directory. */
   char **below;
   size_t n_below;
+  /* rm -r: a word the shell expands may be any tree (see add_target). */
+  bool expansions_unknown;
 } Shell;
 
 /* A command run by xargs gets more arguments than it was written with. */
@@ -127,9 +130,74 @@ static void unknown_targets(Shell *sh) {
   unknown_targets_of(sh, true);
 }
 
+/* Where in `word` the shell substitutes something only known when it runs
+ * ($VAR, ${…}, $(…), `…`), or NULL. */
+static const char *expansion(const char *word) {
+  for (const char *c = word; *c != '\0'; c++) {
+    if (*c == '`' || (*c == '$' && (c[1] == '{' || c[1] == '(' || c[1] == '_' ||
+                                    isalnum((unsigned char)c[1]) ||
+                                    (c[1] != '\0' && strchr("@*#?!-$", c[1]) != NULL)))) {
+      return c;
+    }
+  }
+  return NULL;
+}
+
 /* Adds a target. A glob stays a glob: it is decided against the patterns
  * (matcher_match_glob), never by listing directories. */
+/* `word` with each $NAME and ${NAME} the environment holds (the agent's,
+ * which the hook inherits) replaced by its value. */
+static char *expand_environment(const char *word) {
+  size_t size = strlen(word) + 1, n = 0;
+  char *out = xmalloc(size);
+  for (const char *c = word; *c != '\0';) {
+    bool braced = c[0] == '$' && c[1] == '{';
+    const char *name = c + 1 + braced;
+    size_t len = 0;
+    while (c[0] == '$' && (name[len] == '_' || isalnum((unsigned char)name[len])) &&
+           !(len == 0 && isdigit((unsigned char)name[0]))) {
+      len++;
+    }
+    const char *value = NULL;
+    if (len > 0 && (!braced || name[len] == '}')) {
+      _cleanup_free_ char *var = xstrndup(name, len);
+      value = getenv(var);
+    }
+    if (value != NULL && value[0] != '\0') {
+      size = size + strlen(value);
+      out = xreallocarray(out, size, 1);
+      n = (size_t)(stpcpy(out + n, value) - out);
+      c = name + len + braced;
+    } else {
+      out[n++] = *c++;
+    }
+  }
+  out[n] = '\0';
+  return out;
+}
+
 static void add_target(Shell *sh, const char *word, bool tree) {
+  _cleanup_free_ char *with_env = NULL;
+  const char *x = tree && sh->expansions_unknown ? expansion(word) : NULL;
+  if (x != NULL) {
+    with_env = expand_environment(word);
+    word = with_env;
+    x = expansion(word);
+  }
+  if (x != NULL) {
+    /* `rm -rf "$X"`, `rm -rf $(…)`: a tree that may be anything below
+     * the directory the word names before it. Only for rm -r: a file a
+     * variable names is left to the kernel (`rm -f "$tmp"`, `> "$out"`
+     * are everywhere). */
+    const char *slash = x;
+    while (slash > word && slash[-1] != '/') {
+      slash--;
+    }
+    _cleanup_free_ char *dir = slash == word ? xstrdup(".")
+                               : slash - 1 == word ? xstrdup("/")
+                                                   : xstrndup(word, (size_t)(slash - 1 - word));
+    add_unread(sh, dir);
+  }
   _cleanup_free_ char *p = from_cwd(sh, word);
   if (is_unknown_tilde(p)) {
     /* With no $HOME, bash expands `~` to the user's passwd entry; but the
@@ -689,9 +757,16 @@ static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xa
       unknown_targets(sh);
     }
   }
+  bool rm_r = false;
+  for (size_t k = 0; k < n && streq(cmd, "rm"); k++) {
+    rm_r |= streq(args[k], "--recursive") ||
+            (args[k][0] == '-' && args[k][1] != '-' && strpbrk(args[k], "rR") != NULL);
+  }
+  sh->expansions_unknown = rm_r;
   for (size_t k = 0; k < np; k++) {
     add_target(sh, plain[k], recursive);
   }
+  sh->expansions_unknown = false;
   free(plain);
 }
 
@@ -1220,6 +1295,16 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
       p++; /* $"…": a translated string, double-quoted */
     } else if (c == '$' && p[1] == '(' && p[2] == '(' && arith_end(p + 1) != NULL) {
       const char *e = arith_end(p + 1); /* $((…)): its << is a shift */
+      memcpy(buf + n, p, (size_t)(e - p));
+      n += (size_t)(e - p);
+      p = e;
+    } else if (c == '$' && p[1] == '(') {
+      /* $(…) as part of a word: the command runs, and the word keeps its
+       * text, as `…` does. */
+      const char *e = subst_end(p + 2);
+      _cleanup_free_ char *inner = xstrndup(p + 2, (size_t)(e - p - 2));
+      parse_nested(sh, inner, true);
+      e = *e != '\0' ? e + 1 : e;
       memcpy(buf + n, p, (size_t)(e - p));
       n += (size_t)(e - p);
       p = e;

@@ -55,10 +55,11 @@ NOT_UNDERSTOOD = ("this hook call could not be understood ({}), so it was refuse
                   "agent's hook format: tell the user.")
 UNKNOWN_TARGET = ("which file this `{}` call changes could not be found, so it was refused "
                   "and changed nothing. Name the file explicitly.")
-UNREAD = ("which files this command changes is known only when it runs (the names xargs "
-          "reads, the files find finds), so they may be any below `{shown}`, where agent.lock "
-          "protects paths (pattern `{pattern}`, {policy}): this call was refused and changed "
-          "nothing. Name the files explicitly, leaving out the protected ones.")
+UNREAD = ("which files this command changes is known only when it runs (names xargs reads, "
+          "files find finds, words the shell expands), so they may be any below `{shown}`, "
+          "where agent.lock protects paths (pattern `{pattern}`, {policy}): this call was "
+          "refused and changed nothing. Name the files explicitly, leaving out the protected "
+          "ones.")
 POLICY_ERROR = ("this call cannot be checked against agent.lock ({}), so it was refused "
                 "and changed nothing. Tell the user.")
 

@@ -45,10 +45,11 @@ AMBIGUOUS = ("`{path}` does not exist, and `{tool}` would then change whichever 
              "absolute path.")
 
 
-UNREAD = ("which files this command changes is known only when it runs (the names xargs "
-          "reads, the files find finds), so they may be any below `{shown}`, where agent.lock "
-          "protects paths (pattern `{pattern}`, {policy}): this call was refused and changed "
-          "nothing. Name the files explicitly, leaving out the protected ones.")
+UNREAD = ("which files this command changes is known only when it runs (names xargs reads, "
+          "files find finds, words the shell expands), so they may be any below `{shown}`, "
+          "where agent.lock protects paths (pattern `{pattern}`, {policy}): this call was "
+          "refused and changed nothing. Name the files explicitly, leaving out the protected "
+          "ones.")
 
 
 def protected(shown, pattern, policy):
@@ -250,6 +251,27 @@ class HookPathsTest(unittest.TestCase):
         # A test's value is no action.
         self.bash("find tests -name -delete -print", None)
         self.bash("find tests -name x -ls", None)
+
+    def test_rm_r_of_an_expanded_word(self):
+        """rm -r of a word the shell expands ($X, $(…), `…`) may remove any
+        tree below the directory written before it; variables the
+        environment holds are expanded. rm without -r, and other writes,
+        are left to the kernel (`rm -f "$tmp"` is everywhere)."""
+        def unread(shown, pattern=LOCK):
+            return UNREAD.format(shown=shown, pattern=pattern, policy=self.policy)
+        self.bash("rm -rf $(echo tests)", unread("./"))
+        self.bash("rm -rf `echo Cargo.lock`", unread("./"))
+        self.bash("X=tests; rm -rf \"$X\"", unread("./"))
+        self.bash("rm -Rf tests/$X/", unread("tests/", GOLDEN))
+        self.bash("rm -r -- ${X}", unread("./"))
+        self.bash("rm -rf src/$X", None)
+        self.bash("rm -rf \"$HOME/.cache/$X\"", None)
+        self.bash("rm -f \"$tmp\"", None)
+        self.bash("echo hi > \"$out\"", None)
+        # $HOME is the environment's: the test's home, holding nothing.
+        self.bash("rm -rf $HOME/x", None)
+        # A command substitution inside a word still runs.
+        self.bash("echo $(echo x > Cargo.lock)", protected("Cargo.lock", CARGO, self.policy))
 
     # -- 2: trees through symbolic links -----------------------------------------------
 
