@@ -43,12 +43,22 @@ typedef struct {
   char *cd;    /* where a `cd` in the command moved to, relative or absolute */
   Words dirs;  /* pushd's stack of earlier `cd`s, "" for the request's directory */
   int depth;   /* sh -c, eval, env -S and `…` nesting */
-  /* find's starting points while its -exec runs: what `{}` stands for
-   * lies below them, not below the working directory. */
+  /* find's starting points while its -exec runs, as from_cwd gives them
+   * at find: what `{}` stands for lies below them, not below the working
+   * directory (which -execdir changes). */
   char **below;
   size_t n_below;
+  /* While -execdir's command is read: the starting point, which is its
+   * `cd`; it runs in the directories around it too (execdir_targets). */
+  const char *execdir;
   /* rm -r: a word the shell expands may be any tree (see add_target). */
   bool expansions_unknown;
+  /* The word (xargs -I's, find's `{}`) that stands for the names xargs
+   * reads or find finds, in the command or script being read. */
+  const char *replace;
+  /* In a script xargs or find -exec runs (sh -c '…'): its positional
+   * parameters are those names, so any word the shell expands may be. */
+  bool in_script;
 } Shell;
 
 /* A command run by xargs gets more arguments than it was written with. */
@@ -71,9 +81,10 @@ static bool is_unknown_tilde(const char *p) {
   return p[0] == '~' && (p[1] == '/' || p[1] == '\0') && home() == NULL;
 }
 
-/* `path` as seen from the request's directory, after any `cd`. */
+/* `path` as seen from the request's directory, after any `cd`. A `~`
+ * that could not be expanded is the home directory, wherever that is. */
 static char *from_cwd(const Shell *sh, const char *path) {
-  if (sh->cd == NULL || path[0] == '/') {
+  if (sh->cd == NULL || path[0] == '/' || is_unknown_tilde(path)) {
     return xstrdup(path);
   }
   return path_join(sh->cd, path);
@@ -105,25 +116,77 @@ static void add_tree(Shell *sh, const char *p) {
   hook_request_add_tree(sh->req, p);
 }
 
-/* Targets that cannot be named: the words xargs reads, a `~` with no
- * $HOME. They may be anything below the directory the command runs in, so
- * that directory stands for them, as a tree: refused whenever anything
- * protected lies below it. (Anything elsewhere escapes this hook; the
- * kernel sandbox is the boundary.) The words xargs reads are told apart,
- * for the explanation. */
-static void add_unread(Shell *sh, const char *word);
+static void unknown_targets_of(Shell *sh, bool xargs);
 
-static void unknown_targets_of(Shell *sh, bool xargs) {
-  const char *dir = sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".";
-  if (xargs && sh->below != NULL) {
-    for (size_t i = 0; i < sh->n_below; i++) {
-      add_unread(sh, sh->below[i]);
-    }
-  } else if (xargs) {
-    hook_request_add_unread(sh->req, dir);
-  } else {
-    add_tree(sh, dir);
+/* `p`, which starts with a `~` that could not be expanded. With no $HOME,
+ * bash expands `~` to the user's passwd entry; but the agent's shell may
+ * know a HOME the hook was not given. Both. */
+static void add_tilde_target(Shell *sh, const char *p, bool tree) {
+  unknown_targets_of(sh, false);
+  struct passwd *pw = getpwuid(getuid());
+  if (pw == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
+    return;
   }
+  _cleanup_free_ char *expanded = xasprintf("%s%s", pw->pw_dir, p + 1);
+  hook_request_add_path(sh->req, expanded);
+  if (tree) {
+    add_tree(sh, expanded);
+  }
+}
+
+/* A directory, as from_cwd gives it, standing for files whose names the
+ * command knows only when it runs; once each, as every one costs a
+ * decision with symlinks resolved. */
+static void add_unread_path(Shell *sh, const char *p) {
+  if (is_unknown_tilde(p)) {
+    add_tilde_target(sh, p, true);
+    return;
+  }
+  for (size_t i = 0; i < sh->req->n_unread; i++) {
+    if (streq(sh->req->unread[i], p)) {
+      return;
+    }
+  }
+  hook_request_add_unread(sh->req, p);
+}
+
+/* A directory below which go files whose names xargs reads. */
+static void add_unread(Shell *sh, const char *word) {
+  _cleanup_free_ char *p = from_cwd(sh, word);
+  add_unread_path(sh, p);
+}
+
+/* Where the names xargs reads or find finds may be, as from_cwd gives
+ * them: below find's starting points while its -exec runs, else anything
+ * below the directory the command runs in. */
+static void names_read_dirs(const Shell *sh, Words *out) {
+  if (sh->below != NULL) {
+    for (size_t i = 0; i < sh->n_below; i++) {
+      words_add(out, sh->below[i], strlen(sh->below[i]));
+    }
+    return;
+  }
+  const char *dir = sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".";
+  words_add(out, dir, strlen(dir));
+}
+
+/* Targets that cannot be named: the words xargs reads, the files find
+ * finds, a `~` with no $HOME. They may be anything below the directory the
+ * command runs in (or find's starting points), so that directory stands
+ * for them, as a tree: refused whenever anything protected lies below it.
+ * (Anything elsewhere escapes this hook; the kernel sandbox is the
+ * boundary.) The names read are told apart, for the explanation. */
+static void unknown_targets_of(Shell *sh, bool xargs) {
+  if (!xargs) {
+    add_tree(sh, sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".");
+    return;
+  }
+  Words dirs = {0};
+  names_read_dirs(sh, &dirs);
+  for (size_t i = 0; i < dirs.n; i++) {
+    add_unread_path(sh, dirs.v[i]);
+  }
+  words_clear(&dirs);
 }
 
 static void unknown_targets(Shell *sh) {
@@ -143,8 +206,6 @@ static const char *expansion(const char *word) {
   return NULL;
 }
 
-/* Adds a target. A glob stays a glob: it is decided against the patterns
- * (matcher_match_glob), never by listing directories. */
 /* `word` with each $NAME and ${NAME} the environment holds (the agent's,
  * which the hook inherits) replaced by its value. */
 static char *expand_environment(const char *word) {
@@ -176,55 +237,150 @@ static char *expand_environment(const char *word) {
   return out;
 }
 
-static void add_target(Shell *sh, const char *word, bool tree) {
-  _cleanup_free_ char *with_env = NULL;
-  const char *x = tree && sh->expansions_unknown ? expansion(word) : NULL;
-  if (x != NULL) {
-    with_env = expand_environment(word);
-    word = with_env;
-    x = expansion(word);
+/* Where in `word` begins what the command knows only when it runs: the
+ * names read (sh->replace), or with `expansions` a word the shell
+ * expands; NULL when it is all written. *names: whether it stands for the
+ * names read, below find's starting points (names_read_dirs), rather than
+ * for anything below the working directory. */
+static const char *unknown_part(const Shell *sh, const char *word, bool expansions, bool *names) {
+  const char *x = expansions ? expansion(word) : NULL;
+  const char *r = sh->replace != NULL && sh->replace[0] != '\0' ? strstr(word, sh->replace) : NULL;
+  /* In a script xargs or find runs, $1, $@ and the like are the names. */
+  *names = sh->in_script || (r != NULL && (x == NULL || r < x));
+  return x == NULL || (r != NULL && r < x) ? r : x;
+}
+
+/* The trees `word` may be, unknown from `x` on, as from_cwd gives them:
+ * the directory written before that part (the working directory if none),
+ * and for the names read (`names`) where those are too, as they may hold
+ * `..` (`xargs -I{} rm src/{}` reading `../Cargo.lock`). The one written
+ * comes first, for the explanation. */
+static void unknown_dirs(const Shell *sh, const char *word, const char *x, bool names,
+                         Words *out) {
+  const char *slash = x;
+  while (slash > word && slash[-1] != '/') {
+    slash--;
   }
-  if (x != NULL) {
-    /* `rm -rf "$X"`, `rm -rf $(…)`: a tree that may be anything below
-     * the directory the word names before it. Only for rm -r: a file a
-     * variable names is left to the kernel (`rm -f "$tmp"`, `> "$out"`
-     * are everywhere). */
-    const char *slash = x;
-    while (slash > word && slash[-1] != '/') {
-      slash--;
-    }
+  if (slash != word || !names) {
     _cleanup_free_ char *dir = slash == word ? xstrdup(".")
                                : slash - 1 == word ? xstrdup("/")
                                                    : xstrndup(word, (size_t)(slash - 1 - word));
-    add_unread(sh, dir);
+    _cleanup_free_ char *p = from_cwd(sh, dir);
+    words_add(out, p, strlen(p));
+  }
+  if (names) {
+    names_read_dirs(sh, out);
+  }
+}
+
+/* How far up a name -execdir writes is looked for, one by one; above, the
+ * whole tree from where its `..` lead counts. */
+#define MAX_EXECDIR_UP 16
+/* How many start points -execdir's command is read in, one by one. */
+#define MAX_EXECDIR_STARTS 64
+
+/* -execdir runs its command in the directory of each file found: for the
+ * starting point itself the one holding it, then the starting point
+ * (sh->execdir, the command's `cd`), then any below. So `p`, a relative
+ * name it writes as resolved against the starting point, is also that
+ * name in each of them: in the directory above, and below the starting
+ * point any (which it stands for, as for `{}`), unless leading `..` climb
+ * from there to directories between it and where they lead. */
+static void execdir_targets(Shell *sh, const char *p, bool tree) {
+  const char *dir = sh->execdir;
+  size_t len = strlen(dir);
+  if (strncmp(p, dir, len) != 0) {
+    return; /* a `cd` elsewhere in the command */
+  }
+  const char *rel = p + len;
+  if (len > 0 && dir[len - 1] != '/') {
+    if (rel[0] != '/') {
+      return;
+    }
+    rel++;
+  }
+  size_t up = 0;
+  const char *name = rel;
+  while (name[0] == '.' && name[1] == '.' && (name[2] == '/' || name[2] == '\0')) {
+    up++;
+    name += name[2] == '/' ? 3 : 2;
+  }
+  _cleanup_free_ char *parent = path_join(dir, "..");
+  _cleanup_free_ char *above = path_join(parent, rel);
+  hook_request_add_path(sh->req, above);
+  if (tree) {
+    add_tree(sh, above);
+  }
+  /* From a directory d levels below the starting point, d < up: up - d
+   * levels above it. */
+  if (up > 1 && up - 1 > MAX_EXECDIR_UP) {
+    _cleanup_free_ char *climb = xstrndup(rel, 3 * (up - 1));
+    _cleanup_free_ char *top = path_join(dir, climb);
+    add_unread_path(sh, top);
+  } else {
+    _cleanup_free_ char *cur = xstrdup(dir);
+    for (size_t j = 1; j < up; j++) {
+      char *next = path_join(cur, "..");
+      free(cur);
+      cur = next;
+      _cleanup_free_ char *q = path_join(cur, name);
+      hook_request_add_path(sh->req, q);
+      if (tree) {
+        add_tree(sh, q);
+      }
+    }
+  }
+  add_unread_path(sh, dir);
+}
+
+/* Adds a target. A glob stays a glob: it is decided against the patterns
+ * (matcher_match_glob), never by listing directories. */
+static void add_target(Shell *sh, const char *word, bool tree) {
+  _cleanup_free_ char *with_env = NULL;
+  /* rm -r, and every write of a script xargs or find runs: a word the
+   * shell expands may be anything. Elsewhere a file a variable names is
+   * left to the kernel (`rm -f "$tmp"`, `> "$out"` are everywhere). */
+  bool expansions = (tree && sh->expansions_unknown) || sh->in_script;
+  if (expansions && expansion(word) != NULL) {
+    with_env = expand_environment(word);
+    word = with_env;
+  }
+  bool names = false;
+  const char *x = unknown_part(sh, word, expansions, &names);
+  bool cd_unknown = false;
+  if (x == NULL && sh->in_script && sh->cd != NULL && word[0] != '/') {
+    /* `cd "$1" && rm -f x`: x is where the names are. */
+    cd_unknown = unknown_part(sh, sh->cd, true, &names) != NULL;
+    x = cd_unknown ? word : NULL;
+  }
+  if (x != NULL) {
+    /* `rm -rf "$X"`, `xargs -I{} rm out/{}`, `sh -c 'rm "$1"'` under find
+     * -exec: anything below the directory the word names before that
+     * part. The word itself is none of them: it is left out. */
+    Words dirs = {0};
+    if (cd_unknown) {
+      names_read_dirs(sh, &dirs);
+    } else {
+      unknown_dirs(sh, word, x, names, &dirs);
+    }
+    for (size_t i = 0; i < dirs.n; i++) {
+      add_unread_path(sh, dirs.v[i]);
+    }
+    words_clear(&dirs);
+    return;
   }
   _cleanup_free_ char *p = from_cwd(sh, word);
   if (is_unknown_tilde(p)) {
-    /* With no $HOME, bash expands `~` to the user's passwd entry; but the
-     * agent's shell may know a HOME the hook was not given. Both. */
-    unknown_targets_of(sh, false);
-    struct passwd *pw = getpwuid(getuid());
-    if (pw == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
-      return;
-    }
-    char *expanded = xasprintf("%s%s", pw->pw_dir, p + 1);
-    free(p);
-    p = expanded;
+    add_tilde_target(sh, p, tree);
+    return;
+  }
+  if (sh->execdir != NULL && word[0] != '/') {
+    execdir_targets(sh, p, tree);
   }
   hook_request_add_path(sh->req, p);
   if (tree) {
     add_tree(sh, p);
   }
-}
-
-/* A directory below which go files whose names xargs reads. */
-static void add_unread(Shell *sh, const char *word) {
-  _cleanup_free_ char *p = from_cwd(sh, word);
-  if (is_unknown_tilde(p)) {
-    add_target(sh, word, true);
-    return;
-  }
-  hook_request_add_unread(sh->req, p);
 }
 
 static const char *base_name(const char *s) {
@@ -568,7 +724,7 @@ static bool is_mode_word(const char *cmd, const char *a) {
 }
 
 /* The files a command (argv[0], its name already found) writes. */
-static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
+static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
   const char *cmd = base_name(argv[0]);
   char **args = argv + 1;
   size_t n = argc - 1;
@@ -747,15 +903,10 @@ static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xa
     return;
   }
   recursive |= co.recursive;
-  if (xargs->on) {
-    /* More operands than written: whatever xargs reads. */
-    bool as_written = xargs->replace != NULL; /* -I STR in no word: none are added */
-    for (size_t k = 0; k < np && as_written; k++) {
-      as_written = strstr(plain[k], xargs->replace) == NULL;
-    }
-    if (!as_written) {
-      unknown_targets(sh);
-    }
+  if (xargs->on && xargs->replace == NULL) {
+    /* More operands than written: whatever xargs reads. (With -I STR,
+     * the words holding STR are those: add_target.) */
+    unknown_targets(sh);
   }
   bool rm_r = false;
   for (size_t k = 0; k < n && streq(cmd, "rm"); k++) {
@@ -770,6 +921,17 @@ static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xa
   free(plain);
 }
 
+/* command_writes, with the string that stands for the names xargs reads
+ * (-I STR, find's `{}`) known to add_target. */
+static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
+  const char *saved = sh->replace;
+  if (xargs->on && xargs->replace != NULL) {
+    sh->replace = xargs->replace;
+  }
+  command_writes(sh, argv, argc, xargs);
+  sh->replace = saved;
+}
+
 /* ---- find ---------------------------------------------------------------- */
 
 static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs);
@@ -782,8 +944,14 @@ static bool find_expression(const char *a) {
 /* find START… EXPR: -delete removes whatever it finds below each start
  * point, -exec/-execdir/-ok/-okdir CMD … {} run CMD on it (read as xargs
  * -I{} would be, the names below the start points), -fprint FILE and the
- * like write FILE. Tests and other actions change nothing. */
-static void find_targets(Shell *sh, char **args, size_t n) {
+ * like write FILE. Tests and other actions change nothing.
+ *
+ * A start point the shell expands ($DIR, $(…)) may be any tree below the
+ * directory written before it, as for rm -r; under xargs -I (or another
+ * find's -exec) one holding its string is any of the names read. The
+ * words plain xargs appends come after the expression, where find refuses
+ * them, or (no input) there are none: it is read as written. */
+static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
   static const char *const valued[] = {
       "-name",     "-iname",    "-path",     "-ipath",   "-wholename", "-iwholename",
       "-regex",    "-iregex",   "-lname",    "-ilname",  "-type",      "-xtype",
@@ -798,21 +966,37 @@ static void find_targets(Shell *sh, char **args, size_t n) {
                    startswith(args[k], "-O") || streq(args[k], "-D"))) {
     k += streq(args[k], "-D") ? 2 : 1;
   }
-  size_t first = k;
-  while (k < n && !find_expression(args[k])) {
-    k++;
+  const char *saved_replace = sh->replace;
+  if (xargs->on && xargs->replace != NULL) {
+    sh->replace = xargs->replace;
   }
-  static char dot[] = ".";
-  static char *dot_only[] = {dot};
-  char **starts = k > first ? args + first : dot_only;
-  size_t n_starts = k > first ? k - first : 1;
+  /* The start points as from_cwd gives them; none is `.`. (-files0-from
+   * reads them from a file: anything, and `.` stands for that too.) */
+  Words starts = {0};
+  for (; k < n && !find_expression(args[k]); k++) {
+    _cleanup_free_ char *with_env = expansion(args[k]) != NULL ? expand_environment(args[k])
+                                                               : NULL;
+    const char *word = with_env != NULL ? with_env : args[k];
+    bool names = false;
+    const char *x = unknown_part(sh, word, true, &names);
+    if (x != NULL) {
+      unknown_dirs(sh, word, x, names, &starts);
+    } else {
+      _cleanup_free_ char *p = from_cwd(sh, word);
+      words_add(&starts, p, strlen(p));
+    }
+  }
+  if (starts.n == 0) {
+    _cleanup_free_ char *p = from_cwd(sh, ".");
+    words_add(&starts, p, strlen(p));
+  }
   for (; k < n; k++) {
     const char *a = args[k];
-    if (in_list(a, valued)) {
-      k++;
+    if (in_list(a, valued) || startswith(a, "-newer")) {
+      k++; /* -newerXY REF too */
     } else if (streq(a, "-delete")) {
-      for (size_t i = 0; i < n_starts; i++) {
-        add_unread(sh, starts[i]);
+      for (size_t i = 0; i < starts.n; i++) {
+        add_unread_path(sh, starts.v[i]);
       }
     } else if (streq(a, "-fprint") || streq(a, "-fprint0") || streq(a, "-fls") ||
                streq(a, "-fprintf")) {
@@ -828,23 +1012,37 @@ static void find_targets(Shell *sh, char **args, size_t n) {
         e++;
       }
       if (e > b && sh->depth < MAX_DEPTH) {
-        /* -execdir runs in each found file's directory: its other
-         * names are taken from the start points. */
+        /* -execdir runs in each found file's directory: in each start
+         * point, in the one above for the point itself, and in any below
+         * (execdir_targets). */
         bool in_dir = streq(a, "-execdir") || streq(a, "-okdir");
         char **saved_below = sh->below;
         size_t saved_n = sh->n_below;
-        sh->below = starts;
-        sh->n_below = n_starts;
+        const char *saved_execdir = sh->execdir;
+        sh->below = starts.v;
+        sh->n_below = starts.n;
         sh->depth++;
-        for (size_t i = 0; i < (in_dir ? n_starts : 1); i++) {
+        size_t runs = in_dir ? starts.n : 1;
+        if (runs > MAX_EXECDIR_STARTS) {
+          /* Each is a reading of the whole command: past that many, a
+           * start point stands for anything in the directory above. */
+          for (size_t i = MAX_EXECDIR_STARTS; i < runs; i++) {
+            _cleanup_free_ char *parent = path_join(starts.v[i], "..");
+            add_unread_path(sh, parent);
+          }
+          runs = MAX_EXECDIR_STARTS;
+        }
+        for (size_t i = 0; i < runs; i++) {
           char *saved_cd = sh->cd;
           if (in_dir) {
-            sh->cd = from_cwd(sh, starts[i]);
+            sh->cd = xstrdup(starts.v[i]);
+            sh->execdir = starts.v[i];
           }
           run_words(sh, args + b, e - b, (Xargs){.on = true, .replace = "{}"});
           if (in_dir) {
             free(sh->cd);
             sh->cd = saved_cd;
+            sh->execdir = saved_execdir;
           }
         }
         sh->depth--;
@@ -854,6 +1052,8 @@ static void find_targets(Shell *sh, char **args, size_t n) {
       k = e;
     }
   }
+  sh->replace = saved_replace;
+  words_clear(&starts);
 }
 
 /* ---- simple commands --------------------------------------------------- */
@@ -926,7 +1126,17 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
       streq(cmd, "ksh") || streq(cmd, "busybox")) {
     for (size_t k = 0; k + 1 < n; k++) {
       if (args[k][0] == '-' && args[k][1] != '-' && strchr(args[k], 'c') != NULL) {
+        /* Run by xargs or find -exec, its arguments are the names they
+         * read, and their `{}` in its text too. */
+        bool saved_in = sh->in_script;
+        const char *saved_replace = sh->replace;
+        if (xargs->on) {
+          sh->in_script = true;
+          sh->replace = xargs->replace != NULL ? xargs->replace : sh->replace;
+        }
         parse_nested(sh, args[k + 1], true);
+        sh->in_script = saved_in;
+        sh->replace = saved_replace;
         break;
       }
     }
@@ -946,8 +1156,8 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
     parse_nested(sh, line, false);
   } else if (streq(cmd, "cd") || streq(cmd, "pushd") || streq(cmd, "popd")) {
     change_dir(sh, cmd, args, n);
-  } else if (streq(cmd, "find") && !xargs->on) {
-    find_targets(sh, args, n);
+  } else if (streq(cmd, "find")) {
+    find_targets(sh, args, n, xargs);
   } else {
     command_targets(sh, argv, argc, xargs);
   }

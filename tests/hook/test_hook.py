@@ -317,6 +317,11 @@ CASES = [
     deny("claude", "bash_xargs_dest_file", CARGO_LOCK),
     allow("claude", "bash_xargs_subdir", note="nothing protected below src/"),
     allow("claude", "bash_xargs_reads"),
+    # find: what -delete removes and -exec's command is given lie below the
+    # start points, as the arguments of a script it runs; reading is no write.
+    unread("claude", "bash_find_delete", ("tests/", GOLDEN)),
+    unread("claude", "bash_find_exec_script", ("./", LOCK)),
+    allow("claude", "bash_find_exec_reads"),
     deny("claude", "bash_eval", CARGO_LOCK),
     deny("claude", "bash_pushd", ("tests/golden", GOLDEN)),
     allow("claude", "bash_pushd_popd"),

@@ -6,8 +6,9 @@ test_hook.py pins every agent's payloads and answers; this file pins how the
 paths they name are decided: names with `*`, `?` or `[` in them, symbolic
 links (also under shell globs and `rm -r`), ancestors of the project root,
 nested and foreign agent.lock files, Gemini's path "correction", the keys an
-unknown tool's paths are found under, which tool names only read, and globs
-that would wrongly reach below a protected file. Each test builds its own
+unknown tool's paths are found under, which tool names only read, globs
+that would wrongly reach below a protected file, and what find's actions
+(-delete, -exec, -execdir, -fprint) reach. Each test builds its own
 temporary projects.
 
 The binary is $RALON_BINARY, else build/src/ralon in the source tree. Python 3
@@ -85,7 +86,9 @@ def gemini_replace(cwd, path):
                                        "new_string": "y", "instruction": "fix"}}
 
 
-class HookPathsTest(unittest.TestCase):
+class ProjectTest(unittest.TestCase):
+    """A project governed by POLICY in a temporary directory, and ralon run
+    on it."""
     maxDiff = None
 
     def setUp(self):
@@ -149,6 +152,11 @@ class HookPathsTest(unittest.TestCase):
         with self.subTest(command=command):
             self.assertClaude(self.hook(claude_bash(cwd or self.root, command)), reason)
 
+    def unread(self, shown, pattern=LOCK):
+        return UNREAD.format(shown=shown, pattern=pattern, policy=self.policy)
+
+
+class HookPathsTest(ProjectTest):
     # -- 1: `*`, `?` and `[` in a file's name -------------------------------------------
 
     def test_edit_tool_name_with_wildcards_is_a_literal_path(self):
@@ -221,36 +229,6 @@ class HookPathsTest(unittest.TestCase):
         self.bash("echo x | xargs mv -t /tmp/outx", None, cwd=src)
         self.bash("echo x | xargs cp -t /tmp/outx", None, cwd=src)
         self.bash("ls | xargs cp -t /tmp/outx", None)
-
-    def test_find_actions(self):
-        """find -delete removes what it finds below its start points,
-        -exec CMD {} runs CMD on it; -fprint FILE writes FILE. Tests and
-        the other actions change nothing."""
-        def unread(shown, pattern=LOCK):
-            return UNREAD.format(shown=shown, pattern=pattern, policy=self.policy)
-        os.makedirs(os.path.join(self.root, "tests/unit"))
-        self.bash("find tests/golden -delete", unread("tests/golden", GOLDEN))
-        self.bash("find . -name '*.o' -delete", unread("./"))
-        self.bash("find -L -O2 -name '*.o' -delete", unread("./"))
-        self.bash("cd tests && find . -delete", unread("tests/", GOLDEN))
-        self.bash("find .. -name x -delete", unread(self.base + "/"))
-        self.bash("find src tests/unit -name '*.o' -delete", None)
-        self.bash("find . -exec rm {} +", unread("./"))
-        self.bash("find tests -name '*.txt' -exec sed -i s/a/b/ {} \\;",
-                  unread("tests/", GOLDEN))
-        self.bash("find src -exec rm -f {} \\;", None)
-        self.bash("find . -exec grep -l x {} +", None)
-        self.bash("find . -name '*.c' -exec wc -l {} \\; -print", None)
-        self.bash("find . -exec cp {} Cargo.lock \\;", protected("Cargo.lock", CARGO, self.policy))
-        self.bash("find src -execdir cp {} ../Cargo.lock \\;",
-                  protected("Cargo.lock", CARGO, self.policy))
-        self.bash("find src -execdir rm {} +", None)
-        self.bash("find . -fprint Cargo.lock", protected("Cargo.lock", CARGO, self.policy))
-        self.bash("find . -fprintf Cargo.lock '%p'", protected("Cargo.lock", CARGO, self.policy))
-        self.bash("find . -fprintf /tmp/list '%p'", None)
-        # A test's value is no action.
-        self.bash("find tests -name -delete -print", None)
-        self.bash("find tests -name x -ls", None)
 
     def test_rm_r_of_an_expanded_word(self):
         """rm -r of a word the shell expands ($X, $(…), `…`) may remove any
@@ -494,6 +472,108 @@ class HookPathsTest(unittest.TestCase):
         os.symlink("../src", os.path.join(self.root, ".github/workflows"))
         self.bash("rm -f .*/workflows/*.c",
                   protected(".*/workflows/*.c", WORKFLOWS, self.policy))
+
+
+class FindTest(ProjectTest):
+    """find: -delete removes what it finds below its start points, -exec
+    CMD {} (and -execdir, -ok, -okdir) runs CMD on it, read as xargs -I{}
+    would be; -fprint FILE and the like write FILE. Tests and the other
+    actions change nothing."""
+
+    def setUp(self):
+        super().setUp()
+        for d in ("tests/unit", "src/a/b"):
+            os.makedirs(os.path.join(self.root, d))
+        self.cargo = protected("Cargo.lock", CARGO, self.policy)
+
+    def test_delete(self):
+        """Anything below each start point, and the point itself, may go."""
+        self.bash("find tests/golden -delete", self.unread("tests/golden", GOLDEN))
+        self.bash("find . -name '*.o' -delete", self.unread("./"))
+        self.bash("find -L -O2 -name '*.o' -delete", self.unread("./"))
+        self.bash("cd tests && find . -delete", self.unread("tests/", GOLDEN))
+        self.bash("find .. -name x -delete", self.unread(self.base + "/"))
+        self.bash("find src tests/unit -name '*.o' -delete", None)
+        self.bash("find src -name '*.o' -delete", None)
+        # A start point the shell expands: any below what is written before.
+        self.bash("find \"$D\" -name '*.o' -delete", self.unread("./"))
+        self.bash("find $(echo tests) -delete", self.unread("./"))
+        self.bash("find src/$D -delete", None)
+
+    def test_exec(self):
+        """What `{}` stands for lies below the start points; a read-only
+        command writes nothing, a fixed name written is named."""
+        self.bash("find . -exec rm {} +", self.unread("./"))
+        self.bash("find tests -name '*.txt' -exec sed -i s/a/b/ {} \\;",
+                  self.unread("tests/", GOLDEN))
+        self.bash("find tests -ok rm {} \\;", self.unread("tests/", GOLDEN))
+        self.bash("find src -exec rm -f {} \\;", None)
+        self.bash("find . -exec grep -l x {} +", None)
+        self.bash("find . -name '*.c' -exec wc -l {} \\; -print", None)
+        self.bash("find tests -exec cat {} + -exec head -n1 {} \\;", None)
+        self.bash("find . -exec cp {} Cargo.lock \\;", self.cargo)
+        self.bash("find src -exec mv {} {}.bak \\;", None)
+
+    def test_fprint(self):
+        self.bash("find . -fprint Cargo.lock", self.cargo)
+        self.bash("find . -fprint0 Cargo.lock", self.cargo)
+        self.bash("find . -fls Cargo.lock", self.cargo)
+        self.bash("find . -fprintf Cargo.lock '%p'", self.cargo)
+        self.bash("find . -fprintf /tmp/list '%p'", None)
+
+    def test_read_only(self):
+        """A test's value is no action, whatever it looks like."""
+        self.bash("find tests -name x", None)
+        self.bash("find . -name '*.c' -print", None)
+        self.bash("find tests -name x -ls", None)
+        self.bash("find tests -name -delete -print", None)
+        self.bash("find . -newermt -delete -print", None)
+
+    def test_execdir(self):
+        """-execdir runs in each found file's directory: the start point's
+        own for the point itself, the point, and any below it."""
+        self.bash("find tests -execdir rm {} +", self.unread("tests/", GOLDEN))
+        self.bash("cd tests && find golden -okdir rm {} \\;",
+                  self.unread("tests/golden", GOLDEN))
+        self.bash("find src -execdir rm {} +", None)
+        # A fixed name is written in each of those directories.
+        self.bash("find tests -execdir touch stamp \\;", self.unread("tests/", GOLDEN))
+        self.bash("find src -execdir touch stamp \\;", None)
+        self.bash("find src -execdir cp {} ../Cargo.lock \\;", self.cargo)
+        self.bash("find src/a -execdir cp {} ../../../Cargo.lock \\;", self.cargo)
+        self.bash("find . -execdir cp {} Cargo.lock \\;", self.cargo)
+
+    def test_exec_script(self):
+        """A script find -exec or xargs runs gets the names as its
+        arguments ($1, $@) and as `{}` in its text."""
+        self.bash("find . -exec sh -c 'rm \"$@\"' sh {} +", self.unread("./"))
+        self.bash("find . -exec sh -c 'rm {}' \\;", self.unread("./"))
+        self.bash("find tests -exec bash -c 'for f; do mv \"$f\" \"$f.bak\"; done' _ {} +",
+                  self.unread("tests/", GOLDEN))
+        self.bash("find tests -type d -exec sh -c 'cd \"$1\" && rm -f x' _ {} \\;",
+                  self.unread("tests/", GOLDEN))
+        self.bash("find . -exec sh -c 'cp \"$1\" Cargo.lock' _ {} \\;", self.cargo)
+        self.bash("find src -exec sh -c 'rm \"$1\"' _ {} \\;", None)
+        self.bash("find src -exec sh -c 'echo x > \"$1.out\"' _ {} \\;", None)
+        self.bash("find . -exec sh -c 'grep -q x \"$1\" && echo \"$1\" >> /tmp/l' _ {} \\;",
+                  None)
+        self.bash("ls | xargs sh -c 'rm \"$@\"' sh", self.unread("./"))
+        self.bash("ls | xargs -I{} sh -c 'rm {}'", self.unread("./"))
+        self.bash("ls | xargs -I{} rm tests/golden/{}", self.unread("tests/golden", GOLDEN))
+        # What xargs reads may hold `..`: not only below src.
+        self.bash("ls | xargs -I{} rm src/{}", self.unread("./"))
+        self.bash("ls | xargs -I{} rm src/{}", None, cwd=os.path.join(self.root, "src"))
+
+    def test_find_run_by_others(self):
+        """find run by xargs, by another find's -exec or by a wrapper."""
+        self.bash("find . -exec find {} -delete \\;", self.unread("./"))
+        self.bash("find src -exec find {} -delete \\;", None)
+        self.bash("ls | xargs -I{} find {} -delete", self.unread("./"))
+        self.bash("printf '' | xargs find tests -delete", self.unread("tests/", GOLDEN))
+        self.bash("ls | xargs find . -name x", None)
+        self.bash("sudo -u nobody find tests -delete", self.unread("tests/", GOLDEN))
+        self.bash("env -C tests find . -exec rm {} +", self.unread("tests/", GOLDEN))
+        self.bash("timeout 10 find src -delete", None)
 
 
 if __name__ == "__main__":
