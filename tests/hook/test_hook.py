@@ -833,7 +833,12 @@ class HookTest(unittest.TestCase):
         finally:
             shutil.rmtree(project, ignore_errors=True)
         self.assertAnswer("claude", res, None)
-        self.assertLess(elapsed, 1.0, "the hook took %.1f s" % elapsed)
+        # glob(3) lists the 900 directories to find links among the 27,000
+        # names (50 ms in a release build); a sanitizer build running beside
+        # the other suites is several times slower.
+        with open(RALON, "rb") as f:
+            limit = 5.0 if b"__asan_init" in f.read() else 1.0
+        self.assertLess(elapsed, limit, "the hook took %.1f s" % elapsed)
 
     def test_shell_tilde_is_home(self):
         """A leading `~` (and `NAME=~`) in a shell word is $HOME, as bash
