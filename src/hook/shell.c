@@ -1472,6 +1472,18 @@ static const char *ansi_c_quote(const char *p, char *buf, size_t *n) {
   return *p == '\'' ? p + 1 : p;
 }
 
+/* With `p` at a `…` or $(…) (not $((…))): parses the command it runs and
+ * returns what follows it. */
+static const char *substitution(Shell *sh, const char *p) {
+  if (*p == '`') {
+    return backquote(sh, p + 1);
+  }
+  const char *e = subst_end(p + 2);
+  _cleanup_free_ char *inner = xstrndup(p + 2, (size_t)(e - p - 2));
+  parse_nested(sh, inner, true);
+  return *e != '\0' ? e + 1 : e;
+}
+
 /* Reads one word starting at *p; returns false at an operator or end.
  * Quotes are removed, `…` and $(…) inside double quotes are parsed as
  * commands, and a leading `~` (or one after NAME=) is $HOME. */
@@ -1508,19 +1520,9 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
       memcpy(buf + n, p, (size_t)(e - p));
       n += (size_t)(e - p);
       p = e;
-    } else if (c == '$' && p[1] == '(') {
-      /* $(…) as part of a word: the command runs, and the word keeps its
-       * text, as `…` does. */
-      const char *e = subst_end(p + 2);
-      _cleanup_free_ char *inner = xstrndup(p + 2, (size_t)(e - p - 2));
-      parse_nested(sh, inner, true);
-      e = *e != '\0' ? e + 1 : e;
-      memcpy(buf + n, p, (size_t)(e - p));
-      n += (size_t)(e - p);
-      p = e;
-    } else if (c == '`') {
+    } else if (c == '`' || (c == '$' && p[1] == '(')) {
       /* The command runs; the word keeps its text, as a name it is unknown. */
-      const char *e = backquote(sh, p + 1);
+      const char *e = substitution(sh, p);
       memcpy(buf + n, p, (size_t)(e - p));
       n += (size_t)(e - p);
       p = e;
@@ -1533,15 +1535,7 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
         } else if (*p == '`' || (*p == '$' && p[1] == '(' &&
                                  (p[2] != '(' || arith_end(p + 1) == NULL))) {
           /* "`…`", "$(…)": the command runs, quoted or not. */
-          const char *e;
-          if (*p == '`') {
-            e = backquote(sh, p + 1);
-          } else {
-            e = subst_end(p + 2);
-            _cleanup_free_ char *inner = xstrndup(p + 2, (size_t)(e - p - 2));
-            parse_nested(sh, inner, true);
-            e = *e != '\0' ? e + 1 : e;
-          }
+          const char *e = substitution(sh, p);
           memcpy(buf + n, p, (size_t)(e - p));
           n += (size_t)(e - p);
           p = e;
