@@ -1054,7 +1054,20 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
 
 /* ---- inherited descriptors ------------------------------------------------ */
 
-int audit_list_fds(AuditFd **ret, size_t *ret_n) {
+char *audit_fd_path(int fd, mode_t mode) {
+  /* Only what a file system path can name, or lead to, is worth a
+   * readlink: each one makes /proc build an inode, and a terminal, a pipe
+   * or /dev/null is what every command inherits. */
+  if (!S_ISREG(mode) && !S_ISDIR(mode) && !S_ISBLK(mode) && !S_ISLNK(mode)) {
+    return NULL;
+  }
+  char link[64], target[PATH_MAX];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t len = readlink(link, target, sizeof(target) - 1);
+  return len >= 0 ? xstrndup(target, (size_t)len) : NULL;
+}
+
+int audit_list_fds(bool names, AuditFd **ret, size_t *ret_n) {
   *ret = NULL;
   *ret_n = 0;
   /* getdents64(2) directly: opendir(3) would add an fstat(2). */
@@ -1080,24 +1093,11 @@ int audit_list_fds(AuditFd **ret, size_t *ret_n) {
     if (flags < 0 || fstat((int)fd, &st) < 0) {
       continue;
     }
-    /* Only what a file system path can name, or lead to, is worth a
-     * readlink: each one makes /proc build an inode, and a terminal, a
-     * pipe or /dev/null is what every command inherits. A name that
-     * cannot be read leaves the identity to judge by: the descriptor is
-     * still listed. */
-    char *path = NULL;
-    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) ||
-        S_ISLNK(st.st_mode)) {
-      char link[64], target[PATH_MAX];
-      snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
-      ssize_t len = readlink(link, target, sizeof(target) - 1);
-      if (len >= 0) {
-        path = xstrndup(target, (size_t)len);
-      }
-    }
+    /* A name that cannot be read leaves the identity to judge by: the
+     * descriptor is still listed. */
     AuditFd *a = grow_array(&v, &n, &cap, sizeof(AuditFd));
     a->fd = (int)fd;
-    a->path = path;
+    a->path = names ? audit_fd_path((int)fd, st.st_mode) : NULL;
     a->dev = st.st_dev;
     a->ino = st.st_ino;
     a->mode = st.st_mode;

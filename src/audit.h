@@ -136,8 +136,14 @@ typedef struct {
 } AuditFd;
 
 /* The descriptors open in this process, in increasing order, from
- * /proc/self/fd. Returns 0 or -errno. */
-int audit_list_fds(AuditFd **ret, size_t *ret_n);
+ * /proc/self/fd; with `names`, each one's path (else all are NULL, and
+ * audit_fd_path() reads the name of one that needs it). Returns 0 or
+ * -errno. */
+int audit_list_fds(bool names, AuditFd **ret, size_t *ret_n);
+/* What /proc/self/fd/`fd` names, for a descriptor of the kinds a path can
+ * reach (`mode`, from fstat): a regular file, directory, block device or
+ * symbolic link. NULL for the others, or when the name cannot be read. */
+char *audit_fd_path(int fd, mode_t mode);
 void audit_fds_free(AuditFd *fds, size_t n);
 
 /* Descriptors in `fds` open for writing on a protected file: the same

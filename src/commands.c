@@ -493,7 +493,7 @@ int command_status(const Options *o, Error *err) {
    * on a protected file. */
   AuditFd *fds = NULL;
   size_t n_fds = 0;
-  if (audit_list_fds(&fds, &n_fds) == 0) {
+  if (audit_list_fds(true, &fds, &n_fds) == 0) {
     audit_inherited_fds(p.policy, p.matcher, p.scan, fds, n_fds, &p.findings);
     audit_fds_free(fds, n_fds);
   }

@@ -545,6 +545,14 @@ ROWS = [
     # -- descriptors and terminals
     Row("inherited_writable_fd", "echo forged >&7", REFUSED(r"descriptor 7\b"),
         launcher="exec 7>>agent.lock"),
+    # A file that is no target of its own, inside a protected directory:
+    # known by where the descriptor's name lies, not by its identity.
+    Row("inherited_writable_fd_in_protected_dir", "echo forged >&7",
+        REFUSED(r"descriptor 7 is open for writing on the protected .*/\.github/workflows/ci\.yml"),
+        launcher="exec 7>>.github/workflows/ci.yml"),
+    # Open for writing on an unprotected file: nothing to refuse.
+    Row("inherited_writable_fd_unprotected", "echo more >&7",
+        ALLOWED(file_is("README.md", "# Demo project\nmore\n")), launcher="exec 7>>README.md"),
     # A read-only descriptor on the project directory: a lookup through it
     # starts below the read-only binds, so the mount backend refuses to
     # start; Landlock judges the file reached, whatever the way there.

@@ -1393,7 +1393,7 @@ START_TEST(test_inherited_fds_real) {
   ck_assert_int_ge(null_fd, 0);
   AuditFd *list = NULL;
   size_t n = 0;
-  ck_assert_int_eq(audit_list_fds(&list, &n), 0);
+  ck_assert_int_eq(audit_list_fds(true, &list, &n), 0);
   /* Named: what a path reaches (a file, a directory); not a pipe or a
    * character device, which no policy protects. */
   _cleanup_free_ char *locked_path = path_join(t, "locked.txt");
@@ -1436,7 +1436,7 @@ START_TEST(test_inherited_fds_real) {
   for (size_t i = 0; i < ELEMENTSOF(opens); i++) {
     close(fds[i]);
   }
-  ck_assert_int_eq(audit_list_fds(&list, &n), 0);
+  ck_assert_int_eq(audit_list_fds(true, &list, &n), 0);
   audit_inherited_fds(l.policy, l.m, r, list, n, &f);
   ck_assert_uint_eq(f.n, 0);
   audit_fds_free(list, n);
@@ -1482,7 +1482,7 @@ START_TEST(test_list_fds_kinds) {
 
   AuditFd *v = NULL;
   size_t n = 0;
-  ck_assert_int_eq(audit_list_fds(&v, &n), 0);
+  ck_assert_int_eq(audit_list_fds(true, &v, &n), 0);
   for (size_t i = 1; i < n; i++) {
     ck_assert_int_lt(v[i - 1].fd, v[i].fd);
   }

@@ -725,6 +725,27 @@ static char *list_with(DirLister lister, void *userdata, const char *dir) {
   return out;
 }
 
+/* `listing` (dir_entries_text's "name:…|name:…") without the entry named
+ * `name`, which must be in it. */
+static char *without_entry(const char *listing, const char *name) {
+  size_t len = strlen(name);
+  const char *at = listing;
+  while (at != NULL && !(strncmp(at, name, len) == 0 && at[len] == ':')) {
+    at = strchr(at, '|');
+    at = at != NULL ? at + 1 : NULL;
+  }
+  ck_assert_msg(at != NULL, "%s is not in %s", name, listing);
+  const char *end = strchr(at, '|');
+  size_t before = (size_t)(at - listing);
+  char *out = NULL;
+  if (end != NULL) {
+    out = xasprintf("%.*s%s", (int)before, listing, end + 1);
+  } else {
+    out = xasprintf("%.*s", before > 0 ? (int)before - 1 : 0, listing);
+  }
+  return out;
+}
+
 START_TEST(test_scan_keeps_listings_on_the_way) {
   _cleanup_free_ char *t = make_tmpdir();
   make_dir(t, "src");
@@ -777,15 +798,20 @@ START_TEST(test_scan_keeps_listings_on_the_way) {
   ck_assert_int_eq(stat(conf_path, &st), 0);
   ck_assert(conf->dev == st.st_dev && conf->ino == st.st_ino);
 
-  /* The lister that uses them gives what reading the directory gives. */
+  /* The lister that uses them gives what reading the directory gives,
+   * less the files the scan found protected there (carve_plan grants no
+   * protected path): a protected directory (tests/golden) stays. */
   _cleanup_free_ char *canon = realpath(t, NULL);
   ScannedDirs sd = {.root = canon, .scan = p.r};
   const char *dirs[] = {"", "conf", "conf/sub", "tests"};
+  const char *left_out[] = {"agent.lock", "secret.yml", "k.pem", NULL};
   for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
     _cleanup_free_ char *d = path_join(canon, dirs[i]);
     _cleanup_free_ char *live = list_with(sys_list_dir, NULL, d);
     _cleanup_free_ char *kept = list_with(sys_list_dir_scanned, &sd, d);
-    ck_assert_str_eq(kept, live);
+    _cleanup_free_ char *want =
+        left_out[i] != NULL ? without_entry(live, left_out[i]) : xstrdup(live);
+    ck_assert_str_eq(kept, want);
   }
 
   /* A directory replaced since the scan is read again: the new one's

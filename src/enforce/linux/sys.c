@@ -353,22 +353,14 @@ int sys_stat_aliased(int fd, const char *name, struct stat *st, bool *aliased) {
 /* Adds the entry `name` (getdents' inode number and type) of the
  * directory open at `fd` to `v`. 0, or -errno; an entry gone meanwhile is
  * skipped. */
-static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact,
-                         const ProtectedPath *known, const char *name, ino_t d_ino, unsigned char d_type, DirEntry **v,
-                         size_t *n, size_t *cap) {
+static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, const char *name,
+                         ino_t d_ino, unsigned char d_type, DirEntry **v, size_t *n, size_t *cap) {
   if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
     return 0;
   }
   struct stat st;
   bool exact = true, aliased = false;
-  /* A protected file (`known` from the scan) is never granted, so
-   * whether it has other names does not matter here: no statx for each
-   * of a thousand of them. */
-  if (known != NULL && d_ino_exact) {
-    st.st_dev = self->st_dev;
-    st.st_ino = d_ino;
-    st.st_mode = known->mode;
-  } else if (d_type == DT_DIR ? d_ino_exact : d_type == DT_LNK) {
+  if (d_type == DT_DIR ? d_ino_exact : d_type == DT_LNK) {
     /* Its inode is the one getdents names, on this directory's device,
      * unless something is mounted on it: then getdents names the inode
      * underneath. landlock_apply opens every exact grant without crossing
@@ -397,21 +389,25 @@ static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact,
   return 0;
 }
 
-/* Lists `dir`: from `listing` when it is the scan's listing of the very
- * directory opened now, else with getdents64(2). */
 /* The scan's entry for `name` in the directory `rel` (relative to the
  * root) when it found it protected, with the inode getdents gives it. */
-static const ProtectedPath *scanned_protected(const ScanResult *scan, const char *rel, const char *name,
-                              ino_t d_ino) {
+static const ProtectedPath *scanned_protected(const ScanResult *scan, const char *rel,
+                                              const char *name, ino_t d_ino) {
   char buf[PATH_MAX];
-  int len = snprintf(buf, sizeof(buf), "%s%s%s", rel, rel[0] != '\0' ? "/" : "", name);
-  if (len < 0 || (size_t)len >= sizeof(buf)) {
+  size_t rel_len = strlen(rel), name_len = strlen(name);
+  size_t sep = rel_len > 0 ? 1 : 0;
+  if (rel_len + sep + name_len >= sizeof(buf)) {
     return NULL;
   }
+  memcpy(buf, rel, rel_len);
+  buf[rel_len] = '/';
+  memcpy(buf + rel_len + sep, name, name_len + 1);
   const ProtectedPath *p = scan_find(scan, buf);
   return p != NULL && p->ino == d_ino && !S_ISDIR(p->mode) ? p : NULL;
 }
 
+/* Lists `dir`: from `listing` when it is the scan's listing of the very
+ * directory opened now, else with getdents64(2). */
 static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
                     const ScanListing *listing, DirEntry **ret, size_t *ret_n) {
   *ret = NULL;
@@ -445,19 +441,26 @@ static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
     for (size_t i = 0; i < listing->n_entries && r == 0; i++) {
       const ScanEntry *se = &listing->entries[i];
       const char *name = listing->names + se->name;
-      const ProtectedPath *known =
-          se->type != DT_DIR ? scanned_protected(scan, rel, name, se->ino) : NULL;
-      r = add_dir_entry(fd, &self, d_ino_exact, known, name, se->ino, se->type, &v, &n, &cap);
+      /* A file the scan found protected, under the same inode, is left
+       * out: carve_plan grants no protected path (by name, and by the
+       * identity enforce_targets gave it), and a file is no directory of
+       * the chain. No statx, and no entry, for each of a thousand. */
+      if (se->type != DT_DIR && scanned_protected(scan, rel, name, se->ino) != NULL) {
+        continue;
+      }
+      r = add_dir_entry(fd, &self, d_ino_exact, name, se->ino, se->type, &v, &n, &cap);
     }
   } else {
     /* getdents64(2) directly: readdir(3) would add an fstat and two fcntl
-     * calls per directory, and a smaller buffer. */
-    enum { LIST_BUFFER = 64 * 1024 };
-    _cleanup_free_ char *buf = xmalloc(LIST_BUFFER);
+     * calls per directory. On the stack (nothing here recurses): only the
+     * part getdents writes is ever touched, and no heap page is faulted in
+     * behind it (see walk() in scan.c). */
+    enum { LIST_BUFFER = 8 * 1024 };
+    char buf[LIST_BUFFER];
     DirReader dr = {.fd = fd, .buf = buf, .size = LIST_BUFFER};
     const struct dirent64 *de;
     while (r == 0 && (de = dir_reader_next(&dr)) != NULL) {
-      r = add_dir_entry(fd, &self, d_ino_exact, NULL, de->d_name, de->d_ino, de->d_type, &v, &n,
+      r = add_dir_entry(fd, &self, d_ino_exact, de->d_name, de->d_ino, de->d_type, &v, &n,
                         &cap);
     }
     if (r == 0 && errno != 0) {
@@ -675,18 +678,27 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
    * tree from any directory in it. */
   AuditFd *fds = NULL;
   size_t n_fds = 0;
-  int r = audit_list_fds(&fds, &n_fds);
+  /* Names are read only where they decide something (below a protected
+   * directory) or are shown: a readlink of /proc/self/fd/N each. */
+  int r = audit_list_fds(false, &fds, &n_fds);
   if (r < 0) {
     errno = -r;
     return error_set(err, -r, _("cannot list the open descriptors in /proc/self/fd: %m"));
   }
+  bool dir_target = false;
+  for (size_t i = 0; i < plan->n_targets && !dir_target; i++) {
+    dir_target = !plan->targets[i].missing && S_ISDIR(plan->targets[i].mode);
+  }
   for (size_t k = 0; k < n_fds && r == 0; k++) {
     long fd = fds[k].fd;
-    /* A name only for what a path can reach (see audit_list_fds); a
-     * socket's "socket:[…]" names nothing either. */
-    const char *target = fds[k].path != NULL && fds[k].path[0] == '/' ? fds[k].path : NULL;
     int flags = fds[k].flags;
     bool writable = (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
+    bool refused_dir = plan->backend == BACKEND_MOUNT && S_ISDIR(fds[k].mode);
+    if ((dir_target && (writable || plan->backend == BACKEND_MOUNT)) || refused_dir) {
+      fds[k].path = audit_fd_path(fds[k].fd, fds[k].mode);
+    }
+    /* A socket's "socket:[…]" names nothing. */
+    const char *target = fds[k].path != NULL && fds[k].path[0] == '/' ? fds[k].path : NULL;
     bool protected_obj = false;
     for (size_t i = 0; i < plan->n_targets; i++) {
       const PlanTarget *t = &plan->targets[i];
@@ -706,7 +718,7 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
                       "from the program that started ralon and would let the command write it "
                       "(close it first, e.g. `exec %ld>&-` in a shell)"),
                     fd, target, fd);
-    } else if (plan->backend == BACKEND_MOUNT && S_ISDIR(fds[k].mode)) {
+    } else if (refused_dir) {
       r = error_set(err, EBUSY,
                     _("descriptor %ld refers to the directory %s; lookups through a directory "
                       "opened before the sandbox walk the caller's mounts, where protected paths "
