@@ -69,8 +69,19 @@ static bool overlong_component(const char *p) {
   return false;
 }
 
-int decide_path(const Decider *d, const char *base, const char *arg, PathDecision *ret,
-                Error *err) {
+/* `joined` with symbolic links resolved, all of them or (`entry`) all but
+ * the last component's. */
+static char *resolve(const char *joined, bool entry) {
+  if (!entry) {
+    return path_resolve(joined);
+  }
+  _cleanup_free_ char *dir = path_dirname(joined);
+  _cleanup_free_ char *rdir = path_resolve(dir);
+  return rdir != NULL ? path_join(rdir, path_basename(joined)) : NULL;
+}
+
+static int decide(const Decider *d, const char *base, const char *arg, bool entry,
+                  PathDecision *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   ret->pattern = -1;
   _cleanup_free_ char *abs = path_absolute(base, arg);
@@ -86,7 +97,7 @@ int decide_path(const Decider *d, const char *base, const char *arg, PathDecisio
   if (lex_idx < 0) {
     /* Only needed when the name as written is not protected. */
     _cleanup_free_ char *joined = arg[0] == '/' ? xstrdup(arg) : path_join(base, arg);
-    resolved = path_resolve(joined);
+    resolved = resolve(joined, entry);
     if (resolved == NULL && !(errno == ENAMETOOLONG && overlong_component(joined))) {
       return error_set(err, errno, _("cannot resolve %s: %m"), arg);
     }
@@ -117,6 +128,16 @@ int decide_path(const Decider *d, const char *base, const char *arg, PathDecisio
     ret->resolved = xstrdup(res);
   }
   return 0;
+}
+
+int decide_path(const Decider *d, const char *base, const char *arg, PathDecision *ret,
+                Error *err) {
+  return decide(d, base, arg, false, ret, err);
+}
+
+int decide_entry(const Decider *d, const char *base, const char *arg, PathDecision *ret,
+                 Error *err) {
+  return decide(d, base, arg, true, ret, err);
 }
 
 bool decide_suffix(const Decider *d, const char *rel, long *ret_pattern) {

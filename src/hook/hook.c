@@ -182,6 +182,8 @@ typedef struct {
   char *glob;        /* a shell glob: `abs` with the directory before its
                         first wildcard resolved (NULL: none, or could not) */
   bool tree;         /* its whole subtree is removed or moved */
+  bool link;         /* a symbolic link removed or renamed as it is: its
+                        last component is not followed */
 } Target;
 
 /* The policy found upwards from `dir`, or from the nearest directory above
@@ -353,7 +355,9 @@ static bool decide_in(Deciding *dc, size_t policy, const Target *t) {
    * passes it on as it is. */
   PathDecision pd;
   Error err = {0};
-  if (decide_path(&c->d, dc->base, t->path, &pd, &err) < 0) {
+  int r = t->link ? decide_entry(&c->d, dc->base, t->path, &pd, &err)
+                  : decide_path(&c->d, dc->base, t->path, &pd, &err);
+  if (r < 0) {
     /* Cannot be resolved (a loop, no permission): not knowing is no. */
     note_error(dc, err.message);
     error_clear(&err);
@@ -367,7 +371,7 @@ static bool decide_in(Deciding *dc, size_t policy, const Target *t) {
     const char *shown = pd.via != NULL && has_dotdot(t->path) ? pd.via : pd.relative;
     add_hit(dc->v, t->path, shown[0] ? shown : ".", c, pd.pattern);
     hit = true;
-  } else if (t->tree) {
+  } else if (t->tree && !t->link) {
     hit = decide_tree_in(dc, c, t, &pd);
   }
   path_decision_clear(&pd);
@@ -467,7 +471,8 @@ static bool passes_through(const char *path, const char *link) {
   return strncmp(path, link, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_word, bool fuzzy);
+static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_word, bool fuzzy,
+                       bool entry);
 
 /* The names a shell would expand `pattern` (absolute) to that pass through
  * a symbolic link, each decided as the file it names: matching the glob
@@ -475,7 +480,7 @@ static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_wor
  * (`echo x > c?` with `cl -> Cargo.lock`, `rm g?/a.txt` with
  * `gl -> tests/golden`). Names reached without a link are what the
  * patterns were matched against already. */
-static void decide_glob_links(Deciding *dc, const char *pattern, bool tree) {
+static void decide_glob_links(Deciding *dc, const char *pattern, bool tree, bool entry) {
   glob_t g = {
       .gl_opendir = glob_opendir,
       .gl_readdir = glob_readdir,
@@ -489,7 +494,7 @@ static void decide_glob_links(Deciding *dc, const char *pattern, bool tree) {
     for (size_t i = 0; i < g.gl_pathc; i++) {
       for (size_t k = 0; k < globbing.n_links; k++) {
         if (passes_through(g.gl_pathv[i], globbing.links[k])) {
-          decide_one(dc, g.gl_pathv[i], tree, false, false);
+          decide_one(dc, g.gl_pathv[i], tree, false, false, entry);
           break;
         }
       }
@@ -510,8 +515,11 @@ static void decide_glob_links(Deciding *dc, const char *pattern, bool tree) {
  * subdirectory cannot so hide the project's patterns, and a link into
  * another project is judged by that project's. `shell_word`: from a shell
  * command, where `*`, `?` and `[` are wildcards. `fuzzy`: the agent may
- * "correct" a relative path that does not exist (Gemini's replace). */
-static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_word, bool fuzzy) {
+ * "correct" a relative path that does not exist (Gemini's replace).
+ * `entry`: removed or renamed as it is (HookRequest.entries), so a
+ * symbolic link is decided as itself, not as what it leads to. */
+static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_word, bool fuzzy,
+                       bool entry) {
   Target t = {.path = path, .tree = tree};
   t.abs = path_absolute(dc->base, path);
   if (t.abs == NULL) {
@@ -520,8 +528,21 @@ static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_wor
   _cleanup_free_ char *joined = path_join(dc->base, path);
   _cleanup_free_ char *lex_dir = path_dirname(t.abs);
   _cleanup_free_ char *res_dir = NULL;
-  if (shell_word && strpbrk(path, "*?[") != NULL) {
+  bool glob = shell_word && strpbrk(path, "*?[") != NULL;
+  struct stat st;
+  if (entry && lstat(joined, &st) == 0 && S_ISLNK(st.st_mode)) {
+    /* `rm link`, `mv link x`: the link goes, what it leads to stays (and
+     * nothing below it: rm -r does not follow it). A glob word, as the
+     * literal name it also is (`rm 'l[x]'`). */
+    t.link = true;
+    t.tree = glob && tree;
+  }
+  if (glob) {
     t.glob = resolve_glob_prefix(joined, &res_dir);
+  } else if (t.link) {
+    _cleanup_free_ char *dir = path_dirname(joined);
+    res_dir = path_resolve(dir);
+    t.resolved = res_dir != NULL ? path_join(res_dir, path_basename(joined)) : NULL;
   } else {
     t.resolved = path_resolve(joined);
     res_dir = t.resolved ? path_dirname(t.resolved) : NULL;
@@ -544,9 +565,8 @@ static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_wor
     hit = decide_in(dc, (size_t)cand.v[i], &t);
   }
   if (!hit && t.glob != NULL) {
-    decide_glob_links(dc, joined, tree);
+    decide_glob_links(dc, joined, tree, entry);
   }
-  struct stat st;
   if (!hit && governed && fuzzy && path[0] != '/' && stat(t.abs, &st) < 0) {
     /* Any file whose path ends with `path` may be meant: name a protected
      * one if some pattern says so, else ask for the absolute path. */
@@ -597,20 +617,26 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   }
   /* Names given to edit tools and in patches are literal file names. */
   for (size_t i = 0; i < req->n_paths; i++) {
-    decide_one(&dc, req->paths[i], false, false, req->fuzzy_relative);
+    decide_one(&dc, req->paths[i], false, false, req->fuzzy_relative, false);
   }
   for (size_t i = 0; i < req->n_trees; i++) {
-    decide_one(&dc, req->trees[i], true, false, false);
+    decide_one(&dc, req->trees[i], true, false, false, false);
   }
   for (size_t i = 0; i < shell.n_paths; i++) {
-    decide_one(&dc, shell.paths[i], false, true, false);
+    decide_one(&dc, shell.paths[i], false, true, false, false);
   }
   for (size_t i = 0; i < shell.n_trees; i++) {
-    decide_one(&dc, shell.trees[i], true, true, false);
+    decide_one(&dc, shell.trees[i], true, true, false, false);
+  }
+  for (size_t i = 0; i < shell.n_entries; i++) {
+    decide_one(&dc, shell.entries[i], false, true, false, true);
+  }
+  for (size_t i = 0; i < shell.n_entry_trees; i++) {
+    decide_one(&dc, shell.entry_trees[i], true, true, false, true);
   }
   for (size_t i = 0; i < shell.n_unread; i++) {
     size_t before = v->n_hits;
-    decide_one(&dc, shell.unread[i], true, true, false);
+    decide_one(&dc, shell.unread[i], true, true, false, false);
     for (size_t k = before; k < v->n_hits; k++) {
       v->hits[k].unread = true;
     }

@@ -32,6 +32,14 @@ typedef struct {
    * explanation when that is what is refused. */
   char **unread;
   size_t n_unread;
+  /* Names a shell command removes or renames as they are (rm, unlink,
+   * mv's sources): a symbolic link among them goes itself, and what it
+   * leads to stays; anything else is decided as `paths`, or with
+   * `entry_trees` as `trees`. */
+  char **entries;
+  size_t n_entries;
+  char **entry_trees;
+  size_t n_entry_trees;
   /* Relative paths the agent may "correct" to any file whose name ends with
    * them (Gemini's replace): one that does not exist is refused, naming the
    * pattern when a protected file could be meant, else asking for the
@@ -100,6 +108,8 @@ void hook_answer_clear(HookAnswer *a);
 void hook_request_add_path(HookRequest *req, const char *path);
 void hook_request_add_tree(HookRequest *req, const char *path);
 void hook_request_add_unread(HookRequest *req, const char *dir);
+/* An entry (see HookRequest.entries), with `tree` its whole subtree. */
+void hook_request_add_entry(HookRequest *req, const char *path, bool tree);
 void hook_request_add_command(HookRequest *req, const char *command);
 void hook_request_set_tool(HookRequest *req, const char *tool);
 void hook_request_set_cwd(HookRequest *req, const char *cwd);

@@ -35,6 +35,27 @@ void hook_request_add_unread(HookRequest *req, const char *dir) {
   req->unread[req->n_unread++] = xstrdup(dir);
 }
 
+static void add_unique(char ***v, size_t *n, const char *path) {
+  if (path == NULL || path[0] == '\0') {
+    return;
+  }
+  for (size_t i = 0; i < *n; i++) {
+    if (streq((*v)[i], path)) {
+      return;
+    }
+  }
+  *v = xreallocarray(*v, *n + 1, sizeof(char *));
+  (*v)[(*n)++] = xstrdup(path);
+}
+
+void hook_request_add_entry(HookRequest *req, const char *path, bool tree) {
+  if (tree) {
+    add_unique(&req->entry_trees, &req->n_entry_trees, path);
+  } else {
+    add_unique(&req->entries, &req->n_entries, path);
+  }
+}
+
 void hook_request_add_command(HookRequest *req, const char *command) {
   if (command == NULL || command[0] == '\0') {
     return;
@@ -68,6 +89,14 @@ void hook_request_clear(HookRequest *req) {
   for (size_t i = 0; i < req->n_unread; i++) {
     free(req->unread[i]);
   }
+  for (size_t i = 0; i < req->n_entries; i++) {
+    free(req->entries[i]);
+  }
+  for (size_t i = 0; i < req->n_entry_trees; i++) {
+    free(req->entry_trees[i]);
+  }
+  free(req->entries);
+  free(req->entry_trees);
   free(req->trees);
   free(req->unread);
   free(req->paths);

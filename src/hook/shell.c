@@ -53,6 +53,9 @@ typedef struct {
   const char *execdir;
   /* rm -r: a word the shell expands may be any tree (see add_target). */
   bool expansions_unknown;
+  /* rm, unlink, mv's sources: the words name entries that go as they are
+   * (a symbolic link, not what it leads to; HookRequest.entries). */
+  bool entries;
   /* The word (xargs -I's, find's `{}`) that stands for the names xargs
    * reads or find finds, in the command or script being read. */
   const char *replace;
@@ -376,6 +379,13 @@ static void add_target(Shell *sh, const char *word, bool tree) {
   }
   if (sh->execdir != NULL && word[0] != '/') {
     execdir_targets(sh, p, tree);
+  }
+  size_t len = strlen(p);
+  if (sh->entries && len > 0 && p[len - 1] != '/') {
+    /* With a trailing `/` a link is followed: `rm -r link/` empties what
+     * it leads to. */
+    hook_request_add_entry(sh->req, p, tree);
+    return;
   }
   hook_request_add_path(sh->req, p);
   if (tree) {
@@ -701,11 +711,15 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
     }
   }
   if (o->move_sources) {
+    /* mv renames a link itself; rsync --remove-source-files, left as it
+     * was, is decided by where the names lead. */
+    sh->entries = !rsync;
     for (size_t k = 0; k < nsrc; k++) {
       if (!rsync || !is_remote(plain[k])) {
         add_target(sh, plain[k], o->recursive);
       }
     }
+    sh->entries = false;
   }
 }
 
@@ -914,9 +928,11 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
             (args[k][0] == '-' && args[k][1] != '-' && strpbrk(args[k], "rR") != NULL);
   }
   sh->expansions_unknown = rm_r;
+  sh->entries = streq(cmd, "rm") || streq(cmd, "unlink");
   for (size_t k = 0; k < np; k++) {
     add_target(sh, plain[k], recursive);
   }
+  sh->entries = false;
   sh->expansions_unknown = false;
   free(plain);
 }

@@ -207,10 +207,39 @@ class HookPathsTest(ProjectTest):
 
     def test_shell_glob_word_is_also_a_literal_name(self):
         """Quoted (or matching nothing) the shell passes the word on as a
-        name: `src/l[x]` is the link to Cargo.lock."""
-        self.bash("rm 'src/l[x]'", protected("src/l[x]", CARGO, self.policy))
+        name: `src/l[x]` is the link to Cargo.lock. Written through, it is
+        Cargo.lock; removed, only the link goes."""
+        self.bash("cp /etc/hostname 'src/l[x]'", protected("src/l[x]", CARGO, self.policy))
         self.bash("echo x > 'src/what?'", protected("src/what?", CARGO, self.policy))
+        self.bash("rm 'src/l[x]'", None)
         self.bash("rm src/*.o", None)
+
+    def test_link_removed_or_renamed_as_itself(self):
+        """rm, unlink and mv's sources take a symbolic link itself, not
+        what it leads to: `rm src/lnk` leaves Cargo.lock as it was, and `rm
+        -r` does not follow a link (src/ldir -> ../tests). Written through,
+        followed by a trailing `/`, or a directory on the way, the link
+        reaches the protected files."""
+        for command in ("rm src/lnk", "rm -f src/lnk src/main.c", "unlink src/lnk",
+                        "rm -rf src/ldir", "rm -r src/ldir src/lnk", "mv src/lnk src/old",
+                        "mv -t /tmp src/ldir", "cd src && rm lnk", "rm src/ln?"):
+            self.bash(command, None)
+        cargo = protected("src/lnk", CARGO, self.policy)
+        self.bash("echo x > src/lnk", cargo)
+        self.bash("cp /etc/hostname src/lnk", cargo)
+        self.bash("chmod 600 src/lnk", cargo)
+        self.bash("truncate -s 0 src/lnk", cargo)
+        self.bash("rm -rf src/ldir/", protected("src/ldir/", GOLDEN, self.policy))
+        self.bash("rm -f src/ldir/golden/a.txt",
+                  protected("src/ldir/golden/a.txt", GOLDEN, self.policy))
+        self.bash("mv src/ldir/golden src/g", protected("src/ldir/golden", GOLDEN, self.policy))
+        # A link the policy protects by its own name goes nowhere either.
+        os.symlink("../../src/main.c", os.path.join(self.root, ".github/workflows/ln"))
+        self.bash("rm .github/workflows/ln", protected(".github/workflows/ln", WORKFLOWS,
+                                                       self.policy))
+        # Not a link: as before.
+        self.bash("rm Cargo.lock", protected("Cargo.lock", CARGO, self.policy))
+        self.bash("rm -r tests", protected("tests/", GOLDEN, self.policy))
 
     def test_xargs_written_operands(self):
         """Under xargs the words written still count: mv's sources go, and
