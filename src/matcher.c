@@ -370,6 +370,10 @@ static bool segment_matches(const Matcher *m, const Segment *sg, const char *com
 enum {
   RUN_SUFFIX = 1 << 0, /* `rel` may be preceded by any components */
   RUN_GLOB = 1 << 1,   /* components of `rel` may be shell globs */
+  /* A match (or, with `below`, a way on) counts only once a component of
+   * `rel` has matched a segment that is not `**`: the pattern names it by
+   * more than "anything below". */
+  RUN_NAMED = 1 << 2,
 };
 
 /* Whether the single-star globs `*a` and `*b` (or `a*` and `b*`, with
@@ -416,11 +420,15 @@ static bool glob_overlaps(const Matcher *m, const Segment *sg, const char *comp,
 
 static int run_alternative(const Matcher *m, const Alternative *a, const char *rel, bool below,
                            unsigned mode) {
-  bool suffix = mode & RUN_SUFFIX;
+  bool suffix = mode & RUN_SUFFIX, named = mode & RUN_NAMED;
   bool cur[MATCHER_MAX_SEGMENTS + 1], nxt[MATCHER_MAX_SEGMENTS + 1];
+  /* With RUN_NAMED: whether the state was reached through a segment that
+   * is not `**` (cur[s] holds too). */
+  bool lcur[MATCHER_MAX_SEGMENTS + 1], lnxt[MATCHER_MAX_SEGMENTS + 1];
   size_t n = a->n_segs;
 
   memset(cur, 0, (n + 1) * sizeof(bool));
+  memset(lcur, 0, (n + 1) * sizeof(bool));
   cur[0] = true;
   /* As a suffix, any number of leading segments may already have been
    * matched by components we do not see. */
@@ -430,7 +438,7 @@ static int run_alternative(const Matcher *m, const Alternative *a, const char *r
   for (size_t s = 0; s < n && cur[s] && a->segs[s].kind == SEG_GLOBSTAR; s++) {
     cur[s + 1] = true;
   }
-  if (cur[n]) {
+  if (cur[n] && !named) {
     /* Only `**` patterns: everything below the root, and the root. */
     return 1;
   }
@@ -439,34 +447,47 @@ static int run_alternative(const Matcher *m, const Alternative *a, const char *r
     size_t len = (size_t)(e - c);
     bool any = false;
     memset(nxt, 0, (n + 1) * sizeof(bool));
+    memset(lnxt, 0, (n + 1) * sizeof(bool));
     for (size_t s = 0; s < n; s++) {
       if (!cur[s]) {
         continue;
       }
       if (a->segs[s].kind == SEG_GLOBSTAR) {
         nxt[s] = true;
+        lnxt[s] |= lcur[s];
         any = true;
       } else if ((mode & RUN_GLOB) && memchr(c, '*', len) == NULL && memchr(c, '?', len) == NULL &&
                  memchr(c, '[', len) == NULL ? segment_matches(m, &a->segs[s], c, len)
                  : (mode & RUN_GLOB)        ? glob_overlaps(m, &a->segs[s], c, len)
                                             : segment_matches(m, &a->segs[s], c, len)) {
         nxt[s + 1] = true;
+        lnxt[s + 1] = true;
         any = true;
       }
     }
     for (size_t s = 0; s < n; s++) {
       if (nxt[s] && a->segs[s].kind == SEG_GLOBSTAR) {
         nxt[s + 1] = true;
+        lnxt[s + 1] |= lnxt[s];
       }
     }
-    if (nxt[n]) {
+    if (nxt[n] && (!named || lnxt[n])) {
       return 1;
     }
     if (!any) {
       return 0;
     }
     memcpy(cur, nxt, (n + 1) * sizeof(bool));
+    memcpy(lcur, lnxt, (n + 1) * sizeof(bool));
     c = *e ? e + 1 : e;
+  }
+  if (below && named) {
+    for (size_t s = 0; s < n; s++) {
+      if (cur[s] && lcur[s]) {
+        return -1;
+      }
+    }
+    return 0;
   }
   return below ? -1 : 0;
 }
@@ -520,6 +541,15 @@ long matcher_match_suffix(const Matcher *m, const char *rel) {
     }
   }
   return found;
+}
+
+long matcher_match_named_suffix(const Matcher *m, const char *rel, bool below) {
+  for (size_t i = 0; i < m->n_alts; i++) {
+    if (run_alternative(m, &m->alts[i], rel, below, RUN_SUFFIX | RUN_NAMED) != 0) {
+      return (long)m->alts[i].pattern;
+    }
+  }
+  return -1;
 }
 
 size_t matcher_state_size(const Matcher *m) {

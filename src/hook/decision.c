@@ -152,6 +152,27 @@ bool decide_suffix(const Decider *d, const char *rel, long *ret_pattern) {
   return idx >= 0;
 }
 
+bool decide_somewhere(const Decider *d, const char *rel, bool tree, long *ret_pattern) {
+  _cleanup_free_ char *norm = path_normalize(rel);
+  const char *r = norm;
+  while (r[0] == '.' && r[1] == '.' && (r[2] == '/' || r[2] == '\0')) {
+    r += r[2] == '/' ? 3 : 2;
+  }
+  if (r[0] == '/') {
+    return false; /* not relative */
+  }
+  long idx;
+  if (r[0] == '\0' || streq(r, ".")) {
+    idx = tree ? 0 : -1;
+  } else {
+    idx = matcher_match_named_suffix(d->matcher, r, tree);
+  }
+  if (idx >= 0 && ret_pattern != NULL) {
+    *ret_pattern = idx;
+  }
+  return idx >= 0;
+}
+
 /* The next component of the path at *p (none left: false), skipping `/`. */
 static bool next_component(const char **p, const char **ret, size_t *ret_len) {
   while (**p == '/') {

@@ -58,6 +58,14 @@ void path_decision_clear(PathDecision *p);
  * with it (Gemini CLI's replace tool). */
 bool decide_suffix(const Decider *d, const char *rel, long *ret_pattern);
 
+/* Whether the relative name `rel`, written in a directory the caller
+ * cannot know, may be protected: a pattern names a path that may end with
+ * it by more than `**` (matcher_match_named_suffix), or with `tree`
+ * something below such a path. Leading `..` climb from an unknown place
+ * to another: they are dropped; with nothing left, a tree may hold
+ * anything (pattern 0, agent.lock). */
+bool decide_somewhere(const Decider *d, const char *rel, bool tree, long *ret_pattern);
+
 /* For a shell glob (`rm tests/x*.txt`), absolute and normalised: the first
  * pattern that could protect something it names (with `tree`, something
  * named or below it), or -1. Decided from the patterns alone, never by

@@ -268,6 +268,7 @@ static void add_hit(HookVerdict *v, const char *path, const char *shown, const C
   h->pattern = xstrdup(pattern >= 0 ? c->d.policy->patterns[pattern].pattern : "?");
   h->policy = xstrdup(c->file);
   h->unread = false;
+  h->somewhere = false;
 }
 
 static long pattern_below(const Decider *d, const char *rel) {
@@ -590,6 +591,35 @@ static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_wor
   free(t.glob);
 }
 
+/* A relative name written after a `cd` the hook cannot follow
+ * (HookRequest.somewhere): refused where that `cd` may lead to the
+ * working directory and the name is protected from there, or where a
+ * pattern of the policies governing the working directory names a path
+ * that may end with it. */
+static void decide_somewhere_one(Deciding *dc, const char *name, bool tree) {
+  size_t before = dc->v->n_hits;
+  decide_one(dc, name, tree, true, false, false);
+  if (dc->v->n_hits == before) {
+    if (!dc->ps.start_done) {
+      policy_chain(&dc->ps, dc->ps.start, &dc->ps.start_chain);
+      dc->ps.start_done = true;
+    }
+    for (size_t i = 0; i < dc->ps.start_chain.n && dc->v->n_hits == before; i++) {
+      const CachedPolicy *c = &dc->ps.v[dc->ps.start_chain.v[i]];
+      long idx = -1;
+      if (c->error != NULL) {
+        note_error(dc, c->error);
+      } else if (decide_somewhere(&c->d, name, tree, &idx)) {
+        _cleanup_free_ char *shown = xasprintf(".../%s", name);
+        add_hit(dc->v, name, shown, c, idx);
+      }
+    }
+  }
+  for (size_t k = before; k < dc->v->n_hits; k++) {
+    dc->v->hits[k].somewhere = true;
+  }
+}
+
 static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   _cleanup_free_ char *here = getcwd(NULL, 0);
   const char *base = req->cwd ? req->cwd : here ? here : "/";
@@ -634,6 +664,12 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   for (size_t i = 0; i < shell.n_entry_trees; i++) {
     decide_one(&dc, shell.entry_trees[i], true, true, false, true);
   }
+  for (size_t i = 0; i < shell.n_somewhere; i++) {
+    decide_somewhere_one(&dc, shell.somewhere[i], false);
+  }
+  for (size_t i = 0; i < shell.n_somewhere_trees; i++) {
+    decide_somewhere_one(&dc, shell.somewhere_trees[i], true);
+  }
   for (size_t i = 0; i < shell.n_unread; i++) {
     size_t before = v->n_hits;
     decide_one(&dc, shell.unread[i], true, true, false, false);
@@ -673,9 +709,24 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
     return;
   }
   v->deny = true;
-  bool all_unread = true;
-  for (size_t i = 0; i < v->n_hits && all_unread; i++) {
-    all_unread = v->hits[i].unread;
+  bool all_unread = true, named_any = false;
+  const HookHit *somewhere = NULL;
+  for (size_t i = 0; i < v->n_hits; i++) {
+    all_unread &= v->hits[i].unread;
+    named_any |= !v->hits[i].unread && !v->hits[i].somewhere;
+    if (somewhere == NULL && v->hits[i].somewhere) {
+      somewhere = &v->hits[i];
+    }
+  }
+  if (!named_any && somewhere != NULL) {
+    /* `cd "$X" && rm Cargo.lock`: where it writes is known only when it
+     * runs. */
+    v->reason = xasprintf(_("`%s` is written in the directory a `cd` leads to that is known only "
+                            "when the command runs, and it may be a path agent.lock protects "
+                            "(pattern `%s`, %s): this call was refused and changed nothing. Name "
+                            "the file by its full path, or `cd` to a directory written out."),
+                          somewhere->path, somewhere->pattern, somewhere->policy);
+    return;
   }
   if (all_unread) {
     /* `… | xargs rm`, `find -delete` where agent.lock protects something
@@ -692,7 +743,7 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   _cleanup_free_ const HookHit **named = xcalloc(v->n_hits, sizeof(HookHit *));
   size_t n = 0;
   for (size_t i = 0; i < v->n_hits; i++) {
-    if (!v->hits[i].unread) {
+    if (!v->hits[i].unread && !v->hits[i].somewhere) {
       named[n++] = &v->hits[i];
     }
   }

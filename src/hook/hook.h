@@ -40,6 +40,15 @@ typedef struct {
   size_t n_entries;
   char **entry_trees;
   size_t n_entry_trees;
+  /* Relative names a shell command writes after a `cd` the hook cannot
+   * follow (`cd "$X"`, `cd -`): from a directory only running it tells.
+   * Refused when a pattern names a path that may end with one (more than
+   * `**` does), or below one with `somewhere_trees`; or when it is
+   * protected from the working directory, where the `cd` may lead. */
+  char **somewhere;
+  size_t n_somewhere;
+  char **somewhere_trees;
+  size_t n_somewhere_trees;
   /* Relative paths the agent may "correct" to any file whose name ends with
    * them (Gemini's replace): one that does not exist is refused, naming the
    * pattern when a protected file could be meant, else asking for the
@@ -57,6 +66,7 @@ typedef struct {
   char *pattern; /* the agent.lock pattern that protects it */
   char *policy;  /* that agent.lock */
   bool unread;   /* found only below a directory standing for unread names */
+  bool somewhere; /* a name written where a `cd` the hook cannot follow leads */
 } HookHit;
 
 typedef struct {
@@ -110,6 +120,8 @@ void hook_request_add_tree(HookRequest *req, const char *path);
 void hook_request_add_unread(HookRequest *req, const char *dir);
 /* An entry (see HookRequest.entries), with `tree` its whole subtree. */
 void hook_request_add_entry(HookRequest *req, const char *path, bool tree);
+/* A name from an unknown directory (HookRequest.somewhere). */
+void hook_request_add_somewhere(HookRequest *req, const char *path, bool tree);
 void hook_request_add_command(HookRequest *req, const char *command);
 void hook_request_set_tool(HookRequest *req, const char *tool);
 void hook_request_set_cwd(HookRequest *req, const char *cwd);

@@ -56,6 +56,14 @@ void hook_request_add_entry(HookRequest *req, const char *path, bool tree) {
   }
 }
 
+void hook_request_add_somewhere(HookRequest *req, const char *path, bool tree) {
+  if (tree) {
+    add_unique(&req->somewhere_trees, &req->n_somewhere_trees, path);
+  } else {
+    add_unique(&req->somewhere, &req->n_somewhere, path);
+  }
+}
+
 void hook_request_add_command(HookRequest *req, const char *command) {
   if (command == NULL || command[0] == '\0') {
     return;
@@ -95,8 +103,16 @@ void hook_request_clear(HookRequest *req) {
   for (size_t i = 0; i < req->n_entry_trees; i++) {
     free(req->entry_trees[i]);
   }
+  for (size_t i = 0; i < req->n_somewhere; i++) {
+    free(req->somewhere[i]);
+  }
+  for (size_t i = 0; i < req->n_somewhere_trees; i++) {
+    free(req->somewhere_trees[i]);
+  }
   free(req->entries);
   free(req->entry_trees);
+  free(req->somewhere);
+  free(req->somewhere_trees);
   free(req->trees);
   free(req->unread);
   free(req->paths);

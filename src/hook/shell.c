@@ -56,6 +56,10 @@ typedef struct {
   /* rm, unlink, mv's sources: the words name entries that go as they are
    * (a symbolic link, not what it leads to; HookRequest.entries). */
   bool entries;
+  /* A `cd` went where only running the command tells (`cd "$X"`, `cd -`):
+   * relative paths, and sh->cd if relative, are from there
+   * (HookRequest.somewhere). */
+  bool cd_unknown;
   /* The word (xargs -I's, find's `{}`) that stands for the names xargs
    * reads or find finds, in the command or script being read. */
   const char *replace;
@@ -93,6 +97,21 @@ static char *from_cwd(const Shell *sh, const char *path) {
   return path_join(sh->cd, path);
 }
 
+/* sh->cd, and whether it is known, as one string for the stacks of
+ * pushd and of subshells: `=` (or `?` for cd_unknown), then sh->cd. */
+static void cd_save(const Shell *sh, Words *stack) {
+  _cleanup_free_ char *s = xasprintf("%c%s", sh->cd_unknown ? '?' : '=', sh->cd ? sh->cd : "");
+  words_add(stack, s, strlen(s));
+}
+
+/* Back to what cd_save saved, taking `saved` over. */
+static void cd_restore(Shell *sh, char *saved) {
+  free(sh->cd);
+  sh->cd_unknown = saved[0] == '?';
+  sh->cd = saved[0] != '\0' && saved[1] != '\0' ? xstrdup(saved + 1) : NULL;
+  free(saved);
+}
+
 /* stat(2) of `word` as the command would see it. */
 static bool stat_word(const Shell *sh, const char *word, struct stat *st) {
   _cleanup_free_ char *p = from_cwd(sh, word);
@@ -108,15 +127,37 @@ static bool is_dir(const Shell *sh, const char *word) {
   return stat_word(sh, word, &st) && S_ISDIR(st.st_mode);
 }
 
+/* Whether `p`, as from_cwd gives it, is relative to a directory only
+ * running the command tells: then it goes to HookRequest.somewhere. */
+static bool somewhere(const Shell *sh, const char *p) {
+  return sh->cd_unknown && p[0] != '/' && !is_unknown_tilde(p);
+}
+
 /* hook_request_add_tree, once per tree (add_path dedups itself): every
  * tree costs a decision with symlinks resolved. */
 static void add_tree(Shell *sh, const char *p) {
+  if (somewhere(sh, p)) {
+    hook_request_add_somewhere(sh->req, p, true);
+    return;
+  }
   for (size_t i = 0; i < sh->req->n_trees; i++) {
     if (streq(sh->req->trees[i], p)) {
       return;
     }
   }
   hook_request_add_tree(sh->req, p);
+}
+
+/* A path as from_cwd gives it, written (and with `tree` its subtree). */
+static void add_path(Shell *sh, const char *p, bool tree) {
+  if (somewhere(sh, p)) {
+    hook_request_add_somewhere(sh->req, p, tree);
+    return;
+  }
+  hook_request_add_path(sh->req, p);
+  if (tree) {
+    add_tree(sh, p);
+  }
 }
 
 static void unknown_targets_of(Shell *sh, bool xargs);
@@ -143,6 +184,10 @@ static void add_tilde_target(Shell *sh, const char *p, bool tree) {
 static void add_unread_path(Shell *sh, const char *p) {
   if (is_unknown_tilde(p)) {
     add_tilde_target(sh, p, true);
+    return;
+  }
+  if (somewhere(sh, p)) {
+    hook_request_add_somewhere(sh->req, p, true);
     return;
   }
   for (size_t i = 0; i < sh->req->n_unread; i++) {
@@ -310,10 +355,7 @@ static void execdir_targets(Shell *sh, const char *p, bool tree) {
   }
   _cleanup_free_ char *parent = path_join(dir, "..");
   _cleanup_free_ char *above = path_join(parent, rel);
-  hook_request_add_path(sh->req, above);
-  if (tree) {
-    add_tree(sh, above);
-  }
+  add_path(sh, above, tree);
   /* From a directory d levels below the starting point, d < up: up - d
    * levels above it. */
   if (up > 1 && up - 1 > MAX_EXECDIR_UP) {
@@ -327,10 +369,7 @@ static void execdir_targets(Shell *sh, const char *p, bool tree) {
       free(cur);
       cur = next;
       _cleanup_free_ char *q = path_join(cur, name);
-      hook_request_add_path(sh->req, q);
-      if (tree) {
-        add_tree(sh, q);
-      }
+      add_path(sh, q, tree);
     }
   }
   add_unread_path(sh, dir);
@@ -381,16 +420,13 @@ static void add_target(Shell *sh, const char *word, bool tree) {
     execdir_targets(sh, p, tree);
   }
   size_t len = strlen(p);
-  if (sh->entries && len > 0 && p[len - 1] != '/') {
+  if (sh->entries && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
     /* With a trailing `/` a link is followed: `rm -r link/` empties what
      * it leads to. */
     hook_request_add_entry(sh->req, p, tree);
     return;
   }
-  hook_request_add_path(sh->req, p);
-  if (tree) {
-    add_tree(sh, p);
-  }
+  add_path(sh, p, tree);
 }
 
 static const char *base_name(const char *s) {
@@ -1049,15 +1085,18 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
           runs = MAX_EXECDIR_STARTS;
         }
         for (size_t i = 0; i < runs; i++) {
-          char *saved_cd = sh->cd;
+          Words saved_cd = {0};
+          cd_save(sh, &saved_cd);
           if (in_dir) {
+            free(sh->cd);
             sh->cd = xstrdup(starts.v[i]);
             sh->execdir = starts.v[i];
           }
           run_words(sh, args + b, e - b, (Xargs){.on = true, .replace = "{}"});
+          /* Whatever a `sh -c 'cd …'` in it did ends with it. */
+          cd_restore(sh, saved_cd.v[--saved_cd.n]);
+          words_clear(&saved_cd);
           if (in_dir) {
-            free(sh->cd);
-            sh->cd = saved_cd;
             sh->execdir = saved_execdir;
           }
         }
@@ -1085,8 +1124,53 @@ static void push_dir(Shell *sh) {
     memmove(sh->dirs.v, sh->dirs.v + 1, (sh->dirs.n - 1) * sizeof(char *));
     sh->dirs.n--;
   }
-  const char *cd = sh->cd != NULL ? sh->cd : "";
-  words_add(&sh->dirs, cd, strlen(cd));
+  cd_save(sh, &sh->dirs);
+}
+
+/* The working tree holding the directory the command is in (where `.git`
+ * is, as `git rev-parse --show-toplevel` finds it), or NULL. */
+static char *git_toplevel(const Shell *sh) {
+  if (sh->cd_unknown) {
+    return NULL;
+  }
+  _cleanup_free_ char *here = getcwd(NULL, 0);
+  const char *base = sh->req->cwd != NULL ? sh->req->cwd : here;
+  if (base == NULL || base[0] != '/') {
+    return NULL;
+  }
+  char *d = sh->cd != NULL ? path_absolute(base, sh->cd) : xstrdup(base);
+  while (d != NULL) {
+    _cleanup_free_ char *git = path_join(d, ".git");
+    struct stat st;
+    if (lstat(git, &st) == 0) {
+      return d;
+    }
+    if (streq(d, "/")) {
+      break;
+    }
+    char *up = path_dirname(d);
+    free(d);
+    d = up;
+  }
+  free(d);
+  return NULL;
+}
+
+/* A `cd` operand with what the hook can know substituted: the working
+ * tree for `$(git rev-parse --show-toplevel)` (the usual way to the top of
+ * a project), and the variables the environment holds. */
+static char *cd_operand(const Shell *sh, const char *dir) {
+  static const char *const toplevel[] = {"$(git rev-parse --show-toplevel)",
+                                         "`git rev-parse --show-toplevel`"};
+  for (size_t i = 0; i < ELEMENTSOF(toplevel); i++) {
+    if (startswith(dir, toplevel[i])) {
+      _cleanup_free_ char *top = git_toplevel(sh);
+      if (top != NULL) {
+        return xasprintf("%s%s", top, dir + strlen(toplevel[i]));
+      }
+    }
+  }
+  return expand_environment(dir);
 }
 
 /* cd, pushd and popd: where later relative paths are. */
@@ -1100,23 +1184,29 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
       dir = args[k];
     }
   }
-  if (no_change || (dir != NULL && (streq(dir, "-") || dir[0] == '+'))) {
-    return; /* $OLDPWD, the stack rotated: not followed */
+  if (no_change) {
+    return;
   }
-  char *next;
+  if (dir != NULL && (streq(dir, "-") || dir[0] == '+')) {
+    /* $OLDPWD, the stack rotated: somewhere. */
+    free(sh->cd);
+    sh->cd = NULL;
+    sh->cd_unknown = true;
+    return;
+  }
   if (streq(cmd, "popd") || (dir == NULL && streq(cmd, "pushd"))) {
     if (sh->dirs.n == 0) {
       return;
     }
-    next = sh->dirs.v[--sh->dirs.n];
+    char *saved = sh->dirs.v[--sh->dirs.n];
     if (streq(cmd, "pushd")) {
       push_dir(sh); /* pushd alone swaps the top two */
     }
-    if (next[0] == '\0') {
-      free(next);
-      next = NULL;
-    }
-  } else if (dir == NULL) {
+    cd_restore(sh, saved);
+    return;
+  }
+  char *next;
+  if (dir == NULL) {
     if (home() == NULL) {
       return; /* cd with no operand and no HOME fails */
     }
@@ -1125,10 +1215,26 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
     if (streq(cmd, "pushd")) {
       push_dir(sh);
     }
-    next = from_cwd(sh, dir);
+    _cleanup_free_ char *operand = cd_operand(sh, dir);
+    bool names = false;
+    const char *x = unknown_part(sh, operand, true, &names);
+    if (x != NULL && !names) {
+      /* Known only when it runs: somewhere, and whatever the operand
+       * names after the component that holds the expansion. */
+      const char *tail = strchr(x, '/');
+      tail = tail != NULL ? tail + strspn(tail, "/") : "";
+      free(sh->cd);
+      sh->cd = tail[0] != '\0' ? xstrdup(tail) : NULL;
+      sh->cd_unknown = true;
+      return;
+    }
+    next = from_cwd(sh, operand);
   }
   free(sh->cd);
   sh->cd = next;
+  if (next[0] == '/') {
+    sh->cd_unknown = false;
+  }
 }
 
 /* A command, its wrappers already skipped: what it runs or writes. */
@@ -1181,7 +1287,7 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
 
 /* One simple command, its words already split, run by xargs or not. */
 static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
-  char *saved_cd = NULL;
+  Words saved_cd = {0};
   bool moved = false; /* env -C, sudo -D: sh->cd is the command's, restored after */
   bool done = false;  /* the wrappers said all there is */
   size_t i = 0;
@@ -1209,12 +1315,11 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
     }
     if (st.chdir != NULL) {
       if (!moved) {
-        saved_cd = sh->cd != NULL ? xstrdup(sh->cd) : NULL;
+        cd_save(sh, &saved_cd);
         moved = true;
       }
-      char *next = from_cwd(sh, st.chdir);
-      free(sh->cd);
-      sh->cd = next;
+      char *operand = (char *)st.chdir;
+      change_dir(sh, "cd", &operand, 1);
     }
     if (streq(w->name, "xargs")) {
       xargs = st.xargs;
@@ -1263,8 +1368,8 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
     run_command(sh, argv + i, argc - i, &xargs);
   }
   if (moved) {
-    free(sh->cd);
-    sh->cd = saved_cd;
+    cd_restore(sh, saved_cd.v[--saved_cd.n]);
+    words_clear(&saved_cd);
   }
 }
 
@@ -1285,16 +1390,15 @@ static void parse_nested(Shell *sh, const char *text, bool subshell) {
   if (sh->depth >= MAX_DEPTH) {
     return;
   }
-  char *saved = sh->cd != NULL ? xstrdup(sh->cd) : NULL;
+  Words saved = {0};
+  cd_save(sh, &saved);
   sh->depth++;
   parse(sh, text);
   sh->depth--;
   if (subshell) {
-    free(sh->cd);
-    sh->cd = saved;
-  } else {
-    free(saved);
+    cd_restore(sh, saved.v[--saved.n]);
   }
+  words_clear(&saved);
 }
 
 /* With `p` at the first `(` of `((`: past the `))` that closes it when it
@@ -1657,17 +1761,11 @@ static void parse(Shell *sh, const char *command) {
         deeper++;
       } else if (c == '(') {
         /* A subshell (or $(…)): its `cd` ends with it. */
-        const char *cd = sh->cd != NULL ? sh->cd : "";
-        words_add(&subshells, cd, strlen(cd));
+        cd_save(sh, &subshells);
       } else if (c == ')' && deeper > 0) {
         deeper--;
       } else if (c == ')' && subshells.n > 0) {
-        char *cd = subshells.v[--subshells.n];
-        free(sh->cd);
-        sh->cd = cd[0] != '\0' ? cd : NULL;
-        if (cd[0] == '\0') {
-          free(cd);
-        }
+        cd_restore(sh, subshells.v[--subshells.n]);
       }
       p++;
       if (c == '\n' && heredocs.n > 0) {

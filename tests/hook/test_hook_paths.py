@@ -52,6 +52,11 @@ UNREAD = ("which files this command changes is known only when it runs (names xa
           "refused and changed nothing. Name the files explicitly, leaving out the protected "
           "ones.")
 
+SOMEWHERE = ("`{path}` is written in the directory a `cd` leads to that is known only when the "
+             "command runs, and it may be a path agent.lock protects (pattern `{pattern}`, "
+             "{policy}): this call was refused and changed nothing. Name the file by its full "
+             "path, or `cd` to a directory written out.")
+
 
 def protected(shown, pattern, policy):
     return PROTECTED_ONE.format(shown=shown, pattern=pattern, policy=policy) + PROTECTED_TAIL
@@ -325,6 +330,53 @@ class HookPathsTest(ProjectTest):
         self.bash("rm ../pro*/src/main.c", None)
 
     # -- 10: Gemini's replace "corrects" relative paths ----------------------------------
+
+    def test_cd_the_hook_cannot_follow(self):
+        """After `cd "$X"`, `cd -` or the like, relative names are written
+        where only running the command tells: refused when a pattern
+        spells a path that may end with one (more than `**` does), or when
+        it is protected from the working directory, where the `cd` may
+        lead. `$(git rev-parse --show-toplevel)` is the working tree, and
+        variables the environment holds are expanded."""
+        os.mkdir(os.path.join(self.root, ".git"))
+        src = os.path.join(self.root, "src")
+
+        def somewhere(path, pattern):
+            return SOMEWHERE.format(path=path, pattern=pattern, policy=self.policy)
+
+        for command, reason in (
+                ('cd "$X" && rm -f Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ('cd "$X"; echo x > Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ('cd "$X" && rm golden/a.txt', somewhere("golden/a.txt", GOLDEN)),
+                ('cd "$X"/tests && rm golden/a.txt', somewhere("tests/golden/a.txt", GOLDEN)),
+                ('cd "$X" && cd .. && rm Cargo.lock', somewhere("../Cargo.lock", CARGO)),
+                ("cd - && rm Cargo.lock", somewhere("Cargo.lock", CARGO)),
+                ('pushd "$X" && rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ('env -C "$X" rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ('cd "$(mktemp -d)" && rm -rf ..', somewhere("..", LOCK)),
+                ('cd "$X" && rm -rf workflows', somewhere("workflows", WORKFLOWS)),
+                ('cd "$(git rev-parse --show-toplevel)" && rm Cargo.lock',
+                 protected("Cargo.lock", CARGO, self.policy)),
+                ("cd `git rev-parse --show-toplevel`/tests && echo x > golden/a.txt",
+                 protected("tests/golden/a.txt", GOLDEN, self.policy)),
+                ('cd "$PROJ" && rm Cargo.lock', protected("Cargo.lock", CARGO, self.policy)),
+                ('pushd "$X" && popd && rm ../Cargo.lock',
+                 protected("Cargo.lock", CARGO, self.policy)),
+                # Allowed: no pattern spells these, or the `cd` is known.
+                ('cd "$X" && rm -f build/x.o', None),
+                ('cd "$X" && rm a.txt', None),
+                ('cd "$X" && rm -rf build', None),
+                ('(cd "$X" && make) && rm -f main.o', None),
+                ('cd "$X" && cd /tmp && rm Cargo.lock', None),
+                ('cd "$(git rev-parse --show-toplevel)" && rm src/main.o', None),
+                ('pushd "$X" && popd && rm -f main.o', None)):
+            self.env["PROJ"] = self.root
+            self.bash(command, reason, cwd=src)
+        # The `cd` may lead nowhere: from inside a protected directory, a
+        # name there is protected whatever a pattern spells.
+        self.bash('cd "$X" && rm a.txt', SOMEWHERE.format(path="a.txt", pattern=GOLDEN,
+                                                         policy=self.policy),
+                  cwd=os.path.join(self.root, "tests/golden"))
 
     def test_gemini_replace_relative_missing_path_refused(self):
         """`expected.txt` may be corrected to tests/golden/expected.txt, which

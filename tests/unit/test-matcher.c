@@ -384,6 +384,54 @@ START_TEST(test_glob_may_name) {
 }
 END_TEST
 
+/* ---- suffixes (matcher_match_suffix, matcher_match_named_suffix) ---------- */
+
+typedef struct {
+  const char *pattern;
+  const char *rel;
+  bool suffix;      /* matcher_match_suffix */
+  bool named;       /* matcher_match_named_suffix, below false */
+  bool named_below; /* and below true */
+} SuffixRow;
+
+static const SuffixRow suffix_rows[] = {
+    {"Cargo.lock", "Cargo.lock", true, true, true},
+    {"Cargo.lock", "src/Cargo.lock", false, false, false},
+    {"Cargo.lock", "build", false, false, false},
+    {"conf/secret.yml", "secret.yml", true, true, true},
+    {"conf/secret.yml", "conf/secret.yml", true, true, true},
+    {"conf/secret.yml", "conf", false, false, true}, /* holds it */
+    {"conf/secret.yml", "x/conf/secret.yml", false, false, false},
+    /* Anything below tests/golden may end with any name: only a name
+     * that the pattern itself spells counts as named. */
+    {"tests/golden/**", "a.txt", true, false, false},
+    {"tests/golden/**", "build/x.o", true, false, false},
+    {"tests/golden/**", "golden/a.txt", true, true, true},
+    {"tests/golden/**", "golden", true, true, true},
+    {"tests/golden/**", "tests", true, false, true},
+    {"tests/golden/**", "silver", true, false, false},
+    {"**/*.pem", "k.pem", true, true, true},
+    {"**/*.pem", "keys/k.pem", true, true, true},
+    {"**/*.pem", "keys", false, false, false},
+    {"**/*.pem", "k.txt", false, false, false},
+    {".github/workflows", "workflows/ci.yml", true, true, true},
+    {".github/workflows", "ci.yml", false, false, false},
+};
+
+START_TEST(test_suffix) {
+  const SuffixRow *row = &suffix_rows[_i];
+  Matcher *m = compile(PATS(row->pattern), 0);
+  bool suffix = matcher_match_suffix(m, row->rel) == 0;
+  bool named = matcher_match_named_suffix(m, row->rel, false) == 0;
+  bool named_below = matcher_match_named_suffix(m, row->rel, true) == 0;
+  ck_assert_msg(suffix == row->suffix && named == row->named && named_below == row->named_below,
+                "pattern `%s`, `%s`: suffix %d named %d below %d, expected %d %d %d",
+                row->pattern, row->rel, suffix, named, named_below, row->suffix, row->named,
+                row->named_below);
+  matcher_free(m);
+}
+END_TEST
+
 /* ---- matcher_is_literal -------------------------------------------------- */
 
 START_TEST(test_is_literal) {
@@ -599,6 +647,7 @@ static Suite *matcher_suite(void) {
   tcase_add_test(tc, test_is_literal);
   tcase_add_loop_test(tc, test_match_glob_one, 0, (int)ELEMENTSOF(glob_rows));
   tcase_add_test(tc, test_glob_may_name);
+  tcase_add_loop_test(tc, test_suffix, 0, (int)ELEMENTSOF(suffix_rows));
   suite_add_tcase(s, tc);
 
   tc = tcase_create("check");
