@@ -454,14 +454,55 @@ static void audit_git(const Policy *policy, const Matcher *m, const char *canon_
 #define LINK_WALK_MAX_DEPTH 32u
 #define LINK_REPORT_MAX 20u
 
+/* A file with more than one name, met inside a protected directory. */
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+  nlink_t nlink;
+  size_t names; /* of them, found protected */
+  char *rel;    /* the first one */
+} Linked;
+
 typedef struct {
   const Matcher *m;
   const char *canon_root;
   size_t budget;
   size_t reported;
   size_t more;
+  Linked *linked;
+  size_t n_linked, cap_linked;
   AuditFindings *out;
 } LinkWalk;
+
+/* The names of the file `dev`:`ino` that the scan found protected. */
+static size_t protected_names(const ScanResult *scan, dev_t dev, ino_t ino) {
+  size_t n = 0;
+  for (size_t i = 0; i < scan->n_paths; i++) {
+    const ProtectedPath *p = &scan->paths[i];
+    n += !S_ISDIR(p->mode) && !S_ISLNK(p->mode) && p->dev == dev && p->ino == ino;
+  }
+  return n;
+}
+
+static char *hard_links_detail(nlink_t nlink) {
+  return xasprintf(P_("has %ju hard link; the other names are not protected and writing one "
+                      "changes this file",
+                      "has %ju hard links; the other names are not protected and writing one "
+                      "changes this file",
+                      (unsigned long)nlink),
+                   (uintmax_t)nlink);
+}
+
+static void linked_found(LinkWalk *w, const struct stat *st, const char *rel) {
+  for (size_t i = 0; i < w->n_linked; i++) {
+    if (w->linked[i].dev == st->st_dev && w->linked[i].ino == st->st_ino) {
+      w->linked[i].names++;
+      return;
+    }
+  }
+  Linked *l = grow_array(&w->linked, &w->n_linked, &w->cap_linked, sizeof(Linked));
+  *l = (Linked){st->st_dev, st->st_ino, st->st_nlink, 1, xstrdup(rel)};
+}
 
 static int compare_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -521,6 +562,8 @@ static void link_walk(LinkWalk *w, int dfd, const char *abs, const char *rel, un
     _cleanup_free_ char *crel = path_join(rel, names[i]);
     if (S_ISLNK(st.st_mode)) {
       link_found(w, cabs, crel);
+    } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+      linked_found(w, &st, crel);
     } else if (S_ISDIR(st.st_mode) && depth < LINK_WALK_MAX_DEPTH && w->budget > 0) {
       int sub = openat(dirfd(d), names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (sub >= 0) {
@@ -535,12 +578,9 @@ static void link_walk(LinkWalk *w, int dfd, const char *abs, const char *rel, un
   closedir(d);
 }
 
-static void audit_links_inside(const Policy *policy, const Matcher *m, const ScanResult *scan,
-                               const char *canon_root, AuditFindings *out) {
-  LinkWalk w = {.m = m,
-                .canon_root = canon_root,
-                .budget = LINK_WALK_MAX_ENTRIES,
-                .out = out};
+/* Walks the protected directories (symbolic links found go to w->out,
+ * files with several names to w->linked). */
+static void links_inside_walk(const Policy *policy, const ScanResult *scan, LinkWalk *w) {
   for (size_t i = 0; i < scan->n_paths; i++) {
     const ProtectedPath *p = &scan->paths[i];
     if (!S_ISDIR(p->mode)) {
@@ -556,16 +596,69 @@ static void audit_links_inside(const Policy *policy, const Matcher *m, const Sca
       close(fd); /* replaced since the scan */
       continue;
     }
-    link_walk(&w, fd, abs, p->relative, 0);
+    link_walk(w, fd, abs, p->relative, 0);
   }
-  if (w.more > 0) {
+}
+
+/* Whether every name of the file `dev`:`ino` is protected: listed (the
+ * scan found it), or inside a protected directory (the walk did). */
+static bool all_names_protected(const ScanResult *scan, const LinkWalk *w, dev_t dev, ino_t ino,
+                                nlink_t nlink) {
+  size_t names = protected_names(scan, dev, ino);
+  for (size_t k = 0; k < w->n_linked; k++) {
+    if (w->linked[k].dev == dev && w->linked[k].ino == ino) {
+      names += w->linked[k].names;
+    }
+  }
+  return names >= nlink;
+}
+
+/* What the walk found, after `out`'s findings so far: the symbolic links,
+ * then the files with names outside what is protected; frees it. */
+static void links_inside_report(const ScanResult *scan, LinkWalk *w, AuditFindings *out) {
+  for (size_t i = 0; i < w->out->n; i++) {
+    AuditFinding *f = add(out, w->out->items[i].kind, w->out->items[i].subject,
+                          w->out->items[i].detail);
+    f->pattern = w->out->items[i].pattern;
+  }
+  free(w->out->items);
+  memset(w->out, 0, sizeof(*w->out));
+  if (w->more > 0) {
     add(out, AUDIT_SYMLINK_OUTSIDE,
-        xasprintf(P_("%zu more symbolic link", "%zu more symbolic links", (unsigned long)w.more),
-                  w.more),
+        xasprintf(P_("%zu more symbolic link", "%zu more symbolic links", (unsigned long)w->more),
+                  w->more),
         xstrdup(P_("in protected directories points outside what is protected, like those above",
                    "in protected directories point outside what is protected, like those above",
-                   (unsigned long)w.more)));
+                   (unsigned long)w->more)));
   }
+  size_t shown = 0, hidden = 0;
+  for (size_t i = 0; i < w->n_linked; i++) {
+    const Linked *l = &w->linked[i];
+    if (all_names_protected(scan, w, l->dev, l->ino, l->nlink)) {
+      continue;
+    }
+    if (shown < LINK_REPORT_MAX) {
+      add(out, AUDIT_HARD_LINKS, xstrdup(l->rel), hard_links_detail(l->nlink));
+      shown++;
+    } else {
+      hidden++;
+    }
+  }
+  if (hidden > 0) {
+    add(out, AUDIT_HARD_LINKS,
+        xasprintf(P_("%zu more file", "%zu more files", (unsigned long)hidden), hidden),
+        xstrdup(P_("in protected directories has other names that are not protected, like those "
+                   "above",
+                   "in protected directories have other names that are not protected, like "
+                   "those above",
+                   (unsigned long)hidden)));
+  }
+  for (size_t i = 0; i < w->n_linked; i++) {
+    free(w->linked[i].rel);
+  }
+  free(w->linked);
+  w->linked = NULL;
+  w->n_linked = w->cap_linked = 0;
 }
 
 /* ---- mounts -------------------------------------------------------------- */
@@ -1173,6 +1266,14 @@ static bool pattern_shadowed(const Policy *policy, const Matcher *m, const ScanR
 }
 
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out) {
+  /* Inside protected directories first: the other names of a protected
+   * file may be there. Its findings follow the git ones, below. */
+  AuditFindings inside = {0};
+  LinkWalk w = {.m = m,
+                .canon_root = scan->canon_root,
+                .budget = LINK_WALK_MAX_ENTRIES,
+                .out = &inside};
+  links_inside_walk(policy, scan, &w);
   for (size_t i = 1; i < policy->n_patterns; i++) {
     if (scan->hits[i] > 0 || pattern_shadowed(policy, m, scan, i)) {
       continue;
@@ -1195,14 +1296,9 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
       add(out, AUDIT_SYMLINK, xstrdup(p->relative),
           xstrdup(_("is a symbolic link: what gets protected is its target, and the link itself "
                     "can be replaced (protect the target's own path instead)")));
-    } else if (!S_ISDIR(p->mode) && p->nlink > 1) {
-      add(out, AUDIT_HARD_LINKS, xstrdup(p->relative),
-          xasprintf(P_("has %ju hard link; the other names are not protected and writing one "
-                       "changes this file",
-                       "has %ju hard links; the other names are not protected and writing one "
-                       "changes this file",
-                       (unsigned long)p->nlink),
-                    (uintmax_t)p->nlink));
+    } else if (!S_ISDIR(p->mode) && p->nlink > 1 &&
+               !all_names_protected(scan, &w, p->dev, p->ino, p->nlink)) {
+      add(out, AUDIT_HARD_LINKS, xstrdup(p->relative), hard_links_detail(p->nlink));
     }
   }
   for (size_t i = 0; i < scan->n_unreadable; i++) {
@@ -1212,7 +1308,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
   }
   const char *canon = scan->canon_root;
   audit_git(policy, m, canon, out);
-  audit_links_inside(policy, m, scan, canon, out);
+  links_inside_report(scan, &w, out);
   if (canon != NULL) {
     /* The scan follows no link below the root, so the canonical path of
      * an entry is the canonical root and its relative path: the scan's own

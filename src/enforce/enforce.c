@@ -107,20 +107,6 @@ static int compare_targets(const void *a, const void *b) {
   return strcmp(((const PlanTarget *)a)->path, ((const PlanTarget *)b)->path);
 }
 
-/* Orders indexes into a PlanTarget array by the identity of the targets
- * they name, then by index. */
-static int compare_identities(const void *a, const void *b, void *userdata) {
-  const PlanTarget *v = userdata;
-  size_t i = *(const size_t *)a, j = *(const size_t *)b;
-  if (v[i].dev != v[j].dev) {
-    return v[i].dev < v[j].dev ? -1 : 1;
-  }
-  if (v[i].ino != v[j].ino) {
-    return v[i].ino < v[j].ino ? -1 : 1;
-  }
-  return i < j ? -1 : i > j;
-}
-
 int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
                     PlanTarget **ret, size_t *ret_n, Error *err) {
   PlanTarget *v = NULL;
@@ -178,34 +164,10 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     }
     t->relative = p->relative; /* the scan's: it outlives the plan */
   }
-  /* One target per identity, the first the scan found (hard links and
-   * bind mounts inside the project name the same object twice). */
-  if (n > 1) {
-    size_t *order = xcalloc(n, sizeof(size_t));
-    bool *dup = xcalloc(n, sizeof(bool));
-    for (size_t i = 0; i < n; i++) {
-      order[i] = i;
-    }
-    qsort_r(order, n, sizeof(size_t), compare_identities, v);
-    for (size_t i = 1; i < n; i++) {
-      const PlanTarget *x = &v[order[i - 1]], *y = &v[order[i]];
-      if (!x->missing && !y->missing && x->dev == y->dev && x->ino == y->ino) {
-        dup[order[i]] = true;
-      }
-    }
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (dup[i]) {
-        free(v[i].path_owned);
-        free(v[i].link);
-      } else {
-        v[o++] = v[i];
-      }
-    }
-    n = o;
-    free(order);
-    free(dup);
-  }
+  /* Every name the policy protects is a target of its own, also where
+   * two name one object (hard links, a bind mount inside the project, two
+   * protected links to one file): each name is bound, or kept on the
+   * chain, or the other could be renamed, replaced or written. */
   for (size_t i = 1; i < policy->n_patterns; i++) {
     if (scan->hits[i] > 0 || !matcher_is_literal(m, i)) {
       continue;

@@ -88,7 +88,7 @@ typedef struct {
 
 typedef struct {
   Backend backend;
-  PlanTarget *targets; /* sorted by path, unique by identity */
+  PlanTarget *targets; /* sorted by path; one object may have several names */
   size_t n_targets;
   /* Mount backend: every ancestor of a target from the first component
    * below `/` down, parents first; each becomes a mount point so it cannot

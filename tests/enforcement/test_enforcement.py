@@ -585,6 +585,15 @@ ROWS = [
         BLOCKED, setup="ln tests/golden/a.txt zz_golden"),
     Row("hard_link_beside_chain_truncate", "truncate -s 0 tests/golden/a.txt",
         BLOCKED, setup="ln tests/golden/a.txt tests/zz_golden"),
+    # One file under two names the policy both protects, in directories
+    # with nothing else protected: each name is kept (bound, or its
+    # directory on the chain), not only the first the scan meets.
+    Row("hard_link_both_names_protected",
+        "mv src/copy.yml src/s2 && echo forged >> src/s2;"
+        " mv conf/secret.yml conf/s1 && echo forged >> conf/s1;"
+        " echo forged >> conf/secret.yml", BLOCKED,
+        setup="ln conf/secret.yml src/copy.yml && printf 'protect: [tests/golden/**,"
+              " conf/secret.yml, .github/workflows, Cargo.lock, src/copy.yml]\\n' > agent.lock"),
     Row("tiocsti", 'python3 "$OP" ioctl TIOCSTI', EPERM_FOR("TIOCSTI"), pty=True),
     Row("tiocsti_high_bits", 'python3 "$OP" ioctl TIOCSTI_HIGH', EPERM_FOR("TIOCSTI_HIGH"),
         pty=True),
@@ -1069,9 +1078,10 @@ class TestDryRun(Base):
                 self.assertEqual({p["path"] for p in doc["protected"]}, EXPECTED_PROTECTED)
                 self.assertEqual(os.path.realpath(doc["root"]), os.path.realpath(pr.proj))
 
-    def test_dry_run_one_target_per_object(self):
-        # Two protected names of one file (a hard link): one target, the
-        # name the scan finds first, so nothing is bound or judged twice.
+    def test_dry_run_every_name_of_one_object(self):
+        # Two protected names of one file (a hard link): a target each, so
+        # neither can be renamed or replaced (hard_link_both_names_protected
+        # in the table).
         for backend in self.any_backend():
             with self.subTest(backend=backend):
                 pr = self.project()
@@ -1084,8 +1094,8 @@ class TestDryRun(Base):
                          "true"], ME, pr.proj, pr.env())
                 self.assertEqual(r.rc, 0, r)
                 paths = [p["path"] for p in json.loads(r.stdout)["protected"]]
-                self.assertEqual(sorted(paths), sorted(
-                    (EXPECTED_PROTECTED - {"conf/secret.yml"}) | {"conf/secret-copy.yml"}), r)
+                self.assertEqual(sorted(paths),
+                                 sorted(EXPECTED_PROTECTED | {"conf/secret-copy.yml"}), r)
 
 
     def test_dry_run_landlock_withholds_linked_files(self):

@@ -452,10 +452,60 @@ START_TEST(test_hard_links) {
                                   "writing one changes this file");
   audit_findings_clear(&f);
 
+  /* Not when every name is protected too: two and two-b both listed,
+   * three's third name missing. */
+  assert_summary(t, "protect:\n  - two\n  - two-b\n  - three\n  - three-b\n",
+                 "hard-links three\n"
+                 "hard-links three-b\n");
+  assert_summary(t, "protect:\n  - 'two*'\n  - 'three*'\n", "");
+
   /* Gone when the other names are. */
   _cleanup_free_ char *b = path_join(t, "two-b");
   ck_assert_int_eq(unlink(b), 0);
   assert_summary(t, "protect:\n  - two\n", "");
+}
+END_TEST
+
+START_TEST(test_hard_links_inside_protected_dirs) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "golden");
+  make_dir(t, "golden/deep");
+  make_file(t, "golden/deep/a.txt", "a");
+  make_hardlink(t, "golden/deep/a.txt", "outside.txt");
+  make_file(t, "golden/b.txt", "b");
+  make_hardlink(t, "golden/b.txt", "golden/b2.txt"); /* both inside */
+  make_file(t, "golden/c.txt", "c");
+  make_hardlink(t, "golden/c.txt", "c-listed.txt"); /* the other is listed */
+  make_file(t, "golden/one.txt", "1");
+
+  AuditFindings f;
+  audit(t, "protect:\n  - golden\n  - c-listed.txt\n", &f);
+  _cleanup_free_ char *got = summary(&f);
+  ck_assert_str_eq(got, "hard-links golden/deep/a.txt\n");
+  ck_assert_str_eq(get(&f, AUDIT_HARD_LINKS, "golden/deep/a.txt")->detail,
+                   "has 2 hard links; the other names are not protected and writing one "
+                   "changes this file");
+  audit_findings_clear(&f);
+
+  /* Past LINK_REPORT_MAX (20), one line for the rest. */
+  make_dir(t, "many");
+  for (int i = 0; i < 23; i++) {
+    char in[32], out[32];
+    snprintf(in, sizeof(in), "many/f%02d", i);
+    snprintf(out, sizeof(out), "o%02d", i);
+    make_file(t, in, "x");
+    make_hardlink(t, in, out);
+  }
+  audit(t, "protect:\n  - many\n", &f);
+  size_t named = 0;
+  for (size_t i = 0; i < f.n; i++) {
+    named += f.items[i].kind == AUDIT_HARD_LINKS && strncmp(f.items[i].subject, "many/", 5) == 0;
+  }
+  ck_assert_uint_eq(named, 20);
+  const AuditFinding *rest = get(&f, AUDIT_HARD_LINKS, "3 more files");
+  ck_assert_str_eq(rest->detail, "in protected directories have other names that are not "
+                                 "protected, like those above");
+  audit_findings_clear(&f);
 }
 END_TEST
 
@@ -1771,6 +1821,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_shadowed_pattern_is_not_unmatched);
   tcase_add_test(tc, test_symlink);
   tcase_add_test(tc, test_hard_links);
+  tcase_add_test(tc, test_hard_links_inside_protected_dirs);
   tcase_add_test(tc, test_git_unprotected);
   tcase_add_test(tc, test_git_protected);
   tcase_add_test(tc, test_git_not_a_directory);
