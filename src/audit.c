@@ -1246,8 +1246,7 @@ void audit_inherited_fds(const Policy *policy, const Matcher *m, const ScanResul
 /* Whether pattern `idx`, which was first for no entry, still names
  * something on disk: an entry an earlier pattern claimed, or something
  * inside a directory that is protected as a whole. */
-static bool pattern_shadowed(const Policy *policy, const Matcher *m, const ScanResult *scan,
-                             size_t idx) {
+static bool pattern_shadowed(const Matcher *m, const ScanResult *scan, size_t idx) {
   for (size_t k = 0; k < scan->n_paths; k++) {
     const ProtectedPath *p = &scan->paths[k];
     if (matcher_match_one(m, idx, p->relative)) {
@@ -1257,12 +1256,24 @@ static bool pattern_shadowed(const Policy *policy, const Matcher *m, const ScanR
       return true;
     }
   }
-  if (matcher_is_literal(m, idx)) {
-    _cleanup_free_ char *abs = path_join(policy->root, policy->patterns[idx].pattern);
-    struct stat st;
-    return lstat(abs, &st) == 0;
-  }
   return false;
+}
+
+/* The first symbolic link among the directories on the way from `root` to
+ * the literal pattern `pat` (relative to the root), or NULL. */
+static char *link_on_the_way(const char *root, const char *pat) {
+  for (const char *s = strchr(pat, '/'); s != NULL; s = strchr(s + 1, '/')) {
+    _cleanup_free_ char *rel = xstrndup(pat, (size_t)(s - pat));
+    _cleanup_free_ char *abs = path_join(root, rel);
+    struct stat st;
+    if (lstat(abs, &st) < 0) {
+      return NULL;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      return steal_pointer(&rel);
+    }
+  }
+  return NULL;
 }
 
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out) {
@@ -1275,12 +1286,28 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
                 .out = &inside};
   links_inside_walk(policy, scan, &w);
   for (size_t i = 1; i < policy->n_patterns; i++) {
-    if (scan->hits[i] > 0 || pattern_shadowed(policy, m, scan, i)) {
+    if (scan->hits[i] > 0 || pattern_shadowed(m, scan, i)) {
       continue;
     }
     const char *pat = policy->patterns[i].pattern;
     AuditFinding *f;
-    if (matcher_is_literal(m, i)) {
+    _cleanup_free_ char *abs = matcher_is_literal(m, i) ? path_join(policy->root, pat) : NULL;
+    struct stat st;
+    if (abs != NULL && lstat(abs, &st) == 0) {
+      /* There, but not where the scan looks: through a symbolic link on
+       * the way (or below a directory it could not read, which says so). */
+      _cleanup_free_ char *via = link_on_the_way(policy->root, pat);
+      if (via != NULL) {
+        f = add(out, AUDIT_SYMLINK, xasprintf("`%s`", pat),
+                xasprintf(_("names a file through the symbolic link `%s`: that file is protected, "
+                            "but the link can be replaced to lead elsewhere, and the pattern then "
+                            "names another file (name the file by its own path)"),
+                          via));
+        f->pattern = xstrdup(pat);
+      }
+      continue;
+    }
+    if (abs != NULL) {
       f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", pat),
               xstrdup(_("matches nothing on disk, so there is nothing to lock (a path that does "
                         "not exist cannot be made read-only: create it, or remove the line)")));

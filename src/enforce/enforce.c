@@ -174,10 +174,23 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     }
     _cleanup_free_ char *abs = path_join(policy->root, policy->patterns[i].pattern);
     char *resolved = path_resolve(abs);
+    /* A literal the scan did not find may still name something: through
+     * a symbolic link on the way (the scan follows none), which is bound
+     * or carved out like any target (the audit says the link can be
+     * replaced). Inside a directory protected as a whole, the directory
+     * holds it already. */
+    struct stat st;
+    bool found = resolved != NULL && stat(resolved, &st) == 0 &&
+                 !plan_inside_protected_dir(v, n, resolved);
     PlanTarget *t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
     t->path = t->path_owned = resolved ? resolved : xstrdup(abs);
     t->relative = policy->patterns[i].pattern; /* the policy's: it outlives the plan */
-    t->missing = true;
+    t->missing = !found;
+    if (found) {
+      t->dev = st.st_dev;
+      t->ino = st.st_ino;
+      t->mode = st.st_mode;
+    }
   }
   /* Usually sorted already: the scan's order, under one root. */
   bool sorted = true;

@@ -594,6 +594,12 @@ ROWS = [
         " echo forged >> conf/secret.yml", BLOCKED,
         setup="ln conf/secret.yml src/copy.yml && printf 'protect: [tests/golden/**,"
               " conf/secret.yml, .github/workflows, Cargo.lock, src/copy.yml]\\n' > agent.lock"),
+    # A literal pattern through a symbolic link on the way: the file it
+    # names is protected, though the scan does not follow the link.
+    Row("literal_through_symlinked_dir", "echo forged >> src/lnk/key.pem", BLOCKED,
+        setup="mkdir src/real && echo key > src/real/key.pem && ln -s real src/lnk"
+              " && printf 'protect: [tests/golden/**, conf/secret.yml, .github/workflows,"
+              " Cargo.lock, src/lnk/key.pem]\\n' > agent.lock"),
     Row("tiocsti", 'python3 "$OP" ioctl TIOCSTI', EPERM_FOR("TIOCSTI"), pty=True),
     Row("tiocsti_high_bits", 'python3 "$OP" ioctl TIOCSTI_HIGH', EPERM_FOR("TIOCSTI_HIGH"),
         pty=True),

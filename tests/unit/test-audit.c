@@ -466,6 +466,35 @@ START_TEST(test_hard_links) {
 }
 END_TEST
 
+START_TEST(test_literal_through_a_link) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "real");
+  make_file(t, "real/key.pem", "k");
+  make_symlink(t, "lnk", "real");
+  make_dir(t, "conf");
+  make_file(t, "conf/secret.yml", "s");
+
+  /* There, but only through the link, which the scan does not follow: the
+   * file is protected (enforce_targets), the link can be replaced. */
+  AuditFindings f;
+  audit(t, "protect:\n  - lnk/key.pem\n", &f);
+  _cleanup_free_ char *got = summary(&f);
+  ck_assert_str_eq(got, "symlink `lnk/key.pem`\n");
+  ck_assert_str_eq(f.items[0].detail,
+                   "names a file through the symbolic link `lnk`: that file is protected, but "
+                   "the link can be replaced to lead elsewhere, and the pattern then names "
+                   "another file (name the file by its own path)");
+  ck_assert_str_eq(f.items[0].pattern, "lnk/key.pem");
+  ck_assert(audit_weakens(f.items[0].kind));
+  audit_findings_clear(&f);
+
+  /* Not through a link: inside a protected directory it is protected as
+   * it is; missing, nothing is locked. */
+  assert_summary(t, "protect:\n  - conf\n  - conf/secret.yml\n", "");
+  assert_summary(t, "protect:\n  - lnk/none.pem\n", "unmatched-path `lnk/none.pem`\n");
+}
+END_TEST
+
 START_TEST(test_hard_links_inside_protected_dirs) {
   _cleanup_free_ char *t = make_tmpdir();
   make_dir(t, "golden");
@@ -1822,6 +1851,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_symlink);
   tcase_add_test(tc, test_hard_links);
   tcase_add_test(tc, test_hard_links_inside_protected_dirs);
+  tcase_add_test(tc, test_literal_through_a_link);
   tcase_add_test(tc, test_git_unprotected);
   tcase_add_test(tc, test_git_protected);
   tcase_add_test(tc, test_git_not_a_directory);
