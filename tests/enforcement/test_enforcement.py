@@ -1366,6 +1366,84 @@ class TestProcess(Base):
                     self.assertEqual(sorted(r.stdout.split()), ["0", "1", "2", "3"], r)
 
 
+class TestNamelessDescriptor(Base):
+    """A descriptor open for writing on a file below a protected directory
+    whose name is longer than PATH_MAX, so /proc/self/fd cannot name it:
+    refused (it may lie below the protected directory), where a file in a
+    directory ralon can name is judged by where it lies."""
+
+    def deep_file(self, pr, user, top):
+        fd = os.open(os.path.join(pr.proj, top), os.O_RDONLY | os.O_DIRECTORY)
+        for _ in range(21):  # 21 x 201 bytes: past PATH_MAX
+            os.mkdir("d" * 200, dir_fd=fd)
+            nfd = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        w = os.open("f.txt", os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666, dir_fd=fd)
+        os.write(w, b"deep\n")
+        if USERS[user] is not None:
+            os.fchown(w, USERS[user], USERS[user])
+        os.close(fd)
+        return w
+
+    def run_with(self, w, user, pr, backend):
+        saved = os.dup(7) if self.fd_open(7) else None
+        os.dup2(w, 7)
+        try:
+            p = subprocess.run(ralon_run(backend, "echo forged >&7"), cwd=pr.proj, env=pr.env(),
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               pass_fds=(7,), preexec_fn=_preexec(USERS[user], False),
+                               timeout=TIMEOUT)
+        finally:
+            if saved is not None:
+                os.dup2(saved, 7)
+                os.close(saved)
+            else:
+                os.close(7)
+        return Result(p.returncode, p.stdout, p.stderr)
+
+    @staticmethod
+    def fd_open(fd):
+        try:
+            os.fstat(fd)
+            return True
+        except OSError:
+            return False
+
+    def test_refused_below_a_protected_directory(self):
+        for user in self.users():
+            for backend in self.any_backend(user):
+                with self.subTest(backend=backend, user=user):
+                    pr = self.project(user)
+                    w = self.deep_file(pr, user, "tests/golden")
+                    try:
+                        r = self.run_with(w, user, pr, backend)
+                        self.assertEqual(r.rc, 2, r)
+                        self.assertRegex(r.stderr, r"descriptor 7 is open for writing on a file "
+                                         r"whose name cannot be read, on the file system of the "
+                                         r"protected /", r)
+                        self.assertEqual(os.pread(w, 100, 0), b"deep\n")
+                    finally:
+                        os.close(w)
+
+    def test_allowed_where_nothing_is_protected_below(self):
+        # The same descriptor with no protected directory in the plan:
+        # nothing it could lie below.
+        for user in self.users():
+            for backend in self.any_backend(user):
+                with self.subTest(backend=backend, user=user):
+                    pr = self.project(user)
+                    with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                        f.write("protect: [conf/secret.yml, Cargo.lock]\n")
+                    w = self.deep_file(pr, user, "src")
+                    try:
+                        r = self.run_with(w, user, pr, backend)
+                        self.assertEqual(r.rc, 0, r)
+                        self.assertEqual(os.pread(w, 100, 0), b"deep\nforged\n")
+                    finally:
+                        os.close(w)
+
+
 class TestChainDirectories(Base):
     """Landlock: directories on the way to a protected path accept no new
     entries (documented); the mount backend has no such limit."""

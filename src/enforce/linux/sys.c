@@ -694,12 +694,17 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
     int flags = fds[k].flags;
     bool writable = (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
     bool refused_dir = plan->backend == BACKEND_MOUNT && S_ISDIR(fds[k].mode);
+    bool nameless = false;
     if ((dir_target && (writable || plan->backend == BACKEND_MOUNT)) || refused_dir) {
       fds[k].path = audit_fd_path(fds[k].fd, fds[k].mode);
+      /* A file whose name cannot be read (longer than PATH_MAX): it may
+       * lie below a protected directory on the same file system. */
+      nameless = fds[k].path == NULL && (S_ISREG(fds[k].mode) || S_ISDIR(fds[k].mode));
     }
     /* A socket's "socket:[…]" names nothing. */
     const char *target = fds[k].path != NULL && fds[k].path[0] == '/' ? fds[k].path : NULL;
     bool protected_obj = false;
+    const PlanTarget *same_fs = NULL;
     for (size_t i = 0; i < plan->n_targets; i++) {
       const PlanTarget *t = &plan->targets[i];
       if (t->missing) {
@@ -710,7 +715,18 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
         target = target != NULL ? target : t->path;
       } else if (target != NULL && S_ISDIR(t->mode) && path_relative(t->path, target) != NULL) {
         protected_obj = true;
+      } else if (nameless && S_ISDIR(t->mode) && t->dev == fds[k].dev && same_fs == NULL) {
+        same_fs = t;
       }
+    }
+    if (!protected_obj && same_fs != NULL && writable) {
+      r = error_set(err, EBUSY,
+                    _("descriptor %ld is open for writing on a file whose name cannot be read, on "
+                      "the file system of the protected %s, below which it may lie; it was "
+                      "inherited from the program that started ralon (close it first, e.g. "
+                      "`exec %ld>&-` in a shell)"),
+                    fd, same_fs->path, fd);
+      break;
     }
     if (protected_obj && writable) {
       r = error_set(err, EBUSY,
