@@ -45,13 +45,15 @@ static void project_clear(Project *p) {
   policy_free(p->policy);
 }
 
-/* What the policy protects on disk now, and how that is weaker than it
- * looks. */
-static int project_scan(Project *p, unsigned flags, Error *err) {
+/* What the policy protects on disk now, and (with `audit`) how that is
+ * weaker than it looks. */
+static int project_scan(Project *p, unsigned flags, bool audit, Error *err) {
   if (scan_project_with(p->policy, p->matcher, flags, &p->scan, err) < 0) {
     return -1;
   }
-  audit_run(p->policy, p->matcher, p->scan, &p->findings);
+  if (audit) {
+    audit_run(p->policy, p->matcher, p->scan, &p->findings);
+  }
   return 0;
 }
 
@@ -69,7 +71,7 @@ static int project_open(const Options *o, bool scan, Project *p, Error *err) {
   if (r < 0) {
     return -1;
   }
-  return scan ? project_scan(p, 0, err) : 0;
+  return scan ? project_scan(p, 0, true, err) : 0;
 }
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -848,9 +850,14 @@ int command_run(const Options *o, Error *err) {
     project_clear(&p);
     return exec_unchanged(o, "already inside ralon run for this project", err);
   }
+  /* The audit's findings are printed (not with -q), recorded in the
+   * journal, or judged (--strict, --dry-run); where none of that happens,
+   * nothing would read them, and its reading of the mount table, the
+   * git configuration and the protected directories is skipped. */
+  bool audit = !o->quiet || o->strict || o->dry_run || log_enabled();
   /* The directories it lists on the way to protected paths serve the
    * Landlock carve-out too. */
-  if (project_scan(&p, SCAN_KEEP_LISTINGS, err) < 0) {
+  if (project_scan(&p, SCAN_KEEP_LISTINGS, audit, err) < 0) {
     project_clear(&p);
     return -1;
   }
@@ -892,7 +899,9 @@ int command_run(const Options *o, Error *err) {
 
   if (plan.backend == BACKEND_LANDLOCK) {
     enforce_withhold_mounted(&plan);
-    audit_landlock(&plan, av.landlock_abi, canon, &p.findings);
+    if (audit) {
+      audit_landlock(&plan, av.landlock_abi, canon, &p.findings);
+    }
   }
 
   if (o->dry_run) {

@@ -329,6 +329,22 @@ class JournalTest(unittest.TestCase):
         self.assertEqual(JOURNAL.records({"MESSAGE_ID": ID_RUN, "RALON_ROOT": p.root},
                                          want=0, timeout=0.5), [])
 
+    def test_quiet_run_findings(self):
+        # -q prints no warnings; with a journal listening the audit still
+        # runs, and what it finds is recorded (and --strict still refuses).
+        for backend in ("mount", "landlock"):
+            with self.subTest(backend=backend):
+                p = self.project(policy="protect:\n  - secret.txt\n  - gone-%s.txt\n" % backend)
+                r = p.run("run", "-q", "--backend", backend, "--", "true")
+                self.assertEqual((r.returncode, r.stderr), (0, ""), r.stderr)
+                found = JOURNAL.records({"MESSAGE_ID": ID_FINDING, "RALON_ROOT": p.root,
+                                         "RALON_PATTERN": "gone-%s.txt" % backend})
+                self.assertEqual(len(found), 1, found)
+                self.assertEqual(found[0]["RALON_COMMAND"], "run")
+                r = p.run("run", "-q", "--strict", "--backend", backend, "--", "true")
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("gone-%s.txt" % backend, r.stderr)
+
     def test_status_findings(self):
         p = self.project(policy="protect:\n  - nothing-here.txt\n")
         r = p.run("status")
@@ -423,6 +439,44 @@ class NoJournalTest(unittest.TestCase):
         self.assertNotIn("libsystemd", r.stderr)
         r = p.run("run", "-q", "--backend", "landlock", "--", "sh", "-c", "echo fine")
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "fine\n", ""))
+
+    def test_quiet_run_skips_the_audit(self):
+        """With -q and no journal, nothing would show the audit's findings:
+        it is not run. Told from outside by access times: the audit reads
+        .git/config and lists protected directories, and reading updates
+        an atime that lies a day behind (relatime). Without -q it does;
+        with --strict too (as root, the root finding alone refuses)."""
+        p = Project()
+        self.addCleanup(p.cleanup)
+        os.makedirs(os.path.join(p.root, "tests", "sub"))
+        os.makedirs(os.path.join(p.root, ".git"))
+        with open(os.path.join(p.root, ".git", "config"), "w") as f:
+            f.write("[core]\n")
+        watched = [os.path.join(p.root, rel) for rel in (".git/config", "tests/sub")]
+        old = 946684800  # 2000-01-01
+
+        def read_since_reset(*args):
+            for w in watched:
+                os.utime(w, (old, os.stat(w).st_mtime))
+            r = p.run(*args)
+            return r, {os.path.relpath(w, p.root) for w in watched if os.stat(w).st_atime != old}
+
+        for backend in ("mount", "landlock"):
+            with self.subTest(backend=backend):
+                r, read = read_since_reset("run", "--backend", backend, "--", "true")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                if not read:
+                    self.skipTest("this file system does not update access times (noatime)")
+                self.assertEqual(read, {".git/config", "tests/sub"}, r.stderr)
+                r, read = read_since_reset("run", "-q", "--backend", backend, "--", "true")
+                self.assertEqual((r.returncode, r.stderr), (0, ""))
+                self.assertEqual(read, set())
+                if os.geteuid() == 0:
+                    r, read = read_since_reset("run", "-q", "--strict", "--backend", backend,
+                                               "--", "true")
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertIn("refusing to run with --strict", r.stderr)
+                    self.assertEqual(read, {".git/config", "tests/sub"}, r.stderr)
 
 
 def main():
