@@ -1022,9 +1022,16 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
   if (xargs->on && xargs->replace != NULL) {
     sh->replace = xargs->replace;
   }
-  /* The start points as from_cwd gives them; none is `.`. (-files0-from
-   * reads them from a file: anything, and `.` stands for that too.) */
+  /* The start points as from_cwd gives them; none is `.`. -files0-from
+   * reads them from a file, where they may be any path: `/` stands for
+   * those. */
   Words starts = {0};
+  for (size_t j = k; j < n; j++) {
+    if (streq(args[j], "-files0-from")) {
+      words_add(&starts, "/", 1);
+      break;
+    }
+  }
   for (; k < n && !find_expression(args[k]); k++) {
     _cleanup_free_ char *with_env = expansion(args[k]) != NULL ? expand_environment(args[k])
                                                                : NULL;

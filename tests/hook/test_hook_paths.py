@@ -580,6 +580,10 @@ class FindTest(ProjectTest):
         self.bash("find \"$D\" -name '*.o' -delete", self.unread("./"))
         self.bash("find $(echo tests) -delete", self.unread("./"))
         self.bash("find src/$D -delete", None)
+        # Start points read from a file may be any path.
+        self.bash("find -files0-from list -delete", self.unread("/"))
+        self.bash("cd src && find -files0-from list -exec rm {} +", self.unread("/"))
+        self.bash("find -files0-from list -print", None)
 
     def test_exec(self):
         """What `{}` stands for lies below the start points; a read-only
