@@ -461,7 +461,8 @@ static int run_alternative(const Matcher *m, const Alternative *a, const char *r
                  : (mode & RUN_GLOB)        ? glob_overlaps(m, &a->segs[s], c, len)
                                             : segment_matches(m, &a->segs[s], c, len)) {
         nxt[s + 1] = true;
-        lnxt[s + 1] = true;
+        /* A bare `*` names any component, as `**` does. */
+        lnxt[s + 1] |= a->segs[s].kind == SEG_GLOB && a->segs[s].fast == FAST_ANY ? lcur[s] : true;
         any = true;
       }
     }
@@ -545,7 +546,7 @@ long matcher_match_suffix(const Matcher *m, const char *rel) {
 
 long matcher_match_named_suffix(const Matcher *m, const char *rel, bool below) {
   for (size_t i = 0; i < m->n_alts; i++) {
-    if (run_alternative(m, &m->alts[i], rel, below, RUN_SUFFIX | RUN_NAMED) != 0) {
+    if (run_alternative(m, &m->alts[i], rel, below, RUN_SUFFIX | RUN_NAMED | RUN_GLOB) != 0) {
       return (long)m->alts[i].pattern;
     }
   }

@@ -59,9 +59,11 @@ bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel);
  * refuse where an agent may pick any file whose name ends with `rel`. */
 long matcher_match_suffix(const Matcher *m, const char *rel);
 /* The same, counting only patterns that name such a path by more than
- * `**` (everything below tests/golden names `golden/a.txt`, not `a.txt`),
- * and with `below` also those that could protect something below it: for
- * a name written where a `cd` the hook cannot follow leads. Index or -1. */
+ * `**` or a bare `*` do (everything below tests/golden names
+ * `golden/a.txt`, not `a.txt`), and with `below` also those that could
+ * protect something below it; the components of `rel` may be shell globs
+ * (`*.lock`). For a name written where a `cd` the hook cannot follow
+ * leads. Index or -1. */
 long matcher_match_named_suffix(const Matcher *m, const char *rel, bool below);
 
 /* Walking a tree component by component, as the scan does, without

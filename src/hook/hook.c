@@ -3,6 +3,7 @@
  * decide from the policy alone, answer in the caller's dialect. Whatever
  * cannot be understood is refused, with a reason that says so. */
 #include <dirent.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <stdio.h>
 #include <string.h>
@@ -591,6 +592,48 @@ static void decide_one(Deciding *dc, const char *path, bool tree, bool shell_wor
   free(t.glob);
 }
 
+/* Whether the relative tree `rel` (its components shell globs), from an
+ * unknown directory, may be `root` or a directory holding it: its
+ * components, leading `..` dropped, are a run of the root's. */
+static bool may_hold_root(const char *rel, const char *root) {
+  _cleanup_free_ char *norm = path_normalize(rel);
+  const char *r = norm;
+  while (r[0] == '.' && r[1] == '.' && (r[2] == '/' || r[2] == '\0')) {
+    r += r[2] == '/' ? 3 : 2;
+  }
+  if (r[0] == '\0' || streq(r, ".") || r[0] == '/' || root == NULL) {
+    return false; /* nothing named, or not relative: decided elsewhere */
+  }
+  char **want = NULL, **have = NULL;
+  size_t n_want = 0, n_have = 0, cap_want = 0, cap_have = 0;
+  for (const char *c = r; *c != '\0';) {
+    size_t len = strcspn(c, "/");
+    *(char **)grow_array(&want, &n_want, &cap_want, sizeof(char *)) = xstrndup(c, len);
+    c += len + (c[len] == '/');
+  }
+  for (const char *c = root + strspn(root, "/"); *c != '\0';) {
+    size_t len = strcspn(c, "/");
+    *(char **)grow_array(&have, &n_have, &cap_have, sizeof(char *)) = xstrndup(c, len);
+    c += len + strspn(c + len, "/");
+  }
+  bool found = false;
+  for (size_t j = 0; j + n_want <= n_have && !found; j++) {
+    found = true;
+    for (size_t k = 0; k < n_want && found; k++) {
+      found = fnmatch(want[k], have[j + k], FNM_PERIOD) == 0;
+    }
+  }
+  for (size_t i = 0; i < n_want; i++) {
+    free(want[i]);
+  }
+  for (size_t i = 0; i < n_have; i++) {
+    free(have[i]);
+  }
+  free(want);
+  free(have);
+  return found;
+}
+
 /* A relative name written after a `cd` the hook cannot follow
  * (HookRequest.somewhere): refused where that `cd` may lead to the
  * working directory and the name is protected from there, or where a
@@ -609,9 +652,12 @@ static void decide_somewhere_one(Deciding *dc, const char *name, bool tree) {
       long idx = -1;
       if (c->error != NULL) {
         note_error(dc, c->error);
-      } else if (decide_somewhere(&c->d, name, tree, &idx)) {
+      } else if (decide_somewhere(&c->d, name, tree, &idx) ||
+                 (tree && (may_hold_root(name, c->d.policy->root) ||
+                           may_hold_root(name, c->d.canon_root)))) {
+        /* `rm -rf proj` may be the project itself: agent.lock goes. */
         _cleanup_free_ char *shown = xasprintf(".../%s", name);
-        add_hit(dc->v, name, shown, c, idx);
+        add_hit(dc->v, name, shown, c, idx >= 0 ? idx : 0);
       }
     }
   }

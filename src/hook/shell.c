@@ -60,6 +60,15 @@ typedef struct {
    * relative paths, and sh->cd if relative, are from there
    * (HookRequest.somewhere). */
   bool cd_unknown;
+  /* pushd's stack lost its oldest entries (past MAX_SAVED_DIRS). */
+  bool dirs_dropped;
+  /* The command runs only if the one before failed (after `||`). */
+  bool after_or;
+  bool or_next;
+  /* Variables the command sets (NAME=…, export, read, for): their values
+   * are not the environment's. "NAME=VALUE" where the value is written
+   * out, else "NAME". */
+  Words assigned;
   /* The word (xargs -I's, find's `{}`) that stands for the names xargs
    * reads or find finds, in the command or script being read. */
   const char *replace;
@@ -254,9 +263,57 @@ static const char *expansion(const char *word) {
   return NULL;
 }
 
+/* The directory the command is in, absolute, or NULL when a `cd` went
+ * where the hook cannot follow. */
+static char *current_dir(const Shell *sh) {
+  if (sh->cd_unknown) {
+    return NULL;
+  }
+  _cleanup_free_ char *here = getcwd(NULL, 0);
+  const char *base = sh->req->cwd != NULL ? sh->req->cwd : here;
+  if (base == NULL || base[0] != '/') {
+    return NULL;
+  }
+  return sh->cd != NULL ? path_absolute(base, sh->cd) : xstrdup(base);
+}
+
+/* The command's own setting of the variable `name`: its entry in
+ * sh->assigned (the last one), or NULL. */
+static const char *assigned(const Shell *sh, const char *name) {
+  size_t len = strlen(name);
+  for (size_t i = sh->assigned.n; i-- > 0;) {
+    const char *a = sh->assigned.v[i];
+    if (strncmp(a, name, len) == 0 && (a[len] == '\0' || a[len] == '=')) {
+      return a;
+    }
+  }
+  return NULL;
+}
+
+static const char *expansion(const char *word);
+
+/* Remembers that the command sets the variable named at the start of
+ * `word` (NAME, or NAME=VALUE: the value too when it is written out). */
+static void note_assigned(Shell *sh, const char *word) {
+  size_t len = 0;
+  while (word[len] == '_' || isalnum((unsigned char)word[len])) {
+    len++;
+  }
+  if (len == 0 || isdigit((unsigned char)word[0]) ||
+      !(word[len] == '\0' || word[len] == '=' || (word[len] == '+' && word[len + 1] == '='))) {
+    return;
+  }
+  bool known = word[len] == '=' && expansion(word + len + 1) == NULL;
+  if (sh->assigned.n < 256) {
+    words_add(&sh->assigned, word, known ? strlen(word) : len);
+  }
+}
+
 /* `word` with each $NAME and ${NAME} the environment holds (the agent's,
- * which the hook inherits) replaced by its value. */
-static char *expand_environment(const char *word) {
+ * which the hook inherits) replaced by its value; $PWD is the directory
+ * the command is in. Left as they are: what the command sets itself, and
+ * $OLDPWD (wherever the agent's shell was before). */
+static char *expand_environment(const Shell *sh, const char *word) {
   size_t size = strlen(word) + 1, n = 0;
   char *out = xmalloc(size);
   for (const char *c = word; *c != '\0';) {
@@ -268,9 +325,17 @@ static char *expand_environment(const char *word) {
       len++;
     }
     const char *value = NULL;
+    _cleanup_free_ char *pwd = NULL;
     if (len > 0 && (!braced || name[len] == '}')) {
       _cleanup_free_ char *var = xstrndup(name, len);
-      value = getenv(var);
+      const char *set = assigned(sh, var);
+      if (set != NULL) {
+        value = set[len] == '=' ? set + len + 1 : NULL;
+      } else if (streq(var, "PWD")) {
+        value = pwd = current_dir(sh);
+      } else if (!streq(var, "OLDPWD")) {
+        value = getenv(var);
+      }
     }
     if (value != NULL && value[0] != '\0') {
       size = size + strlen(value);
@@ -384,7 +449,7 @@ static void add_target(Shell *sh, const char *word, bool tree) {
    * left to the kernel (`rm -f "$tmp"`, `> "$out"` are everywhere). */
   bool expansions = (tree && sh->expansions_unknown) || sh->in_script;
   if (expansions && expansion(word) != NULL) {
-    with_env = expand_environment(word);
+    with_env = expand_environment(sh, word);
     word = with_env;
   }
   bool names = false;
@@ -1033,7 +1098,7 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
     }
   }
   for (; k < n && !find_expression(args[k]); k++) {
-    _cleanup_free_ char *with_env = expansion(args[k]) != NULL ? expand_environment(args[k])
+    _cleanup_free_ char *with_env = expansion(args[k]) != NULL ? expand_environment(sh, args[k])
                                                                : NULL;
     const char *word = with_env != NULL ? with_env : args[k];
     bool names = false;
@@ -1130,6 +1195,7 @@ static void push_dir(Shell *sh) {
     free(sh->dirs.v[0]);
     memmove(sh->dirs.v, sh->dirs.v + 1, (sh->dirs.n - 1) * sizeof(char *));
     sh->dirs.n--;
+    sh->dirs_dropped = true;
   }
   cd_save(sh, &sh->dirs);
 }
@@ -1137,15 +1203,7 @@ static void push_dir(Shell *sh) {
 /* The working tree holding the directory the command is in (where `.git`
  * is, as `git rev-parse --show-toplevel` finds it), or NULL. */
 static char *git_toplevel(const Shell *sh) {
-  if (sh->cd_unknown) {
-    return NULL;
-  }
-  _cleanup_free_ char *here = getcwd(NULL, 0);
-  const char *base = sh->req->cwd != NULL ? sh->req->cwd : here;
-  if (base == NULL || base[0] != '/') {
-    return NULL;
-  }
-  char *d = sh->cd != NULL ? path_absolute(base, sh->cd) : xstrdup(base);
+  char *d = current_dir(sh);
   while (d != NULL) {
     _cleanup_free_ char *git = path_join(d, ".git");
     struct stat st;
@@ -1163,6 +1221,53 @@ static char *git_toplevel(const Shell *sh) {
   return NULL;
 }
 
+static const char *subst_end(const char *p);
+
+/* With `x` at an expansion (see expansion()): where it ends. */
+static const char *expansion_end(const char *x) {
+  if (*x == '`') {
+    const char *e = strchr(x + 1, '`');
+    return e != NULL ? e + 1 : x + strlen(x);
+  }
+  if (x[1] == '(') {
+    const char *e = subst_end(x + 2);
+    return *e != '\0' ? e + 1 : e;
+  }
+  if (x[1] == '{') {
+    int depth = 0;
+    for (const char *c = x + 1; *c != '\0'; c++) {
+      depth += *c == '{';
+      depth -= *c == '}';
+      if (depth == 0) {
+        return c + 1;
+      }
+    }
+    return x + strlen(x);
+  }
+  const char *c = x + 1;
+  if (*c == '_' || isalpha((unsigned char)*c)) {
+    while (*c == '_' || isalnum((unsigned char)*c)) {
+      c++;
+    }
+    return c;
+  }
+  return *c != '\0' ? c + 1 : c; /* $1, $@, $$ … */
+}
+
+/* What `word` names after the last component holding an expansion (`sub`
+ * in "$X/sub", "$X/$Y/sub", and after a `/` inside "${D%…}"), or "". */
+static const char *after_expansions(const char *word) {
+  const char *tail = word;
+  for (const char *x; (x = expansion(tail)) != NULL;) {
+    const char *slash = strchr(expansion_end(x), '/');
+    if (slash == NULL) {
+      return "";
+    }
+    tail = slash + strspn(slash, "/");
+  }
+  return tail;
+}
+
 /* A `cd` operand with what the hook can know substituted: the working
  * tree for `$(git rev-parse --show-toplevel)` (the usual way to the top of
  * a project), and the variables the environment holds. */
@@ -1177,7 +1282,7 @@ static char *cd_operand(const Shell *sh, const char *dir) {
       }
     }
   }
-  return expand_environment(dir);
+  return expand_environment(sh, dir);
 }
 
 /* cd, pushd and popd: where later relative paths are. */
@@ -1203,6 +1308,12 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
   }
   if (streq(cmd, "popd") || (dir == NULL && streq(cmd, "pushd"))) {
     if (sh->dirs.n == 0) {
+      if (sh->dirs_dropped) {
+        /* Back to an entry the stack no longer holds. */
+        free(sh->cd);
+        sh->cd = NULL;
+        sh->cd_unknown = true;
+      }
       return;
     }
     char *saved = sh->dirs.v[--sh->dirs.n];
@@ -1227,9 +1338,8 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
     const char *x = unknown_part(sh, operand, true, &names);
     if (x != NULL && !names) {
       /* Known only when it runs: somewhere, and whatever the operand
-       * names after the component that holds the expansion. */
-      const char *tail = strchr(x, '/');
-      tail = tail != NULL ? tail + strspn(tail, "/") : "";
+       * names after the last component that holds an expansion. */
+      const char *tail = after_expansions(x);
       free(sh->cd);
       sh->cd = tail[0] != '\0' ? xstrdup(tail) : NULL;
       sh->cd_unknown = true;
@@ -1285,6 +1395,23 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
     parse_nested(sh, line, false);
   } else if (streq(cmd, "cd") || streq(cmd, "pushd") || streq(cmd, "popd")) {
     change_dir(sh, cmd, args, n);
+    if (sh->after_or) {
+      /* `cd A || cd B`: A or B, whichever worked. */
+      free(sh->cd);
+      sh->cd = NULL;
+      sh->cd_unknown = true;
+    }
+  } else if (streq(cmd, "export") || streq(cmd, "declare") || streq(cmd, "typeset") ||
+             streq(cmd, "local") || streq(cmd, "readonly") || streq(cmd, "read") ||
+             streq(cmd, "mapfile") || streq(cmd, "readarray") || streq(cmd, "printf")) {
+    /* What they set is no longer the environment's (printf -v NAME;
+     * read's and the others' options and values are noted too: a name
+     * too many only leaves a word unexpanded). */
+    for (size_t k = 0; k < n; k++) {
+      note_assigned(sh, args[k]);
+    }
+  } else if ((streq(cmd, "for") || streq(cmd, "select")) && n > 0) {
+    note_assigned(sh, args[0]); /* for NAME in …: set each time round */
   } else if (streq(cmd, "find")) {
     find_targets(sh, args, n, xargs);
   } else {
@@ -1302,7 +1429,12 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
    * command. */
   while (i < argc && !done) {
     const char *a = argv[i];
-    if (is_assignment(a) || is_reserved(a)) {
+    if (is_assignment(a)) {
+      note_assigned(sh, a);
+      i++;
+      continue;
+    }
+    if (is_reserved(a)) {
       i++;
       continue;
     }
@@ -1381,7 +1513,13 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
 }
 
 static void simple_command(Shell *sh, char **argv, size_t argc) {
+  if (argc == 0) {
+    return;
+  }
+  sh->after_or = sh->or_next;
+  sh->or_next = false;
   run_words(sh, argv, argc, (Xargs){0});
+  sh->after_or = false;
 }
 
 /* ---- words ------------------------------------------------------------- */
@@ -1751,6 +1889,12 @@ static void parse(Shell *sh, const char *command) {
       if (c == '\0') {
         break;
       }
+      if (c == '|' && p[1] == '|') {
+        /* What follows runs only if what came before failed. */
+        sh->or_next = true;
+        p += 2;
+        continue;
+      }
       /* `&>` and `&>>` redirect both streams to a file. */
       if (c == '&' && p[1] == '>') {
         p += p[2] == '>' ? 3 : 2;
@@ -1844,4 +1988,5 @@ void hook_shell_targets(const char *command, HookRequest *req) {
   parse(&sh, command);
   free(sh.cd);
   words_clear(&sh.dirs);
+  words_clear(&sh.assigned);
 }

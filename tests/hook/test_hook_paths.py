@@ -273,7 +273,10 @@ class HookPathsTest(ProjectTest):
             return UNREAD.format(shown=shown, pattern=pattern, policy=self.policy)
         self.bash("rm -rf $(echo tests)", unread("./"))
         self.bash("rm -rf `echo Cargo.lock`", unread("./"))
-        self.bash("X=tests; rm -rf \"$X\"", unread("./"))
+        # A value the command sets itself is that value.
+        self.bash("X=tests; rm -rf \"$X\"", protected("tests/", GOLDEN, self.policy))
+        self.bash("X=src; rm -rf \"$X\"", None)
+        self.bash("X=$(pwd); rm -rf \"$X\"", unread("./"))
         self.bash("rm -Rf tests/$X/", unread("tests/", GOLDEN))
         self.bash("rm -r -- ${X}", unread("./"))
         self.bash("rm -rf src/$X", None)
@@ -354,12 +357,32 @@ class HookPathsTest(ProjectTest):
                 ('pushd "$X" && rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
                 ('env -C "$X" rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
                 ('cd "$(mktemp -d)" && rm -rf ..', somewhere("..", LOCK)),
+                # Expansions with a `/` inside or after them.
+                ('cd "${BASH_SOURCE%/*}" && rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ('cd "${X:-/a/b}" && rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ('cd "$X/$Y" && rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ('cd "$X/tests/$Y" && rm -rf golden', somewhere("golden", GOLDEN)),
+                # A tree that may be the project, or hold it.
+                ('cd "$X" && rm -rf proj', somewhere("proj", LOCK)),
+                ('cd "$X" && rm -rf ../p*', somewhere("../p*", "docs/*.md")),
+                # Which of two directories, after `||`; a stack that forgot.
+                ('cd "$X" || cd /tmp; rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ("pushd /tmp; " + "pushd /tmp; " * 70 + "popd; " * 71 + "rm Cargo.lock",
+                 somewhere("Cargo.lock", CARGO)),
+                # What the command sets is not the environment's.
+                ('D=/tmp; D=$(pwd); cd "$D" && rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
+                ('cd tests && cd "$OLDPWD" && rm Cargo.lock', somewhere("Cargo.lock", CARGO)),
                 ('cd "$X" && rm -rf workflows', somewhere("workflows", WORKFLOWS)),
                 ('cd "$(git rev-parse --show-toplevel)" && rm Cargo.lock',
                  protected("Cargo.lock", CARGO, self.policy)),
                 ("cd `git rev-parse --show-toplevel`/tests && echo x > golden/a.txt",
                  protected("tests/golden/a.txt", GOLDEN, self.policy)),
                 ('cd "$PROJ" && rm Cargo.lock', protected("Cargo.lock", CARGO, self.policy)),
+                ('PROJ=/tmp; cd "$PROJ" && rm Cargo.lock', None),
+                ('D=../tests; cd "$D" && rm -rf golden',
+                 protected("tests/golden", GOLDEN, self.policy)),
+                ('cd "$PWD/../tests" && rm -rf golden',
+                 protected("tests/golden", GOLDEN, self.policy)),
                 ('pushd "$X" && popd && rm ../Cargo.lock',
                  protected("Cargo.lock", CARGO, self.policy)),
                 # Allowed: no pattern spells these, or the `cd` is known.
@@ -369,9 +392,21 @@ class HookPathsTest(ProjectTest):
                 ('(cd "$X" && make) && rm -f main.o', None),
                 ('cd "$X" && cd /tmp && rm Cargo.lock', None),
                 ('cd "$(git rev-parse --show-toplevel)" && rm src/main.o', None),
-                ('pushd "$X" && popd && rm -f main.o', None)):
+                ('pushd "$X" && popd && rm -f main.o', None),
+                ('cd "$X" && rm -f *.o', None),
+                ('cd "$X" || exit 1; rm -f main.o', None),
+                ('cd "$X" && rm -rf build', None)):
             self.env["PROJ"] = self.root
+            self.env["PWD"] = self.root  # the hook's, not where the call runs
             self.bash(command, reason, cwd=src)
+        # Globs, from a directory with no links to expand them through.
+        work = os.path.join(self.root, "work")
+        os.mkdir(work)
+        for command, reason in (('cd "$X" && rm -f *.lock', somewhere("*.lock", LOCK)),
+                                ('cd "$X" && rm -rf */golden', somewhere("*/golden", LOCK)),
+                                ('cd "$X" && rm -rf *', somewhere("*", LOCK)),
+                                ('cd "$X" && rm -f *.o', None)):
+            self.bash(command, reason, cwd=work)
         # The `cd` may lead nowhere: from inside a protected directory, a
         # name there is protected whatever a pattern spells.
         self.bash('cd "$X" && rm a.txt', SOMEWHERE.format(path="a.txt", pattern=GOLDEN,

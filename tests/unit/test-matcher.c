@@ -416,6 +416,18 @@ static const SuffixRow suffix_rows[] = {
     {"**/*.pem", "k.txt", false, false, false},
     {".github/workflows", "workflows/ci.yml", true, true, true},
     {".github/workflows", "ci.yml", false, false, false},
+    /* A bare `*` names nothing more than `**` does. */
+    {"build/**/cache/*", "out.log", true, false, false},
+    {"build/**/cache/*", "cache/out.log", true, true, true},
+    {"build/*/x", "a/x", true, true, true}, /* `x` is spelled */
+    {"build/*/x", "a/y", false, false, false},
+    {"build/*/x", "build/a/x", true, true, true},
+    /* Shell globs in `rel` (named only). */
+    {"Cargo.lock", "*.lock", false, true, true},
+    {"Cargo.lock", "C?rgo.lock", false, true, true},
+    {"Cargo.lock", "*.o", false, false, false},
+    {"tests/golden/**", "tests/*", true, true, true}, /* tests/golden */
+    {"tests/golden/**", "*/golden", true, true, true},
 };
 
 START_TEST(test_suffix) {
