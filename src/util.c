@@ -102,6 +102,13 @@ char *xasprintf(const char *fmt, ...) {
   return s;
 }
 
+void strings_free(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i]);
+  }
+  free(v);
+}
+
 void *grow_array(void *array_ptr, size_t *n, size_t *cap, size_t size) {
   void **array = array_ptr;
   if (*n >= *cap) {

@@ -69,6 +69,9 @@ ATTR_NORETURN void oom(void);
  * pointer to the new, zeroed element. Capacity doubles. */
 void *grow_array(void *array_ptr, size_t *n, size_t *cap, size_t size);
 
+/* Frees the `n` strings of `v`, and `v`. */
+void strings_free(char **v, size_t n);
+
 static inline void freep(void *p) {
   free(*(void **)p);
 }

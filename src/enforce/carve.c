@@ -285,18 +285,9 @@ void carve_clear(Carve *c) {
   for (size_t i = 0; i < c->n_grants; i++) {
     free(c->grants[i].path);
   }
-  for (size_t i = 0; i < c->n_restricted; i++) {
-    free(c->restricted[i]);
-  }
-  for (size_t i = 0; i < c->n_withheld; i++) {
-    free(c->withheld[i]);
-  }
-  for (size_t i = 0; i < c->n_unlisted; i++) {
-    free(c->unlisted[i]);
-  }
-  free(c->unlisted);
   free(c->grants);
-  free(c->restricted);
-  free(c->withheld);
+  strings_free(c->restricted, c->n_restricted);
+  strings_free(c->withheld, c->n_withheld);
+  strings_free(c->unlisted, c->n_unlisted);
   memset(c, 0, sizeof(*c));
 }

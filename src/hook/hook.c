@@ -623,14 +623,8 @@ static bool may_hold_root(const char *rel, const char *root) {
       found = fnmatch(want[k], have[j + k], FNM_PERIOD) == 0;
     }
   }
-  for (size_t i = 0; i < n_want; i++) {
-    free(want[i]);
-  }
-  for (size_t i = 0; i < n_have; i++) {
-    free(have[i]);
-  }
-  free(want);
-  free(have);
+  strings_free(want, n_want);
+  strings_free(have, n_have);
   return found;
 }
 

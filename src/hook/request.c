@@ -6,35 +6,8 @@
 
 #include "hook/hook.h"
 
-void hook_request_add_path(HookRequest *req, const char *path) {
-  if (path == NULL || path[0] == '\0') {
-    return;
-  }
-  for (size_t i = 0; i < req->n_paths; i++) {
-    if (streq(req->paths[i], path)) {
-      return;
-    }
-  }
-  req->paths = xreallocarray(req->paths, req->n_paths + 1, sizeof(char *));
-  req->paths[req->n_paths++] = xstrdup(path);
-}
-
-void hook_request_add_tree(HookRequest *req, const char *path) {
-  if (path == NULL || path[0] == '\0') {
-    return;
-  }
-  req->trees = xreallocarray(req->trees, req->n_trees + 1, sizeof(char *));
-  req->trees[req->n_trees++] = xstrdup(path);
-}
-
-void hook_request_add_unread(HookRequest *req, const char *dir) {
-  if (dir == NULL || dir[0] == '\0') {
-    return;
-  }
-  req->unread = xreallocarray(req->unread, req->n_unread + 1, sizeof(char *));
-  req->unread[req->n_unread++] = xstrdup(dir);
-}
-
+/* Appends a copy of `path` to `v` unless it is empty or there already:
+ * each one costs a decision with symbolic links resolved. */
 static void add_unique(char ***v, size_t *n, const char *path) {
   if (path == NULL || path[0] == '\0') {
     return;
@@ -46,6 +19,18 @@ static void add_unique(char ***v, size_t *n, const char *path) {
   }
   *v = xreallocarray(*v, *n + 1, sizeof(char *));
   (*v)[(*n)++] = xstrdup(path);
+}
+
+void hook_request_add_path(HookRequest *req, const char *path) {
+  add_unique(&req->paths, &req->n_paths, path);
+}
+
+void hook_request_add_tree(HookRequest *req, const char *path) {
+  add_unique(&req->trees, &req->n_trees, path);
+}
+
+void hook_request_add_unread(HookRequest *req, const char *dir) {
+  add_unique(&req->unread, &req->n_unread, dir);
 }
 
 void hook_request_add_entry(HookRequest *req, const char *path, bool tree) {
@@ -85,38 +70,14 @@ void hook_request_set_cwd(HookRequest *req, const char *cwd) {
 }
 
 void hook_request_clear(HookRequest *req) {
-  for (size_t i = 0; i < req->n_paths; i++) {
-    free(req->paths[i]);
-  }
-  for (size_t i = 0; i < req->n_commands; i++) {
-    free(req->commands[i]);
-  }
-  for (size_t i = 0; i < req->n_trees; i++) {
-    free(req->trees[i]);
-  }
-  for (size_t i = 0; i < req->n_unread; i++) {
-    free(req->unread[i]);
-  }
-  for (size_t i = 0; i < req->n_entries; i++) {
-    free(req->entries[i]);
-  }
-  for (size_t i = 0; i < req->n_entry_trees; i++) {
-    free(req->entry_trees[i]);
-  }
-  for (size_t i = 0; i < req->n_somewhere; i++) {
-    free(req->somewhere[i]);
-  }
-  for (size_t i = 0; i < req->n_somewhere_trees; i++) {
-    free(req->somewhere_trees[i]);
-  }
-  free(req->entries);
-  free(req->entry_trees);
-  free(req->somewhere);
-  free(req->somewhere_trees);
-  free(req->trees);
-  free(req->unread);
-  free(req->paths);
-  free(req->commands);
+  strings_free(req->paths, req->n_paths);
+  strings_free(req->commands, req->n_commands);
+  strings_free(req->trees, req->n_trees);
+  strings_free(req->unread, req->n_unread);
+  strings_free(req->entries, req->n_entries);
+  strings_free(req->entry_trees, req->n_entry_trees);
+  strings_free(req->somewhere, req->n_somewhere);
+  strings_free(req->somewhere_trees, req->n_somewhere_trees);
   free(req->tool);
   free(req->cwd);
   free(req->not_understood);

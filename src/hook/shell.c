@@ -142,17 +142,11 @@ static bool somewhere(const Shell *sh, const char *p) {
   return sh->cd_unknown && p[0] != '/' && !is_unknown_tilde(p);
 }
 
-/* hook_request_add_tree, once per tree (add_path dedups itself): every
- * tree costs a decision with symlinks resolved. */
+/* A tree, as from_cwd gives it. */
 static void add_tree(Shell *sh, const char *p) {
   if (somewhere(sh, p)) {
     hook_request_add_somewhere(sh->req, p, true);
     return;
-  }
-  for (size_t i = 0; i < sh->req->n_trees; i++) {
-    if (streq(sh->req->trees[i], p)) {
-      return;
-    }
   }
   hook_request_add_tree(sh->req, p);
 }
@@ -181,15 +175,11 @@ static void add_tilde_target(Shell *sh, const char *p, bool tree) {
     return;
   }
   _cleanup_free_ char *expanded = xasprintf("%s%s", pw->pw_dir, p + 1);
-  hook_request_add_path(sh->req, expanded);
-  if (tree) {
-    add_tree(sh, expanded);
-  }
+  add_path(sh, expanded, tree);
 }
 
 /* A directory, as from_cwd gives it, standing for files whose names the
- * command knows only when it runs; once each, as every one costs a
- * decision with symlinks resolved. */
+ * command knows only when it runs. */
 static void add_unread_path(Shell *sh, const char *p) {
   if (is_unknown_tilde(p)) {
     add_tilde_target(sh, p, true);
@@ -198,11 +188,6 @@ static void add_unread_path(Shell *sh, const char *p) {
   if (somewhere(sh, p)) {
     hook_request_add_somewhere(sh->req, p, true);
     return;
-  }
-  for (size_t i = 0; i < sh->req->n_unread; i++) {
-    if (streq(sh->req->unread[i], p)) {
-      return;
-    }
   }
   hook_request_add_unread(sh->req, p);
 }

@@ -1444,6 +1444,41 @@ class TestNamelessDescriptor(Base):
                         os.close(w)
 
 
+class TestLiteralThroughLink(Base):
+    """The table's literal_through_symlinked_dir row, seen from outside:
+    the file a literal pattern reaches through a symbolic link keeps its
+    content and inode, and the link its target; a file beside it stays
+    writable."""
+
+    def test_file_kept_beside_writable(self):
+        for user in self.users():
+            for backend in self.any_backend(user):
+                with self.subTest(backend=backend, user=user):
+                    pr = self.project(user)
+                    r = run(["sh", "-c", "mkdir src/real && echo key > src/real/key.pem"
+                             " && echo other > src/real/other.txt && ln -s real src/lnk"
+                             " && echo 'protect: [src/lnk/key.pem]' > agent.lock"],
+                            user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 0, r)
+                    key = os.path.join(pr.proj, "src/real/key.pem")
+                    before = os.stat(key)
+                    r = run(ralon_run(backend, "echo forged >> src/lnk/key.pem;"
+                                               " mv src/lnk/key.pem src/lnk/gone;"
+                                               " echo more >> src/lnk/other.txt"),
+                            user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 0, r)  # the last command's status
+                    self.assertTrue(os.path.lexists(key), "moved away: %r" % r)
+                    after = os.stat(key)
+                    with open(key, encoding="utf-8") as f:
+                        self.assertEqual(f.read(), "key\n", r)
+                    self.assertEqual((after.st_ino, after.st_size, after.st_mtime_ns),
+                                     (before.st_ino, before.st_size, before.st_mtime_ns), r)
+                    self.assertEqual(os.readlink(os.path.join(pr.proj, "src/lnk")), "real")
+                    with open(os.path.join(pr.proj, "src/real/other.txt"),
+                              encoding="utf-8") as f:
+                        self.assertEqual(f.read(), "other\nmore\n", r)
+
+
 class TestChainDirectories(Base):
     """Landlock: directories on the way to a protected path accept no new
     entries (documented); the mount backend has no such limit."""

@@ -390,7 +390,9 @@ static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, cons
 }
 
 /* The scan's entry for `name` in the directory `rel` (relative to the
- * root) when it found it protected, with the inode getdents gives it. */
+ * root) when it found it protected, with the inode getdents gives it.
+ * The two are joined on the stack: no allocation for each of a thousand
+ * entries. */
 static const ProtectedPath *scanned_protected(const ScanResult *scan, const char *rel,
                                               const char *name, ino_t d_ino) {
   char buf[PATH_MAX];
