@@ -38,6 +38,45 @@ static void words_clear(Words *w) {
   memset(w, 0, sizeof(*w));
 }
 
+/* A `$` the shell takes as it is (in '…' or $'…', escaped, or in a value
+ * it substituted) is held as LITERAL_DOLLAR while the command is read, so
+ * that nothing after it mistakes `cd '$HOME'` for the home directory;
+ * names get their `$` back where they leave the reader (literal_text).
+ * The byte itself, in a command, is read as `?`: a glob for any one byte,
+ * never a `$`. */
+#define LITERAL_DOLLAR '\x01'
+
+/* A byte of the command as the reader holds it: `literal` when the shell
+ * takes it as it is. */
+static char word_byte(char c, bool literal) {
+  return c == LITERAL_DOLLAR ? '?' : literal && c == '$' ? LITERAL_DOLLAR : c;
+}
+
+/* Appends `len` bytes of `s`, all taken as they are, to buf at *n. */
+static void put_literal(char *buf, size_t *n, const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    buf[(*n)++] = word_byte(s[i], true);
+  }
+}
+
+/* `s`, written out as it is: a new string for the reader's words. */
+static char *literal_word(const char *s) {
+  size_t n = 0;
+  char *w = xmalloc(strlen(s) + 1);
+  put_literal(w, &n, s, strlen(s));
+  w[n] = '\0';
+  return w;
+}
+
+/* A word of the reader as the text it stands for: a new string. */
+static char *literal_text(const char *word) {
+  char *t = xstrdup(word);
+  for (char *c = t; (c = strchr(c, LITERAL_DOLLAR)) != NULL; c++) {
+    *c = '$';
+  }
+  return t;
+}
+
 typedef struct {
   HookRequest *req;
   char *cd;    /* where a `cd` in the command moved to, relative or absolute */
@@ -123,10 +162,11 @@ static void cd_restore(Shell *sh, char *saved) {
 
 /* stat(2) of `word` as the command would see it. */
 static bool stat_word(const Shell *sh, const char *word, struct stat *st) {
-  _cleanup_free_ char *p = from_cwd(sh, word);
-  if (is_unknown_tilde(p)) {
+  _cleanup_free_ char *w = from_cwd(sh, word);
+  if (is_unknown_tilde(w)) {
     return false;
   }
+  _cleanup_free_ char *p = literal_text(w);
   _cleanup_free_ char *abs = sh->req->cwd != NULL ? path_join(sh->req->cwd, p) : xstrdup(p);
   return stat(abs, st) == 0;
 }
@@ -143,7 +183,8 @@ static bool somewhere(const Shell *sh, const char *p) {
 }
 
 /* A tree, as from_cwd gives it. */
-static void add_tree(Shell *sh, const char *p) {
+static void add_tree(Shell *sh, const char *word) {
+  _cleanup_free_ char *p = literal_text(word);
   if (somewhere(sh, p)) {
     hook_request_add_somewhere(sh->req, p, true);
     return;
@@ -152,7 +193,8 @@ static void add_tree(Shell *sh, const char *p) {
 }
 
 /* A path as from_cwd gives it, written (and with `tree` its subtree). */
-static void add_path(Shell *sh, const char *p, bool tree) {
+static void add_path(Shell *sh, const char *word, bool tree) {
+  _cleanup_free_ char *p = literal_text(word);
   if (somewhere(sh, p)) {
     hook_request_add_somewhere(sh->req, p, tree);
     return;
@@ -174,17 +216,19 @@ static void add_tilde_target(Shell *sh, const char *p, bool tree) {
   if (pw == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
     return;
   }
-  _cleanup_free_ char *expanded = xasprintf("%s%s", pw->pw_dir, p + 1);
+  _cleanup_free_ char *dir = literal_word(pw->pw_dir);
+  _cleanup_free_ char *expanded = xasprintf("%s%s", dir, p + 1);
   add_path(sh, expanded, tree);
 }
 
 /* A directory, as from_cwd gives it, standing for files whose names the
  * command knows only when it runs. */
-static void add_unread_path(Shell *sh, const char *p) {
-  if (is_unknown_tilde(p)) {
-    add_tilde_target(sh, p, true);
+static void add_unread_path(Shell *sh, const char *word) {
+  if (is_unknown_tilde(word)) {
+    add_tilde_target(sh, word, true);
     return;
   }
+  _cleanup_free_ char *p = literal_text(word);
   if (somewhere(sh, p)) {
     hook_request_add_somewhere(sh->req, p, true);
     return;
@@ -248,18 +292,19 @@ static const char *expansion(const char *word) {
   return NULL;
 }
 
-/* The directory the command is in, absolute, or NULL when a `cd` went
- * where the hook cannot follow. */
+/* The directory the command is in, absolute, as a word of the reader, or
+ * NULL when a `cd` went where the hook cannot follow. */
 static char *current_dir(const Shell *sh) {
   if (sh->cd_unknown) {
     return NULL;
   }
   _cleanup_free_ char *here = getcwd(NULL, 0);
-  const char *base = sh->req->cwd != NULL ? sh->req->cwd : here;
-  if (base == NULL || base[0] != '/') {
+  const char *cwd = sh->req->cwd != NULL ? sh->req->cwd : here;
+  if (cwd == NULL || cwd[0] != '/') {
     return NULL;
   }
-  return sh->cd != NULL ? path_absolute(base, sh->cd) : xstrdup(base);
+  _cleanup_free_ char *base = literal_word(cwd);
+  return sh->cd != NULL ? path_absolute(base, sh->cd) : steal_pointer(&base);
 }
 
 /* The command's own setting of the variable `name`: its entry in
@@ -309,17 +354,19 @@ static char *expand_environment(const Shell *sh, const char *word) {
            !(len == 0 && isdigit((unsigned char)name[0]))) {
       len++;
     }
+    /* A word of the reader: the command's own value is one already, the
+     * environment's is taken as it is (the shell expands it once). */
     const char *value = NULL;
-    _cleanup_free_ char *pwd = NULL;
+    _cleanup_free_ char *own = NULL;
     if (len > 0 && (!braced || name[len] == '}')) {
       _cleanup_free_ char *var = xstrndup(name, len);
       const char *set = assigned(sh, var);
       if (set != NULL) {
         value = set[len] == '=' ? set + len + 1 : NULL;
       } else if (streq(var, "PWD")) {
-        value = pwd = current_dir(sh);
-      } else if (!streq(var, "OLDPWD")) {
-        value = getenv(var);
+        value = own = current_dir(sh);
+      } else if (!streq(var, "OLDPWD") && getenv(var) != NULL) {
+        value = own = literal_word(getenv(var));
       }
     }
     if (value != NULL && value[0] != '\0') {
@@ -473,7 +520,8 @@ static void add_target(Shell *sh, const char *word, bool tree) {
   if (sh->entries && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
     /* With a trailing `/` a link is followed: `rm -r link/` empties what
      * it leads to. */
-    hook_request_add_entry(sh->req, p, tree);
+    _cleanup_free_ char *entry = literal_text(p);
+    hook_request_add_entry(sh->req, entry, tree);
     return;
   }
   add_path(sh, p, tree);
@@ -1190,7 +1238,8 @@ static void push_dir(Shell *sh) {
 static char *git_toplevel(const Shell *sh) {
   char *d = current_dir(sh);
   while (d != NULL) {
-    _cleanup_free_ char *git = path_join(d, ".git");
+    _cleanup_free_ char *dir = literal_text(d);
+    _cleanup_free_ char *git = path_join(dir, ".git");
     struct stat st;
     if (lstat(git, &st) == 0) {
       return d;
@@ -1358,7 +1407,8 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
           sh->in_script = true;
           sh->replace = xargs->replace != NULL ? xargs->replace : sh->replace;
         }
-        parse_nested(sh, args[k + 1], true);
+        _cleanup_free_ char *script = literal_text(args[k + 1]);
+        parse_nested(sh, script, true);
         sh->in_script = saved_in;
         sh->replace = saved_replace;
         break;
@@ -1377,7 +1427,8 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
       *end++ = ' ';
     }
     *end = '\0';
-    parse_nested(sh, line, false);
+    _cleanup_free_ char *text = literal_text(line);
+    parse_nested(sh, text, false);
   } else if (streq(cmd, "cd") || streq(cmd, "pushd") || streq(cmd, "popd")) {
     change_dir(sh, cmd, args, n);
     if (sh->after_or) {
@@ -1458,7 +1509,8 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
       done = true;
       if (sh->depth < MAX_DEPTH) {
         Words split = {0};
-        const char *q = st.split;
+        _cleanup_free_ char *text = literal_text(st.split);
+        const char *q = text;
         while (*q != '\0') {
           if (!read_word(sh, &q, &split)) {
             q++;
@@ -1480,7 +1532,8 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
         add_target(sh, file, false);
       }
       if (i + 1 < argc && (streq(argv[i], "-c") || streq(argv[i], "--command"))) {
-        parse_nested(sh, argv[i + 1], true);
+        _cleanup_free_ char *script = literal_text(argv[i + 1]);
+        parse_nested(sh, script, true);
         done = true;
       }
     } else if (w->operands > 0 && i < argc &&
@@ -1749,19 +1802,21 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
     any = true;
     bool tilde_prefix = n == 0 || (buf[n - 1] == '=' && is_name(buf, n - 1));
     if (c == '~' && h != NULL && !quoted && tilde_prefix && (p[1] == '/' || ends_word(p[1]))) {
-      memcpy(buf + n, h, strlen(h));
-      n += strlen(h);
+      put_literal(buf, &n, h, strlen(h));
       p++;
     } else if (c == '\'') {
       const char *e = strchr(p + 1, '\'');
       size_t len = e ? (size_t)(e - p - 1) : strlen(p + 1);
-      memcpy(buf + n, p + 1, len);
-      n += len;
+      put_literal(buf, &n, p + 1, len);
       p = e ? e + 1 : p + 1 + len;
       quoted = true;
     } else if (c == '$' && p[1] == '\'') {
-      /* $'…': C escapes. */
+      /* $'…': C escapes, decoded in place; then taken as they are. */
+      size_t start = n;
       p = ansi_c_quote(p + 2, buf, &n);
+      for (size_t i = start; i < n; i++) {
+        buf[i] = word_byte(buf[i], true);
+      }
       quoted = true;
     } else if (c == '$' && p[1] == '"') {
       p++; /* $"…": a translated string, double-quoted */
@@ -1781,8 +1836,11 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
       p++;
       while (*p != '\0' && *p != '"') {
         if (*p == '\\' && p[1] != '\0' && strchr("\"\\$`\n", p[1]) != NULL) {
-          p++;
-        } else if (*p == '`' || (*p == '$' && p[1] == '(' &&
+          put_literal(buf, &n, p + 1, 1);
+          p += 2;
+          continue;
+        }
+        if (*p == '`' || (*p == '$' && p[1] == '(' &&
                                  (p[2] != '(' || arith_end(p + 1) == NULL))) {
           /* "`…`", "$(…)": the command runs, quoted or not. */
           const char *e = substitution(sh, p);
@@ -1791,19 +1849,19 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
           p = e;
           continue;
         }
-        buf[n++] = *p++;
+        buf[n++] = word_byte(*p++, false);
       }
       if (*p == '"') {
         p++;
       }
     } else if (c == '\\' && p[1] != '\0') {
       if (p[1] != '\n') {
-        buf[n++] = p[1];
+        put_literal(buf, &n, p + 1, 1);
       }
       p += 2;
       quoted = true;
     } else {
-      buf[n++] = c;
+      buf[n++] = word_byte(c, false);
       p++;
     }
   }
@@ -1937,7 +1995,8 @@ static void parse(Shell *sh, const char *command) {
           }
           Words delim = {0};
           if (read_word(sh, &p, &delim)) {
-            words_add(&heredocs, delim.v[0], strlen(delim.v[0]));
+            _cleanup_free_ char *text = literal_text(delim.v[0]);
+            words_add(&heredocs, text, strlen(text));
           }
           words_clear(&delim);
           continue;

@@ -413,6 +413,36 @@ class HookPathsTest(ProjectTest):
                                                          policy=self.policy),
                   cwd=os.path.join(self.root, "tests/golden"))
 
+    def test_quoted_dollar_is_literal(self):
+        """A `$` the shell takes as it is ('…', $'…', an escape, a value it
+        substituted) names a directory called `$HOME`, not the home
+        directory: `..` from there is the project. Where the shell does
+        expand, it still counts; and a script run by sh -c, eval or a
+        heredoc's delimiter read with its `$`."""
+        self.env["Q"] = "$HOME"  # a value is expanded once, never again
+        cargo = protected("Cargo.lock", CARGO, self.policy)
+        golden = protected("tests/golden", GOLDEN, self.policy)
+        for command, reason in (
+                ("cd '$HOME' && rm ../Cargo.lock", cargo),
+                ("cd \\$HOME && rm ../Cargo.lock", cargo),
+                ('cd "\\$HOME" && rm ../Cargo.lock', cargo),
+                ("cd $'\\x24HOME' && rm ../Cargo.lock", cargo),
+                ("cd $'$HOME' && rm ../Cargo.lock", cargo),
+                ("cd '${HOME}'/x && rm ../../Cargo.lock", cargo),
+                ("rm -rf '$HOME'/../tests/golden", golden),
+                ('cd "$Q" && rm ../Cargo.lock', cargo),
+                ('D=\'$HOME\'; cd "$D" && rm ../Cargo.lock', cargo),
+                ("sh -c 'cd \"$HOME\" && rm ../proj/Cargo.lock'", cargo),
+                ("eval 'cd $HOME' '&& rm ../proj/Cargo.lock'", cargo),
+                ("cat > notes.txt <<'$E'\nhello\n$E\nrm Cargo.lock", cargo),
+                # Allowed: the shell expands these, or the name is not protected.
+                ('cd "$HOME" && rm ../Cargo.lock', None),
+                ("cd $HOME && rm ../Cargo.lock", None),
+                ("sh -c 'cd $HOME && rm ../Cargo.lock'", None),
+                ("cd '$HOME' && rm ../notes.txt", None),
+                ("cat > notes.txt <<'$E'\nrm Cargo.lock\n$E\necho done", None)):
+            self.bash(command, reason)
+
     def test_gemini_replace_relative_missing_path_refused(self):
         """`expected.txt` may be corrected to tests/golden/expected.txt, which
         `tests/golden` protects: no pattern needs to end like the name."""
