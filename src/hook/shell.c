@@ -18,6 +18,10 @@
 /* How many earlier `cd`s pushd and open subshells keep: each is a copy, and
  * a long enough command line must not cost quadratic memory. */
 #define MAX_SAVED_DIRS 64
+/* How many names made by ln and mv are remembered, and how long a chain
+ * of them (a link to a link) is followed. */
+#define MAX_ALIASES 64
+#define MAX_ALIAS_DEPTH 8
 
 typedef struct {
   char **v;
@@ -114,6 +118,10 @@ typedef struct {
   /* In a script xargs or find -exec runs (sh -c '…'): its positional
    * parameters are those names, so any word the shell expands may be. */
   bool in_script;
+  /* Names the command gives to what it could already reach (see
+   * add_alias): alias_names[i] leads to alias_to[i], both absolute. */
+  Words alias_names;
+  Words alias_to;
 } Shell;
 
 /* A command run by xargs gets more arguments than it was written with. */
@@ -472,6 +480,67 @@ static void execdir_targets(Shell *sh, const char *p, bool tree) {
   add_unread_path(sh, dir);
 }
 
+/* `p`, as from_cwd gives it, absolute and without `.` and `..` (a word of
+ * the reader), or NULL when it is relative to where only running the
+ * command tells. */
+static char *anchored(const Shell *sh, const char *p) {
+  if (p[0] == '/') {
+    return path_normalize(p);
+  }
+  if (sh->cd_unknown || is_unknown_tilde(p)) {
+    return NULL;
+  }
+  _cleanup_free_ char *here = getcwd(NULL, 0);
+  const char *cwd = sh->req->cwd != NULL ? sh->req->cwd : here;
+  if (cwd == NULL || cwd[0] != '/') {
+    return NULL;
+  }
+  _cleanup_free_ char *base = literal_word(cwd);
+  return path_absolute(base, p);
+}
+
+/* Remembers that `name` (as from_cwd gives it), once the command has made
+ * it, leads to `to` (absolute): a link ln makes, another name for a file,
+ * the new name of what mv moves. Names written through it later are
+ * judged where it leads too (`ln -s ../Cargo.lock x && echo y > x`,
+ * `mv lnk d && rm -r d/`), which the file system cannot tell before the
+ * command runs. */
+static void add_alias(Shell *sh, const char *name, const char *to) {
+  _cleanup_free_ char *abs = anchored(sh, name);
+  if (abs == NULL || streq(abs, "/") || sh->alias_names.n == MAX_ALIASES) {
+    return;
+  }
+  _cleanup_free_ char *dest = path_normalize(to);
+  words_add(&sh->alias_names, abs, strlen(abs));
+  words_add(&sh->alias_to, dest, strlen(dest));
+}
+
+/* `p`, as from_cwd gives it, through the names add_alias remembered: what
+ * each leads to is judged as well. A name that is removed or renamed
+ * itself (an `entry`, no trailing `/`) takes nothing with it. */
+static void through_aliases(Shell *sh, const char *p, bool tree, bool entry, int depth) {
+  if (sh->alias_names.n == 0 || depth >= MAX_ALIAS_DEPTH) {
+    return;
+  }
+  _cleanup_free_ char *abs = anchored(sh, p);
+  if (abs == NULL) {
+    return;
+  }
+  size_t plen = strlen(p);
+  bool follow = plen > 0 && p[plen - 1] == '/';
+  for (size_t i = sh->alias_names.n; i-- > 0;) {
+    const char *name = sh->alias_names.v[i];
+    size_t len = strlen(name);
+    if (strncmp(abs, name, len) != 0 || (abs[len] != '\0' && abs[len] != '/') ||
+        (abs[len] == '\0' && entry && !follow)) {
+      continue;
+    }
+    _cleanup_free_ char *q = xasprintf("%s%s%s", sh->alias_to.v[i], abs + len, follow ? "/" : "");
+    add_path(sh, q, tree);
+    through_aliases(sh, q, tree, false, depth + 1);
+  }
+}
+
 /* Adds a target. A glob stays a glob: it is decided against the patterns
  * (matcher_match_glob), never by listing directories. */
 static void add_target(Shell *sh, const char *word, bool tree) {
@@ -516,6 +585,7 @@ static void add_target(Shell *sh, const char *word, bool tree) {
   if (sh->execdir != NULL && word[0] != '/') {
     execdir_targets(sh, p, tree);
   }
+  through_aliases(sh, p, tree, sh->entries, 0);
   size_t len = strlen(p);
   if (sh->entries && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
     /* With a trailing `/` a link is followed: `rm -r link/` empties what
@@ -760,7 +830,29 @@ typedef struct {
   bool delete_dest;       /* rsync --delete: DEST loses what the sources lack */
   bool move_sources;      /* rsync --remove-source-files */
   bool make_dirs;         /* install -d: every operand is created */
+  bool symbolic;          /* ln -s */
+  bool relative_link;     /* ln -r: a symbolic link's target is as written from here */
 } CopyOptions;
+
+/* What the name `name` (as from_cwd gives it) that ln or mv makes for the
+ * operand `src` leads to, absolute; NULL when unknown. */
+static char *made_leads_to(const Shell *sh, const char *src, const char *name,
+                           const CopyOptions *o) {
+  if (o->symbolic && src[0] == '/') {
+    return xstrdup(src);
+  }
+  if (o->symbolic && !o->relative_link) {
+    /* A relative link leads on from the directory it is in. */
+    _cleanup_free_ char *abs = anchored(sh, name);
+    if (abs == NULL) {
+      return NULL;
+    }
+    _cleanup_free_ char *dir = path_dirname(abs);
+    return path_join(dir, src);
+  }
+  _cleanup_free_ char *p = from_cwd(sh, src);
+  return anchored(sh, p);
+}
 
 /* cp/install/ln/rsync SRC… DEST (or -t DEST SRC…): DEST, or DEST/basename(SRC)
  * for every source when DEST is, or may be by the time it runs, a
@@ -854,6 +946,24 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
       }
     }
     sh->entries = false;
+  }
+  /* The names ln and mv make lead to their sources from now on: the one
+   * DEST names, or the one inside it (with a trailing `/`, only that). */
+  if (!streq(cmd, "ln") && (!o->move_sources || rsync)) {
+    return;
+  }
+  for (size_t k = 0; k < nsrc; k++) {
+    for (int inside = 0; inside < 2; inside++) {
+      if (inside ? !may_be_dir : dir_known || nsrc > 1 || (len > 0 && dest[len - 1] == '/')) {
+        continue;
+      }
+      _cleanup_free_ char *w = inside ? copy_into(dest, plain[k], false, false) : xstrdup(dest);
+      _cleanup_free_ char *name = from_cwd(sh, w);
+      _cleanup_free_ char *to = made_leads_to(sh, plain[k], name, o);
+      if (to != NULL) {
+        add_alias(sh, name, to);
+      }
+    }
   }
 }
 
@@ -1002,6 +1112,9 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
           co.no_target_dir = true;
         } else if (streq(name, "--recursive") || (copy && streq(name, "--archive"))) {
           co.recursive = true;
+        } else if (streq(cmd, "ln") && (streq(name, "--symbolic") || streq(name, "--relative"))) {
+          co.symbolic |= streq(name, "--symbolic");
+          co.relative_link |= streq(name, "--relative");
         } else if (streq(name, "--parents") || (copy && streq(name, "--relative"))) {
           co.parents = true;
         } else if (streq(cmd, "rsync") &&
@@ -1035,6 +1148,9 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
           co.parents = true;
         } else if (streq(cmd, "install") && *c == 'd') {
           co.make_dirs = true;
+        } else if (streq(cmd, "ln") && (*c == 's' || *c == 'r')) {
+          co.symbolic |= *c == 's';
+          co.relative_link |= *c == 'r';
         }
       }
       continue;
@@ -2033,4 +2149,6 @@ void hook_shell_targets(const char *command, HookRequest *req) {
   free(sh.cd);
   words_clear(&sh.dirs);
   words_clear(&sh.assigned);
+  words_clear(&sh.alias_names);
+  words_clear(&sh.alias_to);
 }

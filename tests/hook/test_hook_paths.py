@@ -443,6 +443,37 @@ class HookPathsTest(ProjectTest):
                 ("cat > notes.txt <<'$E'\nrm Cargo.lock\n$E\necho done", None)):
             self.bash(command, reason)
 
+    def test_names_made_in_the_command(self):
+        """A link ln makes, another name for a file, the new name of what mv
+        moves: the file system knows none of them before the command
+        runs, so a name written through one is judged where it leads. The
+        name itself removed takes nothing with it."""
+        cargo = self.root + "/Cargo.lock"
+        for command, shown, pattern in (
+                ("ln -s ../Cargo.lock src/x && echo y > src/x", "Cargo.lock", CARGO),
+                ("ln -sf %s x; echo y >> x" % cargo, "Cargo.lock", CARGO),
+                ("ln -s --force ../Cargo.lock src/ && truncate -s0 src/Cargo.lock",
+                 "Cargo.lock", CARGO),
+                ("ln -s tests t && rm -rf t/golden", "tests/golden", GOLDEN),
+                ("ln -sr tests/golden src/g && echo y > src/g/a.txt", "tests/golden/a.txt",
+                 GOLDEN),
+                ("ln -rs tests src/t && cd src && rm -rf t/", "tests/", GOLDEN),
+                ("ln Cargo.lock hard && echo y > hard", "Cargo.lock", CARGO),
+                ("ln -s Cargo.lock a && ln -s a b && echo y > b", "Cargo.lock", CARGO),
+                ("mv src/lnk x && echo y > x", "src/lnk", CARGO),
+                ("mv src/ldir d && rm -rf d/", "src/ldir/", GOLDEN),
+                ("mkdir -p w && mv src/lnk w/ && sed -i s/x/y/ w/lnk", "src/lnk", CARGO),
+                ("sh -c 'ln -s ../tests src/t' && rm -rf src/t/golden", "tests/golden", GOLDEN),
+                # Allowed: the link itself goes, or nothing protected is reached.
+                ("ln -s ../Cargo.lock src/x && rm src/x", None, None),
+                ("ln -s ../Cargo.lock src/x && cat src/x", None, None),
+                ("ln -s ../Cargo.lock x && echo y > x", None, None),  # leads above the root
+                ("mv src/lnk x && rm x", None, None),
+                ("ln -s src s && echo y > s/new.c", None, None),
+                ("cp Cargo.lock /tmp/c && echo y > /tmp/c", None, None),
+                ("mv notes.txt n2 && echo y > n2", None, None)):
+            self.bash(command, pattern and protected(shown, pattern, self.policy))
+
     def test_gemini_replace_relative_missing_path_refused(self):
         """`expected.txt` may be corrected to tests/golden/expected.txt, which
         `tests/golden` protects: no pattern needs to end like the name."""
