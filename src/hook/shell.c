@@ -300,10 +300,14 @@ static const char *expansion(const char *word) {
   return NULL;
 }
 
-/* The directory the command is in, absolute, as a word of the reader, or
- * NULL when a `cd` went where the hook cannot follow. */
-static char *current_dir(const Shell *sh) {
-  if (sh->cd_unknown) {
+/* `p`, as from_cwd gives it, absolute and without `.` and `..` (a word of
+ * the reader), or NULL when it is relative to where only running the
+ * command tells. */
+static char *anchored(const Shell *sh, const char *p) {
+  if (p[0] == '/') {
+    return path_normalize(p);
+  }
+  if (sh->cd_unknown || is_unknown_tilde(p)) {
     return NULL;
   }
   _cleanup_free_ char *here = getcwd(NULL, 0);
@@ -312,7 +316,13 @@ static char *current_dir(const Shell *sh) {
     return NULL;
   }
   _cleanup_free_ char *base = literal_word(cwd);
-  return sh->cd != NULL ? path_absolute(base, sh->cd) : steal_pointer(&base);
+  return path_absolute(base, p);
+}
+
+/* The directory the command is in, absolute, as a word of the reader, or
+ * NULL when a `cd` went where the hook cannot follow. */
+static char *current_dir(const Shell *sh) {
+  return sh->cd_unknown ? NULL : anchored(sh, sh->cd != NULL ? sh->cd : ".");
 }
 
 /* The command's own setting of the variable `name`: its entry in
@@ -478,25 +488,6 @@ static void execdir_targets(Shell *sh, const char *p, bool tree) {
     }
   }
   add_unread_path(sh, dir);
-}
-
-/* `p`, as from_cwd gives it, absolute and without `.` and `..` (a word of
- * the reader), or NULL when it is relative to where only running the
- * command tells. */
-static char *anchored(const Shell *sh, const char *p) {
-  if (p[0] == '/') {
-    return path_normalize(p);
-  }
-  if (sh->cd_unknown || is_unknown_tilde(p)) {
-    return NULL;
-  }
-  _cleanup_free_ char *here = getcwd(NULL, 0);
-  const char *cwd = sh->req->cwd != NULL ? sh->req->cwd : here;
-  if (cwd == NULL || cwd[0] != '/') {
-    return NULL;
-  }
-  _cleanup_free_ char *base = literal_word(cwd);
-  return path_absolute(base, p);
 }
 
 /* Remembers that `name` (as from_cwd gives it), once the command has made
