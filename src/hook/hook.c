@@ -717,6 +717,10 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
       v->hits[k].unread = true;
     }
   }
+  /* A command that makes more links and renames than the reader follows
+   * (hook_shell_targets) may lead anywhere: refused where agent.lock
+   * governs. */
+  bool too_many_names = shell.unknown_target && v->n_hits == 0 && policy_from(&dc.ps, base) >= 0;
   shell.cwd = NULL;
   hook_request_clear(&shell);
   for (size_t i = 0; i < dc.ps.n; i++) {
@@ -729,6 +733,14 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
   _cleanup_free_ char *policy_error = dc.policy_error;
   _cleanup_free_ char *ambiguous = dc.ambiguous;
 
+  if (too_many_names) {
+    v->deny = true;
+    v->reason = xstrdup(_("this command makes more links and renames than ralon follows before "
+                          "it runs, and a name written through one of them may be a file "
+                          "agent.lock protects: it was refused and changed nothing. Run it as "
+                          "several shorter commands."));
+    return;
+  }
   if (v->n_hits == 0 && policy_error != NULL) {
     v->deny = true;
     v->reason = xasprintf(_("this call cannot be checked against agent.lock (%s), so it was "

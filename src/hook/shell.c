@@ -5,6 +5,7 @@
  * apply_patch heredoc; anything cleverer is the kernel's business, which is
  * why this is best effort. */
 #include <ctype.h>
+#include <limits.h>
 #include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,10 +19,13 @@
 /* How many earlier `cd`s pushd and open subshells keep: each is a copy, and
  * a long enough command line must not cost quadratic memory. */
 #define MAX_SAVED_DIRS 64
-/* How many names made by ln and mv are remembered, and how long a chain
- * of them (a link to a link) is followed. */
-#define MAX_ALIASES 64
-#define MAX_ALIAS_DEPTH 8
+/* How many names made by ln and mv are remembered, how many names one
+ * path may stand for through them, and how many steps following them may
+ * take in one command: past any, the command is refused rather than read
+ * in part (add_alias, alias_images). */
+#define MAX_ALIASES 128
+#define MAX_ALIAS_IMAGES 256
+#define MAX_ALIAS_STEPS 4096
 
 typedef struct {
   char **v;
@@ -81,6 +85,26 @@ static char *literal_text(const char *word) {
   return t;
 }
 
+/* Where the string `r` (xargs -I's, find's `{}`) is in `word`, or NULL:
+ * the two compare as the text they stand for, so a `$` quoted in one and
+ * bare in the other (a `$` the shell keeps either way) is the same. */
+static const char *replace_in(const char *word, const char *r) {
+  if (r == NULL || r[0] == '\0') {
+    return NULL;
+  }
+  for (const char *w = word; *w != '\0'; w++) {
+    size_t i = 0;
+    while (r[i] != '\0' && w[i] != '\0' &&
+           (w[i] == LITERAL_DOLLAR ? '$' : w[i]) == (r[i] == LITERAL_DOLLAR ? '$' : r[i])) {
+      i++;
+    }
+    if (r[i] == '\0') {
+      return w;
+    }
+  }
+  return NULL;
+}
+
 typedef struct {
   HookRequest *req;
   char *cd;    /* where a `cd` in the command moved to, relative or absolute */
@@ -122,6 +146,10 @@ typedef struct {
    * add_alias): alias_names[i] leads to alias_to[i], both absolute. */
   Words alias_names;
   Words alias_to;
+  /* The text of alias_names[i] when the command makes it a symbolic link,
+   * else "". */
+  Words alias_text;
+  size_t alias_steps;
 } Shell;
 
 /* A command run by xargs gets more arguments than it was written with. */
@@ -168,20 +196,37 @@ static void cd_restore(Shell *sh, char *saved) {
   free(saved);
 }
 
-/* stat(2) of `word` as the command would see it. */
-static bool stat_word(const Shell *sh, const char *word, struct stat *st) {
+/* The file `word` names as the command would see it, as a path for the
+ * system calls; NULL for a `~` that cannot be placed. */
+static char *word_file(const Shell *sh, const char *word) {
   _cleanup_free_ char *w = from_cwd(sh, word);
   if (is_unknown_tilde(w)) {
-    return false;
+    return NULL;
   }
   _cleanup_free_ char *p = literal_text(w);
-  _cleanup_free_ char *abs = sh->req->cwd != NULL ? path_join(sh->req->cwd, p) : xstrdup(p);
-  return stat(abs, st) == 0;
+  return sh->req->cwd != NULL ? path_join(sh->req->cwd, p) : xstrdup(p);
 }
 
-static bool is_dir(const Shell *sh, const char *word) {
+/* The same for `p` as from_cwd gives it; NULL too when it is relative to
+ * where only running the command tells. */
+static char *path_file(const Shell *sh, const char *p) {
+  if (is_unknown_tilde(p) || (sh->cd_unknown && p[0] != '/')) {
+    return NULL;
+  }
+  _cleanup_free_ char *t = literal_text(p);
+  return sh->req->cwd != NULL ? path_join(sh->req->cwd, t) : xstrdup(t);
+}
+
+/* stat(2) of `word` as the command would see it, or lstat(2) unless
+ * `follow`. */
+static bool stat_word(const Shell *sh, const char *word, struct stat *st, bool follow) {
+  _cleanup_free_ char *abs = word_file(sh, word);
+  return abs != NULL && (follow ? stat(abs, st) : lstat(abs, st)) == 0;
+}
+
+static bool is_dir(const Shell *sh, const char *word, bool follow) {
   struct stat st;
-  return stat_word(sh, word, &st) && S_ISDIR(st.st_mode);
+  return stat_word(sh, word, &st, follow) && S_ISDIR(st.st_mode);
 }
 
 /* Whether `p`, as from_cwd gives it, is relative to a directory only
@@ -229,9 +274,7 @@ static void add_tilde_target(Shell *sh, const char *p, bool tree) {
   add_path(sh, expanded, tree);
 }
 
-/* A directory, as from_cwd gives it, standing for files whose names the
- * command knows only when it runs. */
-static void add_unread_path(Shell *sh, const char *word) {
+static void add_unread_one(Shell *sh, const char *word) {
   if (is_unknown_tilde(word)) {
     add_tilde_target(sh, word, true);
     return;
@@ -242,6 +285,21 @@ static void add_unread_path(Shell *sh, const char *word) {
     return;
   }
   hook_request_add_unread(sh->req, p);
+}
+
+static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words *out);
+
+/* A directory, as from_cwd gives it, standing for files whose names the
+ * command knows only when it runs; and where names the command made in it
+ * or on the way to it lead (add_alias). */
+static void add_unread_path(Shell *sh, const char *word) {
+  add_unread_one(sh, word);
+  Words images = {0};
+  alias_images(sh, word, false, true, &images);
+  for (size_t i = 0; i < images.n; i++) {
+    add_unread_one(sh, images.v[i]);
+  }
+  words_clear(&images);
 }
 
 /* A directory below which go files whose names xargs reads. */
@@ -300,12 +358,12 @@ static const char *expansion(const char *word) {
   return NULL;
 }
 
-/* `p`, as from_cwd gives it, absolute and without `.` and `..` (a word of
- * the reader), or NULL when it is relative to where only running the
- * command tells. */
-static char *anchored(const Shell *sh, const char *p) {
+/* `p`, as from_cwd gives it, absolute (a word of the reader) with its `.`
+ * and `..` as written, or NULL when it is relative to where only running
+ * the command tells. */
+static char *anchored_raw(const Shell *sh, const char *p) {
   if (p[0] == '/') {
-    return path_normalize(p);
+    return xstrdup(p);
   }
   if (sh->cd_unknown || is_unknown_tilde(p)) {
     return NULL;
@@ -316,7 +374,13 @@ static char *anchored(const Shell *sh, const char *p) {
     return NULL;
   }
   _cleanup_free_ char *base = literal_word(cwd);
-  return path_absolute(base, p);
+  return path_join(base, p);
+}
+
+/* The same without `.` and `..`. */
+static char *anchored(const Shell *sh, const char *p) {
+  _cleanup_free_ char *raw = anchored_raw(sh, p);
+  return raw != NULL ? path_normalize(raw) : NULL;
 }
 
 /* The directory the command is in, absolute, as a word of the reader, or
@@ -407,7 +471,7 @@ static char *expand_environment(const Shell *sh, const char *word) {
  * for anything below the working directory. */
 static const char *unknown_part(const Shell *sh, const char *word, bool expansions, bool *names) {
   const char *x = expansions ? expansion(word) : NULL;
-  const char *r = sh->replace != NULL && sh->replace[0] != '\0' ? strstr(word, sh->replace) : NULL;
+  const char *r = replace_in(word, sh->replace);
   /* In a script xargs or find runs, $1, $@ and the like are the names. */
   *names = sh->in_script || (r != NULL && (x == NULL || r < x));
   return x == NULL || (r != NULL && r < x) ? r : x;
@@ -490,46 +554,173 @@ static void execdir_targets(Shell *sh, const char *p, bool tree) {
   add_unread_path(sh, dir);
 }
 
-/* Remembers that `name` (as from_cwd gives it), once the command has made
- * it, leads to `to` (absolute): a link ln makes, another name for a file,
- * the new name of what mv moves. Names written through it later are
- * judged where it leads too (`ln -s ../Cargo.lock x && echo y > x`,
- * `mv lnk d && rm -r d/`), which the file system cannot tell before the
- * command runs. */
-static void add_alias(Shell *sh, const char *name, const char *to) {
-  _cleanup_free_ char *abs = anchored(sh, name);
-  if (abs == NULL || streq(abs, "/") || sh->alias_names.n == MAX_ALIASES) {
-    return;
+/* `p`, as from_cwd gives it, as the command's names made are kept: absolute
+ * and normalised, or after a `cd` the hook cannot follow, relative to where
+ * it leads (HookRequest.somewhere). NULL for a `~` that cannot be placed. */
+static char *alias_key(const Shell *sh, const char *p) {
+  if (is_unknown_tilde(p)) {
+    return NULL;
   }
-  _cleanup_free_ char *dest = path_normalize(to);
-  words_add(&sh->alias_names, abs, strlen(abs));
-  words_add(&sh->alias_to, dest, strlen(dest));
+  return somewhere(sh, p) ? path_normalize(p) : anchored(sh, p);
 }
 
-/* `p`, as from_cwd gives it, through the names add_alias remembered: what
- * each leads to is judged as well. A name that is removed or renamed
- * itself (an `entry`, no trailing `/`) takes nothing with it. */
-static void through_aliases(Shell *sh, const char *p, bool tree, bool entry, int depth) {
-  if (sh->alias_names.n == 0 || depth >= MAX_ALIAS_DEPTH) {
+/* Remembers that `name` (as from_cwd gives it), once the command has made
+ * it, leads to `to` (as from_cwd gives it, `..` not yet resolved): a link
+ * ln makes, another name for a file, the new name of what mv moves. Names
+ * written through it later are judged where it leads too (`ln -s
+ * ../Cargo.lock x && echo y > x`, `mv lnk d && rm -r d/`), which the file
+ * system cannot tell before the command runs. One name may lead to
+ * several places, when where is uncertain. `text`: the symbolic link's,
+ * when it is one (NULL if not). */
+static void add_alias(Shell *sh, const char *name, const char *to, const char *text) {
+  _cleanup_free_ char *key = alias_key(sh, name);
+  if (key == NULL || streq(key, "/") || streq(key, ".")) {
     return;
   }
-  _cleanup_free_ char *abs = anchored(sh, p);
-  if (abs == NULL) {
+  _cleanup_free_ char *dest = somewhere(sh, to) ? xstrdup(to) : anchored_raw(sh, to);
+  _cleanup_free_ char *norm = dest != NULL ? path_normalize(dest) : NULL;
+  if (dest == NULL || streq(norm, key)) {
+    return; /* `ln -s x x` leads nowhere new */
+  }
+  for (size_t i = 0; i < sh->alias_names.n; i++) {
+    if (streq(sh->alias_names.v[i], key) && streq(sh->alias_to.v[i], dest)) {
+      return;
+    }
+  }
+  if (sh->alias_names.n == MAX_ALIASES) {
+    /* Past that many, a later name may lead anywhere. */
+    sh->req->unknown_target = true;
     return;
   }
-  size_t plen = strlen(p);
-  bool follow = plen > 0 && p[plen - 1] == '/';
-  for (size_t i = sh->alias_names.n; i-- > 0;) {
-    const char *name = sh->alias_names.v[i];
-    size_t len = strlen(name);
-    if (strncmp(abs, name, len) != 0 || (abs[len] != '\0' && abs[len] != '/') ||
-        (abs[len] == '\0' && entry && !follow)) {
+  words_add(&sh->alias_names, key, strlen(key));
+  words_add(&sh->alias_to, dest, strlen(dest));
+  words_add(&sh->alias_text, text != NULL ? text : "", text != NULL ? strlen(text) : 0);
+}
+
+/* The names `cur` (absolute, or relative as alias_key keeps it, `..` not
+ * yet resolved) also stands for, one alias away, added to `todo`: wherever
+ * a leading part of it, resolved so far, is a name made, that part
+ * replaced by where it leads (so `g/../golden` through a link `g` is
+ * judged from where `g` leads). Not the whole of it when `entry` (a name
+ * removed or renamed itself takes nothing with it). With `below`, also
+ * where any name made below it leads: what a tree written there reaches. */
+static void alias_step(Shell *sh, const char *cur, bool entry, bool below, Words *todo) {
+  size_t n = strlen(cur);
+  _cleanup_free_ char *norm = xmalloc(n + 2);
+  _cleanup_free_ size_t *starts = xcalloc(n / 2 + 2, sizeof(size_t));
+  size_t nl = 0, depth = 0;
+  bool absolute = cur[0] == '/';
+  norm[0] = '\0';
+  for (size_t i = 0; cur[i] != '\0';) {
+    while (cur[i] == '/') {
+      i++;
+    }
+    size_t s = i;
+    while (cur[i] != '\0' && cur[i] != '/') {
+      i++;
+    }
+    size_t len = i - s;
+    if (len == 0 || (len == 1 && cur[s] == '.')) {
       continue;
     }
-    _cleanup_free_ char *q = xasprintf("%s%s%s", sh->alias_to.v[i], abs + len, follow ? "/" : "");
-    add_path(sh, q, tree);
-    through_aliases(sh, q, tree, false, depth + 1);
+    bool up = len == 2 && cur[s] == '.' && cur[s + 1] == '.';
+    bool last_up = depth > 0 && streq(norm + starts[depth - 1] + (starts[depth - 1] > 0), "..");
+    if (up && depth > 0 && !last_up) {
+      nl = starts[--depth];
+      norm[nl] = '\0';
+      continue;
+    }
+    if (up && absolute) {
+      continue; /* `/..` is `/` */
+    }
+    starts[depth++] = nl;
+    if (absolute || nl > 0) {
+      norm[nl++] = '/';
+    }
+    memcpy(norm + nl, cur + s, len);
+    nl += len;
+    norm[nl] = '\0';
+    for (size_t a = 0; a < sh->alias_names.n; a++) {
+      if (streq(norm, sh->alias_names.v[a]) && !(entry && cur[i] == '\0')) {
+        _cleanup_free_ char *q = xasprintf("%s%s", sh->alias_to.v[a], cur + i);
+        words_add(todo, q, strlen(q));
+      }
+    }
   }
+  if (!below) {
+    return;
+  }
+  for (size_t a = 0; a < sh->alias_names.n; a++) {
+    const char *name = sh->alias_names.v[a];
+    size_t len = strlen(name);
+    if (nl < len && strncmp(name, norm, nl) == 0 && (nl == 0 || name[nl] == '/')) {
+      words_add(todo, sh->alias_to.v[a], strlen(sh->alias_to.v[a]));
+    }
+  }
+}
+
+/* What `p`, as from_cwd gives it, may also be through the names the
+ * command made (add_alias), one after another: added to `out` as from_cwd
+ * would give them (trees too with `below`; see alias_step). Each is taken
+ * once, so a cycle of links ends; past MAX_ALIAS_IMAGES the command is
+ * refused (HookRequest.unknown_target), as no reading of it is cheap. */
+static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words *out) {
+  if (sh->alias_names.n == 0 || is_unknown_tilde(p)) {
+    return;
+  }
+  _cleanup_free_ char *start = somewhere(sh, p) ? xstrdup(p) : anchored_raw(sh, p);
+  if (start == NULL) {
+    return;
+  }
+  Words seen = {0};
+  words_add(&seen, start, strlen(start));
+  for (size_t t = 0; t < seen.n; t++) {
+    if (++sh->alias_steps > MAX_ALIAS_STEPS) {
+      sh->req->unknown_target = true;
+      break;
+    }
+    Words next = {0};
+    alias_step(sh, seen.v[t], entry && t == 0, below, &next);
+    for (size_t j = 0; j < next.n; j++) {
+      bool known = false;
+      for (size_t k = 0; k < seen.n && !known; k++) {
+        known = streq(seen.v[k], next.v[j]);
+      }
+      if (known) {
+        continue;
+      }
+      if (seen.n > MAX_ALIAS_IMAGES) {
+        sh->req->unknown_target = true;
+        break;
+      }
+      words_add(&seen, next.v[j], strlen(next.v[j]));
+    }
+    words_clear(&next);
+  }
+  for (size_t t = 1; t < seen.n; t++) {
+    size_t len = strlen(seen.v[t]);
+    _cleanup_free_ char *q = path_normalize(seen.v[t]);
+    /* A trailing `/` follows a link: kept. */
+    _cleanup_free_ char *w = len > 0 && seen.v[t][len - 1] == '/' && !streq(q, "/")
+                                 ? xasprintf("%s/", q)
+                                 : xstrdup(q);
+    words_add(out, w, strlen(w));
+  }
+  words_clear(&seen);
+}
+
+/* A written name as from_cwd gives it: an entry when the command takes
+ * names as they are (sh->entries), else a path. */
+static void add_named(Shell *sh, const char *p, bool tree) {
+  size_t len = strlen(p);
+  if (sh->entries && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
+    /* With a trailing `/` a link is followed: `rm -r link/` empties what
+     * it leads to. */
+    _cleanup_free_ char *entry = literal_text(p);
+    hook_request_add_entry(sh->req, entry, tree);
+    return;
+  }
+  add_path(sh, p, tree);
 }
 
 /* Adds a target. A glob stays a glob: it is decided against the patterns
@@ -576,16 +767,13 @@ static void add_target(Shell *sh, const char *word, bool tree) {
   if (sh->execdir != NULL && word[0] != '/') {
     execdir_targets(sh, p, tree);
   }
-  through_aliases(sh, p, tree, sh->entries, 0);
-  size_t len = strlen(p);
-  if (sh->entries && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
-    /* With a trailing `/` a link is followed: `rm -r link/` empties what
-     * it leads to. */
-    _cleanup_free_ char *entry = literal_text(p);
-    hook_request_add_entry(sh->req, entry, tree);
-    return;
+  add_named(sh, p, tree);
+  Words images = {0};
+  alias_images(sh, p, sh->entries, tree && !sh->entries, &images);
+  for (size_t i = 0; i < images.n; i++) {
+    add_named(sh, images.v[i], tree);
   }
-  add_path(sh, p, tree);
+  words_clear(&images);
 }
 
 static const char *base_name(const char *s) {
@@ -821,28 +1009,87 @@ typedef struct {
   bool delete_dest;       /* rsync --delete: DEST loses what the sources lack */
   bool move_sources;      /* rsync --remove-source-files */
   bool make_dirs;         /* install -d: every operand is created */
-  bool symbolic;          /* ln -s */
+  bool makes_links;       /* ln, link, cp -s/-l: DEST is another name for SRC */
+  bool symbolic;          /* ln -s, cp -s */
   bool relative_link;     /* ln -r: a symbolic link's target is as written from here */
+  bool no_dereference;    /* ln -n: DEST, a link to a directory, is replaced */
 } CopyOptions;
 
-/* What the name `name` (as from_cwd gives it) that ln or mv makes for the
- * operand `src` leads to, absolute; NULL when unknown. */
-static char *made_leads_to(const Shell *sh, const char *src, const char *name,
-                           const CopyOptions *o) {
-  if (o->symbolic && src[0] == '/') {
-    return xstrdup(src);
+/* The text of the symbolic link `word` names, as a word of the reader;
+ * NULL when it is none (or cannot be read). */
+static char *link_text(const Shell *sh, const char *word) {
+  _cleanup_free_ char *abs = word_file(sh, word);
+  struct stat st;
+  if (abs == NULL || lstat(abs, &st) != 0 || !S_ISLNK(st.st_mode)) {
+    return NULL;
   }
-  if (o->symbolic && !o->relative_link) {
-    /* A relative link leads on from the directory it is in. */
-    _cleanup_free_ char *abs = anchored(sh, name);
-    if (abs == NULL) {
-      return NULL;
-    }
-    _cleanup_free_ char *dir = path_dirname(abs);
-    return path_join(dir, src);
+  char buf[PATH_MAX];
+  ssize_t n = readlink(abs, buf, sizeof(buf) - 1);
+  if (n <= 0) {
+    return NULL;
   }
+  buf[n] = '\0';
+  return literal_word(buf);
+}
+
+/* Remembers where the name `name` (as from_cwd gives it) that ln, link,
+ * cp -s/-l or mv makes for the operand `src` leads (add_alias). A
+ * symbolic link's relative text leads on from the directory it is in,
+ * which may itself be reached through a link, on disk or made by the
+ * command: from each of those. A renamed or hard-linked symbolic link
+ * (on disk, or made earlier in the command) keeps its text, and so leads
+ * on from its new place. */
+static void record_made(Shell *sh, const char *src, const char *name, const CopyOptions *o) {
   _cleanup_free_ char *p = from_cwd(sh, src);
-  return anchored(sh, p);
+  Words texts = {0};
+  if (o->symbolic && !o->relative_link) {
+    words_add(&texts, src, strlen(src));
+  } else if (o->symbolic) {
+    add_alias(sh, name, p, NULL); /* ln -r: a text that leads to SRC */
+    return;
+  } else {
+    _cleanup_free_ char *text = link_text(sh, src);
+    _cleanup_free_ char *key = alias_key(sh, p);
+    if (text != NULL) {
+      words_add(&texts, text, strlen(text));
+    }
+    for (size_t i = 0; key != NULL && i < sh->alias_names.n; i++) {
+      if (streq(sh->alias_names.v[i], key) && sh->alias_text.v[i][0] != '\0') {
+        words_add(&texts, sh->alias_text.v[i], strlen(sh->alias_text.v[i]));
+      }
+    }
+    if (texts.n == 0) {
+      add_alias(sh, name, p, NULL);
+      return;
+    }
+  }
+  size_t len = strlen(name);
+  while (len > 1 && name[len - 1] == '/') {
+    len--;
+  }
+  _cleanup_free_ char *trimmed = xstrndup(name, len);
+  _cleanup_free_ char *dir = path_dirname(trimmed);
+  Words dirs = {0};
+  words_add(&dirs, dir, strlen(dir));
+  alias_images(sh, dir, false, false, &dirs);
+  for (size_t i = 0, n = dirs.n; i < n; i++) {
+    /* The directory as the file system resolves it. */
+    _cleanup_free_ char *abs = path_file(sh, dirs.v[i]);
+    _cleanup_free_ char *real = abs != NULL ? path_resolve(abs) : NULL;
+    if (real != NULL) {
+      _cleanup_free_ char *w = literal_word(real);
+      words_add(&dirs, w, strlen(w));
+    }
+  }
+  for (size_t t = 0; t < texts.n; t++) {
+    for (size_t i = 0; i < (texts.v[t][0] == '/' ? 1 : dirs.n); i++) {
+      _cleanup_free_ char *to = streq(dirs.v[i], ".") ? xstrdup(texts.v[t])
+                                                      : path_join(dirs.v[i], texts.v[t]);
+      add_alias(sh, name, to, texts.v[t]);
+    }
+  }
+  words_clear(&dirs);
+  words_clear(&texts);
 }
 
 /* cp/install/ln/rsync SRC… DEST (or -t DEST SRC…): DEST, or DEST/basename(SRC)
@@ -887,14 +1134,14 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
   } else {
     dest = plain[np - 1];
     nsrc = np - 1;
-    dir_known = !o->no_target_dir && is_dir(sh, dest);
+    dir_known = !o->no_target_dir && is_dir(sh, dest, !o->no_dereference);
   }
   if (rsync && is_remote(dest)) {
     return;
   }
   if (xargs->on) {
     /* Sources xargs reads: any name inside DEST. */
-    if (xargs->replace != NULL && strstr(dest, xargs->replace) != NULL) {
+    if (replace_in(dest, xargs->replace) != NULL) {
       unknown_targets(sh);
     } else {
       add_target(sh, dest, false);
@@ -903,7 +1150,7 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
     if (o->move_sources) {
       /* The sources go: those written, and those it reads. */
       for (size_t k = 0; k < nsrc; k++) {
-        bool read = xargs->replace != NULL && strstr(plain[k], xargs->replace) != NULL;
+        bool read = replace_in(plain[k], xargs->replace) != NULL;
         if (!read && (!rsync || !is_remote(plain[k]))) {
           add_target(sh, plain[k], o->recursive);
         }
@@ -940,20 +1187,24 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
   }
   /* The names ln and mv make lead to their sources from now on: the one
    * DEST names, or the one inside it (with a trailing `/`, only that). */
-  if (!streq(cmd, "ln") && (!o->move_sources || rsync)) {
+  if (!o->makes_links && (!o->move_sources || rsync)) {
     return;
   }
+  /* Both, unless certain: a directory DEST may be made by the time it
+   * runs. DEST/ is the new name only of a directory. */
+  bool slash = len > 0 && dest[len - 1] == '/';
   for (size_t k = 0; k < nsrc; k++) {
-    for (int inside = 0; inside < 2; inside++) {
-      if (inside ? !may_be_dir : dir_known || nsrc > 1 || (len > 0 && dest[len - 1] == '/')) {
+    struct stat st;
+    bool file = slash && stat_word(sh, plain[k], &st, true) && !S_ISDIR(st.st_mode);
+    /* The name inside first: a DEST that is a directory is not also the
+     * link. */
+    for (int inside = 1; inside >= 0; inside--) {
+      if (inside ? o->no_target_dir : dir_known || nsrc > 1 || file) {
         continue;
       }
       _cleanup_free_ char *w = inside ? copy_into(dest, plain[k], false, false) : xstrdup(dest);
       _cleanup_free_ char *name = from_cwd(sh, w);
-      _cleanup_free_ char *to = made_leads_to(sh, plain[k], name, o);
-      if (to != NULL) {
-        add_alias(sh, name, to);
-      }
+      record_made(sh, plain[k], name, o);
     }
   }
 }
@@ -1011,7 +1262,8 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
     target_opt = true;
     value_opts = "St";
     value_longs = longs;
-  } else if (streq(cmd, "cp") || streq(cmd, "install") || streq(cmd, "ln")) {
+  } else if (streq(cmd, "cp") || streq(cmd, "install") || streq(cmd, "ln") ||
+             streq(cmd, "link")) {
     static const char *const cp_longs[] = {"--suffix", "--target-directory", "--sparse",
                                            "--no-preserve", NULL};
     static const char *const install_longs[] = {"--suffix", "--target-directory", "--mode",
@@ -1081,6 +1333,9 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
     co.recursive = true;
     co.move_sources = true;
   }
+  /* link FILE1 FILE2: FILE2 is never a directory it goes into. */
+  co.makes_links = streq(cmd, "ln") || streq(cmd, "link");
+  co.no_target_dir = streq(cmd, "link");
   char **plain = xcalloc(n + 1, sizeof(char *));
   size_t np = 0;
   for (size_t k = 0; k < n; k++) {
@@ -1103,9 +1358,14 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
           co.no_target_dir = true;
         } else if (streq(name, "--recursive") || (copy && streq(name, "--archive"))) {
           co.recursive = true;
-        } else if (streq(cmd, "ln") && (streq(name, "--symbolic") || streq(name, "--relative"))) {
+        } else if (streq(cmd, "ln") && (streq(name, "--symbolic") || streq(name, "--relative") ||
+                                        streq(name, "--no-dereference"))) {
           co.symbolic |= streq(name, "--symbolic");
           co.relative_link |= streq(name, "--relative");
+          co.no_dereference |= streq(name, "--no-dereference");
+        } else if (streq(cmd, "cp") && (streq(name, "--symbolic-link") || streq(name, "--link"))) {
+          co.makes_links = true;
+          co.symbolic |= streq(name, "--symbolic-link");
         } else if (streq(name, "--parents") || (copy && streq(name, "--relative"))) {
           co.parents = true;
         } else if (streq(cmd, "rsync") &&
@@ -1139,9 +1399,13 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
           co.parents = true;
         } else if (streq(cmd, "install") && *c == 'd') {
           co.make_dirs = true;
-        } else if (streq(cmd, "ln") && (*c == 's' || *c == 'r')) {
+        } else if (streq(cmd, "ln") && strchr("srn", *c) != NULL) {
           co.symbolic |= *c == 's';
           co.relative_link |= *c == 'r';
+          co.no_dereference |= *c == 'n';
+        } else if (streq(cmd, "cp") && (*c == 's' || *c == 'l')) {
+          co.makes_links = true;
+          co.symbolic |= *c == 's';
         }
       }
       continue;
@@ -1635,7 +1899,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
       /* flock FILE CMD…, flock FILE -c 'CMD': FILE is created if missing. */
       const char *file = argv[i++];
       struct stat st_file;
-      if (!is_digits(file) && !stat_word(sh, file, &st_file)) {
+      if (!is_digits(file) && !stat_word(sh, file, &st_file, true)) {
         add_target(sh, file, false);
       }
       if (i + 1 < argc && (streq(argv[i], "-c") || streq(argv[i], "--command"))) {
@@ -2142,4 +2406,5 @@ void hook_shell_targets(const char *command, HookRequest *req) {
   words_clear(&sh.assigned);
   words_clear(&sh.alias_names);
   words_clear(&sh.alias_to);
+  words_clear(&sh.alias_text);
 }

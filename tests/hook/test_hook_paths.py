@@ -58,6 +58,11 @@ SOMEWHERE = ("`{path}` is written in the directory a `cd` leads to that is known
              "path, or `cd` to a directory written out.")
 
 
+TOO_MANY_NAMES = ("this command makes more links and renames than ralon follows before it runs, "
+                  "and a name written through one of them may be a file agent.lock protects: it "
+                  "was refused and changed nothing. Run it as several shorter commands.")
+
+
 def protected(shown, pattern, policy):
     return PROTECTED_ONE.format(shown=shown, pattern=pattern, policy=policy) + PROTECTED_TAIL
 
@@ -442,6 +447,10 @@ class HookPathsTest(ProjectTest):
                 ("cd '$HOME' && rm ../notes.txt", None),
                 ("cat > notes.txt <<'$E'\nrm Cargo.lock\n$E\necho done", None)):
             self.bash(command, reason)
+        # xargs -I's string, quoted, is the same bare in the words.
+        for command in ("echo ../Cargo.lock | xargs -I'@$' cp /dev/null src/@$",
+                        "echo ../Cargo.lock | xargs -I@$ cp /dev/null 'src/@$'"):
+            self.bash(command, UNREAD.format(shown="./", pattern=LOCK, policy=self.policy))
 
     def test_names_made_in_the_command(self):
         """A link ln makes, another name for a file, the new name of what mv
@@ -460,19 +469,78 @@ class HookPathsTest(ProjectTest):
                 ("ln -rs tests src/t && cd src && rm -rf t/", "tests/", GOLDEN),
                 ("ln Cargo.lock hard && echo y > hard", "Cargo.lock", CARGO),
                 ("ln -s Cargo.lock a && ln -s a b && echo y > b", "Cargo.lock", CARGO),
-                ("mv src/lnk x && echo y > x", "src/lnk", CARGO),
-                ("mv src/ldir d && rm -rf d/", "src/ldir/", GOLDEN),
-                ("mkdir -p w && mv src/lnk w/ && sed -i s/x/y/ w/lnk", "src/lnk", CARGO),
+                ("mv src/lnk src/x && echo y > src/x", "Cargo.lock", CARGO),
+                ("mv src/ldir src/d && rm -rf src/d/", "tests/", GOLDEN),
+                ("mkdir -p w && mv src/lnk w/ && sed -i s/x/y/ w/lnk", "Cargo.lock", CARGO),
                 ("sh -c 'ln -s ../tests src/t' && rm -rf src/t/golden", "tests/golden", GOLDEN),
+                # -n: DEST, a link to a directory, is replaced, not gone into.
+                ("ln -sfn ../Cargo.lock src/ldir && echo y > src/ldir", "Cargo.lock", CARGO),
+                # A relative text leads on from where the link really is:
+                # src/ldir is tests/, s is src/a.
+                ("ln -s ../Cargo.lock src/ldir/x && echo y > src/ldir/x", "Cargo.lock", CARGO),
+                ("ln -s ../Cargo.lock src/ldir && echo y > src/ldir/Cargo.lock", "Cargo.lock",
+                 CARGO),
+                ("mkdir -p src/a && ln -s src/a s && ln -s ../../Cargo.lock s/x && echo y > s/x",
+                 "Cargo.lock", CARGO),
+                # A link moved or hard-linked keeps its text, read from its new place.
+                ("mkdir -p src/a && ln -s ../Cargo.lock src/a/l && mv src/a/l src/ && "
+                 "echo y > src/l", "Cargo.lock", CARGO),
+                ("mkdir -p src/a && ln -s ../Cargo.lock src/a/l && ln src/a/l src/h && "
+                 "echo y > src/h", "Cargo.lock", CARGO),
+                # A directory made first: DEST may be either.
+                ("mkdir d && ln -s ../Cargo.lock d && echo y > d/Cargo.lock", "Cargo.lock", CARGO),
+                ("mv src s2/ && echo y > s2/lnk", "src/lnk", CARGO),
+                # `..` after a link made climbs from where it leads.
+                ("ln -s tests/golden g && echo y > g/../golden/a.txt", "tests/golden/a.txt",
+                 GOLDEN),
+                ("ln -s . a; ln -s . b; echo y > a/b/a/b/a/b/a/b/a/b/Cargo.lock", "Cargo.lock",
+                 CARGO),
+                # The other makers of links: cp -s, cp -l, link.
+                ("cp -s Cargo.lock x; echo y > x", "Cargo.lock", CARGO),
+                ("cp -l Cargo.lock x && echo y > x", "Cargo.lock", CARGO),
+                ("cp -rl tests t2 && echo y > t2/golden/a.txt", "tests/golden/a.txt", GOLDEN),
+                ("link Cargo.lock h && echo y > h", "Cargo.lock", CARGO),
                 # Allowed: the link itself goes, or nothing protected is reached.
                 ("ln -s ../Cargo.lock src/x && rm src/x", None, None),
                 ("ln -s ../Cargo.lock src/x && cat src/x", None, None),
                 ("ln -s ../Cargo.lock x && echo y > x", None, None),  # leads above the root
                 ("mv src/lnk x && rm x", None, None),
+                # src/lnk's text, ../Cargo.lock, leads above the root from there.
+                ("mv src/lnk x && echo y > x", None, None),
+                ("mv src/ldir d && rm -rf d/", None, None),
                 ("ln -s src s && echo y > s/new.c", None, None),
                 ("cp Cargo.lock /tmp/c && echo y > /tmp/c", None, None),
-                ("mv notes.txt n2 && echo y > n2", None, None)):
+                ("mv notes.txt n2 && echo y > n2", None, None),
+                # Without -n, src/ldir is gone into: echo fails on a directory.
+                ("ln -sf ../Cargo.lock src/ldir && echo y > src/ldir", None, None),
+                ("cp -s src/main.c m && echo y > m", None, None),
+                ("link notes.txt h && echo y > h", None, None),
+                ('cd "$X" && mv a b && echo y > b', None, None),
+                # Cycles end: each name is followed once.
+                ("ln -s b a; ln -s a b; echo y > a", None, None),
+                ("; ".join(["mv x x"] * 24) + "; echo y > x", None, None)):
             self.bash(command, pattern and protected(shown, pattern, self.policy))
+        # Names that only running the command tells: any below where they lead.
+        for command, shown in (("ln -s tests t && find t/golden -delete", "tests/golden"),
+                               ("ln -s tests t && cd t && find . -delete", "tests/"),
+                               ("ln -s tests t && rm -rf t/golden/$X", "tests/golden")):
+            self.bash(command, UNREAD.format(shown=shown, pattern=GOLDEN, policy=self.policy))
+        self.bash('cd "$X" && ln -s ../Cargo.lock x && echo y > x',
+                  SOMEWHERE.format(path="../Cargo.lock", pattern=CARGO, policy=self.policy))
+
+    def test_names_made_past_the_limits(self):
+        """More names made than the reader keeps, or a link that leads into
+        itself (followed without end), may lead anywhere: refused where
+        agent.lock governs, with its own explanation; elsewhere allowed."""
+        # Each `ln -s src dN` is one name; the reader keeps 128.
+        many = "; ".join("ln -s src d%d" % i for i in range(129))
+        for command in (many + "; ln -s ../Cargo.lock src/x && echo y > src/x",
+                        many + "; echo y > d1/new",
+                        "ln -s a/b a && echo y > a/c"):
+            self.bash(command, TOO_MANY_NAMES)
+        self.bash(many + "; echo y > d1/new", None, cwd=self.base)
+        # Below the limit, the same command is read whole.
+        self.bash("; ".join("ln -s src d%d" % i for i in range(128)) + "; echo y > d1/new", None)
 
     def test_gemini_replace_relative_missing_path_refused(self):
         """`expected.txt` may be corrected to tests/golden/expected.txt, which
