@@ -345,13 +345,22 @@ static void unknown_targets(Shell *sh) {
   unknown_targets_of(sh, true);
 }
 
+/* The shell's special parameters, $@ to $$. */
+#define SPECIAL_PARAMETERS "@*#?!-$"
+
+/* Whether a `$` before `after` starts an expansion ($VAR, ${…}, $(…), $1,
+ * $?); before anything else it is a `$` as it is. */
+static bool starts_expansion(const char *after) {
+  char c = after[0];
+  return c == '{' || c == '(' || c == '_' || isalnum((unsigned char)c) ||
+         (c != '\0' && strchr(SPECIAL_PARAMETERS, c) != NULL);
+}
+
 /* Where in `word` the shell substitutes something only known when it runs
  * ($VAR, ${…}, $(…), `…`), or NULL. */
 static const char *expansion(const char *word) {
   for (const char *c = word; *c != '\0'; c++) {
-    if (*c == '`' || (*c == '$' && (c[1] == '{' || c[1] == '(' || c[1] == '_' ||
-                                    isalnum((unsigned char)c[1]) ||
-                                    (c[1] != '\0' && strchr("@*#?!-$", c[1]) != NULL)))) {
+    if (*c == '`' || (*c == '$' && starts_expansion(c + 1))) {
       return c;
     }
   }
@@ -2220,6 +2229,16 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
           p = e;
           continue;
         }
+        if (*p == '$' && !starts_expansion(p + 1)) {
+          buf[n++] = LITERAL_DOLLAR; /* "$", "a$b": a `$` as it is */
+          p++;
+          continue;
+        }
+        if (*p == '$' && strchr(SPECIAL_PARAMETERS, p[1]) != NULL && p[1] != '\0') {
+          buf[n++] = *p++; /* "$$": one expansion */
+          buf[n++] = *p++;
+          continue;
+        }
         buf[n++] = word_byte(*p++, false);
       }
       if (*p == '"') {
@@ -2231,6 +2250,13 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
       }
       p += 2;
       quoted = true;
+    } else if (c == '$' && !starts_expansion(p + 1)) {
+      buf[n++] = LITERAL_DOLLAR; /* $\HOME, a `$` ending a word: as it is */
+      p++;
+    } else if (c == '$' && p[1] != '\0' && strchr(SPECIAL_PARAMETERS, p[1]) != NULL) {
+      buf[n++] = '$'; /* $$, $?: one expansion, both bytes */
+      buf[n++] = p[1];
+      p += 2;
     } else {
       buf[n++] = word_byte(c, false);
       p++;

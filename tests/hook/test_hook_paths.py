@@ -427,6 +427,7 @@ class HookPathsTest(ProjectTest):
         self.env["Q"] = "$HOME"  # a value is expanded once, never again
         cargo = protected("Cargo.lock", CARGO, self.policy)
         golden = protected("tests/golden", GOLDEN, self.policy)
+        pid = SOMEWHERE.format(path="../Cargo.lock", pattern=CARGO, policy=self.policy)
         for command, reason in (
                 ("cd '$HOME' && rm ../Cargo.lock", cargo),
                 ("cd \\$HOME && rm ../Cargo.lock", cargo),
@@ -440,8 +441,15 @@ class HookPathsTest(ProjectTest):
                 ("sh -c 'cd \"$HOME\" && rm ../proj/Cargo.lock'", cargo),
                 ("eval 'cd $HOME' '&& rm ../proj/Cargo.lock'", cargo),
                 ("cat > notes.txt <<'$E'\nhello\n$E\nrm Cargo.lock", cargo),
+                # A `$` before what starts no expansion is itself.
+                ('mkdir "$"HOME && cd "$"HOME && rm ../Cargo.lock', cargo),
+                ("cd $\\HOME && rm ../Cargo.lock", cargo),
+                ("cd \"a$\"'{HOME}' && rm ../Cargo.lock", cargo),
                 # Allowed: the shell expands these, or the name is not protected.
                 ('cd "$HOME" && rm ../Cargo.lock', None),
+                # $$ is one expansion: a directory only running it tells.
+                ('cd "$$" && rm ../Cargo.lock', pid),
+                ("cd $$ && rm ../Cargo.lock", pid),
                 ("cd $HOME && rm ../Cargo.lock", None),
                 ("sh -c 'cd $HOME && rm ../Cargo.lock'", None),
                 ("cd '$HOME' && rm ../notes.txt", None),
