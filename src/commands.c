@@ -883,8 +883,19 @@ int command_run(const Options *o, Error *err) {
   size_t n_targets = 0;
   Plan plan = {0};
   const char *canon = p.scan->canon_root;
-  ScannedDirs scanned = {.root = canon, .scan = p.scan};
+  /* Which files get no Landlock rule is read by the audit and the dry
+   * run only; without them, the lister leaves it to landlock_apply. It
+   * keeps the directories it lists open for the rules to be opened
+   * through, once inherited descriptors have been judged (before any of
+   * ralon's own is kept). */
+  ScannedDirs scanned = {
+      .root = canon,
+      .scan = p.scan,
+      .files_unchecked = !audit && !o->dry_run,
+      .keep_dirs = !o->dry_run,
+  };
   if (enforce_targets(p.policy, p.matcher, p.scan, &targets, &n_targets, err) < 0 ||
+      (!o->dry_run && sys_check_inherited_fds(chosen, targets, n_targets, err) < 0) ||
       plan_build(chosen, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, err) < 0) {
     if (!o->dry_run) {
       log_failure(o, &p, chosen, err);
@@ -892,10 +903,12 @@ int command_run(const Options *o, Error *err) {
     if (plan.targets == NULL) {
       plan_targets_free(targets, n_targets);
     }
+    sys_scanned_dirs_clear(&scanned);
     plan_clear(&plan);
     project_clear(&p);
     return -1;
   }
+  sys_give_kept_dirs(&scanned, &plan);
 
   if (plan.backend == BACKEND_LANDLOCK) {
     enforce_withhold_mounted(&plan);

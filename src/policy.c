@@ -688,7 +688,7 @@ int policy_load(const char *file, Policy **ret, Error *err) {
   }
   _cleanup_free_ char *text = NULL;
   size_t len = 0;
-  int r = read_fd_limited(fd, POLICY_MAX_SIZE, &text, &len);
+  int r = read_fd_limited_stat(fd, &st, POLICY_MAX_SIZE, &text, &len);
   if (r == -EFBIG) {
     /* Not read past the limit, so no finer position than the start. */
     return error_set(err, EFBIG,

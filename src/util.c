@@ -134,13 +134,17 @@ bool startswith(const char *s, const char *prefix) {
 }
 
 int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len) {
-  size_t cap = 4096, len = 0;
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    if ((uintmax_t)st.st_size > max) {
+  return read_fd_limited_stat(fd, fstat(fd, &st) == 0 ? &st : NULL, max, ret, ret_len);
+}
+
+int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, size_t *ret_len) {
+  size_t cap = 4096, len = 0;
+  if (st != NULL && S_ISREG(st->st_mode) && st->st_size > 0) {
+    if ((uintmax_t)st->st_size > max) {
       return -EFBIG;
     }
-    cap = (size_t)st.st_size + 1;
+    cap = (size_t)st->st_size + 1;
   }
   _cleanup_free_ char *buf = xmalloc(cap + 1);
   for (;;) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -107,6 +108,8 @@ bool startswith(const char *s, const char *prefix);
 /* Reads a whole regular file through an open descriptor, refusing more than
  * `max` bytes. The buffer is NUL-terminated; *ret_len excludes the NUL. */
 int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len);
+/* The same, with the fstat(2) of `fd` the caller has made (NULL: none). */
+int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, size_t *ret_len);
 /* The whole text of the file at `path` (at most `max` bytes, caller
  * frees), or NULL when it cannot be read. */
 char *read_text_file(const char *path, size_t max);

@@ -229,9 +229,6 @@ void enforce_withhold_mounted(Plan *plan) {
 
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err) {
-  if (sys_check_inherited_fds(plan, err) < 0) {
-    return -1;
-  }
   if (plan->backend == BACKEND_MOUNT) {
     if (mount_apply(plan, err) < 0) {
       return -1;

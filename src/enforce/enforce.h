@@ -55,14 +55,15 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
  * paths locked, the journal's record) is then true. */
 typedef void (*EnforceReady)(void *userdata);
 
-/* Refuses inherited descriptors that would bypass the plan, applies the
- * backend (and the seal), drops every privilege, calls `ready` (when not
- * NULL) and executes argv. Returns only on failure, with nothing executed
- * and `ready` not called. */
 /* For the Landlock backend: no rule on a directory where a bind mount of
  * something inside a protected directory sits (carve_withhold_mounted(),
  * with this process's mount table). */
 void enforce_withhold_mounted(Plan *plan);
 
+/* Applies the backend (and the seal), drops every privilege, calls
+ * `ready` (when not NULL) and executes argv; inherited descriptors that
+ * would bypass the plan are refused before (sys_check_inherited_fds()).
+ * Returns only on failure, with nothing executed and `ready` not
+ * called. */
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Pure planning: no system calls here, only what the caller hands in. */
+/* Pure planning: no system calls here, only what the caller hands in (and
+ * plan_clear() closes the descriptors it was given). */
 #include "enforce/plan.h"
 
 #include <string.h>
@@ -134,6 +135,18 @@ void plan_clear(Plan *p) {
     free(p->pinned[i]);
   }
   free(p->pinned);
+  if (p->restricted_fds != NULL) {
+    size_t n = 0;
+    for (size_t i = 0; i < p->carve.n_restricted; i++) {
+      if (p->restricted_fds[i] >= 0) {
+        p->restricted_fds[n++] = p->restricted_fds[i];
+      }
+    }
+    close_fds(p->restricted_fds, n);
+  }
+  free(p->restricted_fds);
+  free(p->restricted_dev);
+  free(p->restricted_ino);
   carve_clear(&p->carve);
   plan_targets_free(p->targets, p->n_targets);
   memset(p, 0, sizeof(*p));

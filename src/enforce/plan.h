@@ -96,6 +96,14 @@ typedef struct {
   char **pinned;
   size_t n_pinned;
   Carve carve; /* Landlock backend */
+  /* Landlock backend, when the lister kept them (sys_give_kept_dirs()):
+   * for each carve.restricted[i], the descriptor its listing was read
+   * through, or -1, and that directory's device and inode. The rules are
+   * opened through it: the directory the plan listed, with no second
+   * open and stat. Closed by plan_clear() (and at execve: O_CLOEXEC). */
+  int *restricted_fds;
+  dev_t *restricted_dev;
+  ino_t *restricted_ino;
 } Plan;
 
 /* The ancestors of every (existing) target, from below `/` down, parents

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "matcher.h"
@@ -830,6 +832,132 @@ START_TEST(test_scan_keeps_listings_on_the_way) {
 }
 END_TEST
 
+/* The entry named `name` in a listing of `dir`, which must have it. */
+static DirEntry entry_named(const DirEntry *e, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++) {
+    if (streq(e[i].name, name)) {
+      return e[i];
+    }
+  }
+  ck_abort_msg("no entry %s", name);
+  return e[0];
+}
+
+static bool fd_is_open(int fd) {
+  return fcntl(fd, F_GETFD) >= 0;
+}
+
+/* What `run` asks of the lister when nothing reads which files get no
+ * rule (no audit, no dry run): files are not stat'ed (their identity is
+ * getdents', their other names are landlock_apply's to find), and the
+ * directories listed stay open for the rules, handed to the plan. */
+START_TEST(test_scan_lister_for_run) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "conf");
+  make_file(t, "conf/secret.yml", "");
+  make_file(t, "plain", "");
+  make_file(t, "linked", "");
+  _cleanup_free_ char *canon = realpath(t, NULL);
+  _cleanup_free_ char *linked = path_join(canon, "linked");
+  _cleanup_free_ char *alias = path_join(canon, "conf/alias");
+  ck_assert_int_eq(link(linked, alias), 0);
+  struct stat lst;
+  ck_assert_int_eq(stat(linked, &lst), 0);
+
+  /* Checked (the default): the link count is known. */
+  ScannedDirs checked = {.root = canon};
+  DirEntry *e = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(sys_list_dir_scanned(&checked, canon, &e, &n), 0);
+  DirEntry got = entry_named(e, n, "linked");
+  ck_assert(got.aliased && got.exact);
+  ck_assert(!entry_named(e, n, "plain").aliased);
+  dir_entries_free(e, n);
+  ck_assert_uint_eq(checked.n_kept, 0);
+
+  /* Unchecked: the same identity, from getdents, and no link count,
+   * where getdents' inode numbers are exact (elsewhere files are stat'ed
+   * as before). */
+  struct statfs fs;
+  ck_assert_int_eq(statfs(canon, &fs), 0);
+  if (fs.f_type != EXT4_SUPER_MAGIC && fs.f_type != TMPFS_MAGIC && fs.f_type != XFS_SUPER_MAGIC &&
+      fs.f_type != BTRFS_SUPER_MAGIC) {
+    return;
+  }
+  ScannedDirs sd = {.root = canon, .files_unchecked = true, .keep_dirs = true};
+  ck_assert_int_eq(sys_list_dir_scanned(&sd, canon, &e, &n), 0);
+  got = entry_named(e, n, "linked");
+  ck_assert(!got.aliased && !got.exact);
+  ck_assert(got.dev == lst.st_dev && got.ino == lst.st_ino && S_ISREG(got.mode));
+  ck_assert(S_ISDIR(entry_named(e, n, "conf").mode));
+  dir_entries_free(e, n);
+  /* Kept open, with the identity of the directory listed. */
+  ck_assert_uint_eq(sd.n_kept, 1);
+  struct stat kst, dst;
+  ck_assert_int_eq(fstat(sd.kept[0].fd, &kst), 0);
+  ck_assert_int_eq(stat(canon, &dst), 0);
+  ck_assert(kst.st_dev == dst.st_dev && kst.st_ino == dst.st_ino);
+  ck_assert(sd.kept[0].dev == dst.st_dev && sd.kept[0].ino == dst.st_ino);
+  ck_assert(fcntl(sd.kept[0].fd, F_GETFD) & FD_CLOEXEC);
+  int first = sd.kept[0].fd;
+  sys_scanned_dirs_clear(&sd);
+  ck_assert(!fd_is_open(first));
+  ck_assert_uint_eq(sd.n_kept, 0);
+
+  /* Through a plan: each restricted directory gets the descriptor it was
+   * listed through, the others are closed, and plan_clear closes the
+   * rest. */
+  _cleanup_free_ char *secret = path_join(canon, "conf/secret.yml");
+  struct stat sst;
+  ck_assert_int_eq(stat(secret, &sst), 0);
+  PlanTarget *targets = xcalloc(1, sizeof(PlanTarget));
+  targets[0].path = targets[0].path_owned = xstrdup(secret);
+  targets[0].dev = sst.st_dev;
+  targets[0].ino = sst.st_ino;
+  targets[0].mode = sst.st_mode;
+  Plan plan;
+  _cleanup_error_ Error err = {0};
+  ScannedDirs run = {.root = canon, .files_unchecked = true, .keep_dirs = true};
+  ck_assert_int_eq(plan_build(BACKEND_LANDLOCK, targets, 1, sys_list_dir_scanned, &run, &plan,
+                              &err), 0);
+  ck_assert_uint_ge(plan.carve.n_restricted, 3); /* /, ..., the project, conf */
+  ck_assert_uint_eq(run.n_kept, plan.carve.n_restricted);
+  /* One more, which no plan asked for: closed when the kept are given. */
+  DirEntry *extra = NULL;
+  size_t n_extra = 0;
+  ck_assert_int_eq(sys_list_dir_scanned(&run, "/", &extra, &n_extra), 0);
+  dir_entries_free(extra, n_extra);
+  int unasked = run.kept[run.n_kept - 1].fd;
+  sys_give_kept_dirs(&run, &plan);
+  ck_assert_uint_eq(run.n_kept, 0);
+  ck_assert(!fd_is_open(unasked));
+  ck_assert_ptr_nonnull(plan.restricted_fds);
+  int *given = xcalloc(plan.carve.n_restricted, sizeof(int));
+  for (size_t i = 0; i < plan.carve.n_restricted; i++) {
+    given[i] = plan.restricted_fds[i];
+    ck_assert_int_ge(given[i], 0);
+    ck_assert_int_eq(stat(plan.carve.restricted[i], &dst), 0);
+    ck_assert_int_eq(fstat(given[i], &kst), 0);
+    ck_assert_msg(kst.st_dev == dst.st_dev && kst.st_ino == dst.st_ino, "%s",
+                  plan.carve.restricted[i]);
+    ck_assert(plan.restricted_dev[i] == dst.st_dev && plan.restricted_ino[i] == dst.st_ino);
+  }
+  /* Unchecked, the hard-linked file is a grant of the plan: landlock_apply
+   * is what gives it no rule. */
+  bool granted = false;
+  for (size_t i = 0; i < plan.carve.n_grants; i++) {
+    granted = granted || streq(plan.carve.grants[i].path, linked);
+  }
+  ck_assert(granted);
+  size_t n_restricted = plan.carve.n_restricted;
+  plan_clear(&plan);
+  for (size_t i = 0; i < n_restricted; i++) {
+    ck_assert_msg(!fd_is_open(given[i]), "descriptor %d left open", given[i]);
+  }
+  free(given);
+}
+END_TEST
+
 static Suite *scan_suite(void) {
   Suite *s = suite_create("scan");
   TCase *tc = tcase_create("tree");
@@ -847,6 +975,7 @@ static Suite *scan_suite(void) {
   tcase_add_test(tc, test_scan_odd_names);
   tcase_add_test(tc, test_scan_too_long_to_name);
   tcase_add_test(tc, test_scan_keeps_listings_on_the_way);
+  tcase_add_test(tc, test_scan_lister_for_run);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("unreadable");

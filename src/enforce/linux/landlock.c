@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -53,8 +52,8 @@ static size_t attr_size(int abi) {
 static int restrict_self(int ruleset, Error *err) {
   /* Required for an unprivileged landlock_restrict_self(), and wanted
    * anyway: nothing the command runs may gain privileges. */
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-    return error_set(err, errno, _("cannot set no_new_privs: %m"));
+  if (sys_set_no_new_privs(err) < 0) {
+    return -1;
   }
   if (sys_landlock_restrict_self(ruleset) < 0) {
     return error_set(err, errno, _("landlock_restrict_self failed: %m"));
@@ -232,6 +231,14 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
     dirs[i] = -1;
   }
   for (size_t i = 0; i < c->n_restricted; i++) {
+    if (plan->restricted_fds != NULL && plan->restricted_fds[i] >= 0) {
+      /* The descriptor the plan listed it through: the plan's directory,
+       * not whatever the name leads to now. Closed with the plan. */
+      chain[n_chain].st_dev = plan->restricted_dev[i];
+      chain[n_chain].st_ino = plan->restricted_ino[i];
+      n_chain++;
+      continue;
+    }
     dirs[i] = open(c->restricted[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dirs[i] < 0) {
       if (errno == ENOENT || errno == ENOTDIR) {
@@ -263,7 +270,8 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
                                                  sizeof(char *), compare_strings)
                                        : NULL;
       if (hit != NULL) {
-        dirfd = dirs[hit - c->restricted];
+        size_t at = (size_t)(hit - c->restricted);
+        dirfd = dirs[at] >= 0 || plan->restricted_fds == NULL ? dirs[at] : plan->restricted_fds[at];
       }
     }
     r = add_grant(ids, n_ids, ruleset, handled, g, dirfd, chain, n_chain, &opened, err);

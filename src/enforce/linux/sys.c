@@ -353,8 +353,9 @@ int sys_stat_aliased(int fd, const char *name, struct stat *st, bool *aliased) {
 /* Adds the entry `name` (getdents' inode number and type) of the
  * directory open at `fd` to `v`. 0, or -errno; an entry gone meanwhile is
  * skipped. */
-static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, const char *name,
-                         ino_t d_ino, unsigned char d_type, DirEntry **v, size_t *n, size_t *cap) {
+static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, bool files_unchecked,
+                         const char *name, ino_t d_ino, unsigned char d_type, DirEntry **v,
+                         size_t *n, size_t *cap) {
   if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
     return 0;
   }
@@ -374,6 +375,14 @@ static int add_dir_entry(int fd, const struct stat *self, bool d_ino_exact, cons
     st.st_ino = d_ino;
     st.st_mode = (mode_t)(DTTOIF(d_type));
     exact = d_ino_exact;
+  } else if (d_type == DT_REG && d_ino_exact && files_unchecked) {
+    /* Its identity, as for a directory; whether it has other names is
+     * left to landlock_apply, which asks when it opens it for a rule
+     * (ScannedDirs.files_unchecked). */
+    st.st_dev = self->st_dev;
+    st.st_ino = d_ino;
+    st.st_mode = S_IFREG;
+    exact = false;
   } else if (sys_stat_aliased(fd, name, &st, &aliased) < 0) {
     /* Every file is looked at: getdents tells neither its link count
      * nor whether something is mounted on it. */
@@ -410,7 +419,7 @@ static const ProtectedPath *scanned_protected(const ScanResult *scan, const char
 
 /* Lists `dir`: from `listing` when it is the scan's listing of the very
  * directory opened now, else with getdents64(2). */
-static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
+static int list_dir(const char *dir, ScannedDirs *kept, const ScanResult *scan, const char *rel,
                     const ScanListing *listing, DirEntry **ret, size_t *ret_n) {
   *ret = NULL;
   *ret_n = 0;
@@ -419,16 +428,32 @@ static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
     return -errno;
   }
   struct stat self;
-  struct statfs fs;
-  if (fstat(fd, &self) < 0 || fstatfs(fd, &fs) < 0) {
+  if (fstat(fd, &self) < 0) {
     return -errno;
   }
   /* Where getdents' inode number is the one stat(2) reports, for every
    * entry that is not a mount point (overlayfs, FUSE or network
-   * filesystems promise no such thing). */
-  uint32_t magic = (uint32_t)fs.f_type;
+   * filesystems promise no such thing). The type of the file system is
+   * asked once per device: the directories on the way to a project are
+   * mostly on one. */
+  uint32_t magic;
+  if (kept != NULL && kept->fs_known && kept->fs_dev == self.st_dev) {
+    magic = kept->fs_magic;
+  } else {
+    struct statfs fs;
+    if (fstatfs(fd, &fs) < 0) {
+      return -errno;
+    }
+    magic = (uint32_t)fs.f_type;
+    if (kept != NULL) {
+      kept->fs_known = true;
+      kept->fs_dev = self.st_dev;
+      kept->fs_magic = magic;
+    }
+  }
   bool d_ino_exact = magic == EXT4_SUPER_MAGIC || magic == XFS_SUPER_MAGIC ||
                      magic == BTRFS_SUPER_MAGIC || magic == TMPFS_MAGIC;
+  bool unchecked = kept != NULL && kept->files_unchecked;
   DirEntry *v = NULL;
   size_t n = 0, cap = 0;
   int r = 0;
@@ -450,7 +475,8 @@ static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
       if (se->type != DT_DIR && scanned_protected(scan, rel, name, se->ino) != NULL) {
         continue;
       }
-      r = add_dir_entry(fd, &self, d_ino_exact, name, se->ino, se->type, &v, &n, &cap);
+      r = add_dir_entry(fd, &self, d_ino_exact, unchecked, name, se->ino, se->type, &v, &n,
+                        &cap);
     }
   } else {
     /* getdents64(2) directly: readdir(3) would add an fstat and two fcntl
@@ -462,8 +488,8 @@ static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
     DirReader dr = {.fd = fd, .buf = buf, .size = LIST_BUFFER};
     const struct dirent64 *de;
     while (r == 0 && (de = dir_reader_next(&dr)) != NULL) {
-      r = add_dir_entry(fd, &self, d_ino_exact, de->d_name, de->d_ino, de->d_type, &v, &n,
-                        &cap);
+      r = add_dir_entry(fd, &self, d_ino_exact, unchecked, de->d_name, de->d_ino, de->d_type,
+                        &v, &n, &cap);
     }
     if (r == 0 && errno != 0) {
       r = -errno;
@@ -473,6 +499,13 @@ static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
     dir_entries_free(v, n);
     return r;
   }
+  if (kept != NULL && kept->keep_dirs) {
+    KeptDir *k = grow_array(&kept->kept, &kept->n_kept, &kept->cap_kept, sizeof(KeptDir));
+    k->path = xstrdup(dir);
+    k->fd = steal_fd(&fd);
+    k->dev = self.st_dev;
+    k->ino = self.st_ino;
+  }
   *ret = v;
   *ret_n = n;
   return 0;
@@ -480,14 +513,54 @@ static int list_dir(const char *dir, const ScanResult *scan, const char *rel,
 
 int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n) {
   (void)userdata;
-  return list_dir(dir, NULL, NULL, NULL, ret, ret_n);
+  return list_dir(dir, NULL, NULL, NULL, NULL, ret, ret_n);
 }
 
 int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n) {
-  const ScannedDirs *s = userdata;
+  ScannedDirs *s = userdata;
   const char *rel = s->root != NULL && s->scan != NULL ? path_relative(s->root, dir) : NULL;
   const ScanListing *listing = rel != NULL ? scan_listing(s->scan, rel) : NULL;
-  return list_dir(dir, s->scan, rel, listing, ret, ret_n);
+  return list_dir(dir, s, s->scan, rel, listing, ret, ret_n);
+}
+
+void sys_give_kept_dirs(ScannedDirs *s, Plan *plan) {
+  const Carve *c = &plan->carve;
+  if (s->n_kept > 0 && plan->backend == BACKEND_LANDLOCK && plan->restricted_fds == NULL) {
+    plan->restricted_fds = xcalloc(c->n_restricted + 1, sizeof(int));
+    plan->restricted_dev = xcalloc(c->n_restricted + 1, sizeof(dev_t));
+    plan->restricted_ino = xcalloc(c->n_restricted + 1, sizeof(ino_t));
+    /* Both in the order of the chain, parents first: one pass. */
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_restricted; i++) {
+      plan->restricted_fds[i] = -1;
+      for (size_t tried = 0; tried < s->n_kept; tried++, k = (k + 1) % s->n_kept) {
+        KeptDir *d = &s->kept[k];
+        if (d->fd >= 0 && streq(d->path, c->restricted[i])) {
+          plan->restricted_fds[i] = steal_fd(&d->fd);
+          plan->restricted_dev[i] = d->dev;
+          plan->restricted_ino[i] = d->ino;
+          break;
+        }
+      }
+    }
+  }
+  sys_scanned_dirs_clear(s);
+}
+
+void sys_scanned_dirs_clear(ScannedDirs *s) {
+  size_t n = 0;
+  int *fds = xcalloc(s->n_kept + 1, sizeof(int));
+  for (size_t i = 0; i < s->n_kept; i++) {
+    if (s->kept[i].fd >= 0) {
+      fds[n++] = s->kept[i].fd;
+    }
+    free(s->kept[i].path);
+  }
+  close_fds(fds, n);
+  free(fds);
+  free(s->kept);
+  s->kept = NULL;
+  s->n_kept = s->cap_kept = 0;
 }
 
 /* Capabilities and the seccomp filter are set with plain system calls:
@@ -495,6 +568,19 @@ int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t
  * bounding set and of every ambient capability (one prctl each), and
  * libseccomp's probing of the kernel's seccomp features, for what is four
  * kinds of prctl and a 17-instruction filter. */
+
+int sys_set_no_new_privs(Error *err) {
+  /* Once set, never cleared (nor inherited away): asked of the kernel
+   * once, by Landlock's restrict_self or by the last step. */
+  static bool set;
+  if (!set) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+      return error_set(err, errno, _("cannot set no_new_privs: %m"));
+    }
+    set = true;
+  }
+  return 0;
+}
 
 static int drop_capabilities(Error *err) {
   int setpcap = capability_effective(CAP_SETPCAP);
@@ -665,13 +751,14 @@ int sys_drop_privileges(Error *err) {
   if (drop_capabilities(err) < 0) {
     return -1;
   }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-    return error_set(err, errno, _("cannot set no_new_privs: %m"));
+  if (sys_set_no_new_privs(err) < 0) {
+    return -1;
   }
   return load_seccomp(err);
 }
 
-int sys_check_inherited_fds(const Plan *plan, Error *err) {
+int sys_check_inherited_fds(Backend backend, const PlanTarget *targets, size_t n_targets,
+                            Error *err) {
   /* The same listing `status` audits (audit_list_fds), judged here
    * against the plan. For the mount backend every inherited directory
    * is refused, not only those leading to a protected path: a lookup
@@ -688,16 +775,16 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
     return error_set(err, -r, _("cannot list the open descriptors in /proc/self/fd: %m"));
   }
   bool dir_target = false;
-  for (size_t i = 0; i < plan->n_targets && !dir_target; i++) {
-    dir_target = !plan->targets[i].missing && S_ISDIR(plan->targets[i].mode);
+  for (size_t i = 0; i < n_targets && !dir_target; i++) {
+    dir_target = !targets[i].missing && S_ISDIR(targets[i].mode);
   }
   for (size_t k = 0; k < n_fds && r == 0; k++) {
     long fd = fds[k].fd;
     int flags = fds[k].flags;
     bool writable = (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
-    bool refused_dir = plan->backend == BACKEND_MOUNT && S_ISDIR(fds[k].mode);
+    bool refused_dir = backend == BACKEND_MOUNT && S_ISDIR(fds[k].mode);
     bool nameless = false;
-    if ((dir_target && (writable || plan->backend == BACKEND_MOUNT)) || refused_dir) {
+    if ((dir_target && (writable || backend == BACKEND_MOUNT)) || refused_dir) {
       fds[k].path = audit_fd_path(fds[k].fd, fds[k].mode);
       /* A file whose name cannot be read (longer than PATH_MAX): it may
        * lie below a protected directory on the same file system. */
@@ -707,8 +794,8 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
     const char *target = fds[k].path != NULL && fds[k].path[0] == '/' ? fds[k].path : NULL;
     bool protected_obj = false;
     const PlanTarget *same_fs = NULL;
-    for (size_t i = 0; i < plan->n_targets; i++) {
-      const PlanTarget *t = &plan->targets[i];
+    for (size_t i = 0; i < n_targets; i++) {
+      const PlanTarget *t = &targets[i];
       if (t->missing) {
         continue;
       }
@@ -742,7 +829,7 @@ int sys_check_inherited_fds(const Plan *plan, Error *err) {
                       "opened before the sandbox walk the caller's mounts, where protected paths "
                       "are writable (close it first, e.g. `exec %ld>&-` in a shell)"),
                     fd, target != NULL ? target : fds[k].path != NULL ? fds[k].path : "?", fd);
-    } else if (plan->backend == BACKEND_MOUNT && protected_obj) {
+    } else if (backend == BACKEND_MOUNT && protected_obj) {
       r = error_set(err, EBUSY,
                     _("descriptor %ld refers to the protected %s; reopened through "
                       "/proc/self/fd it would bypass the sandbox's read-only mounts "

@@ -98,14 +98,42 @@ int sys_stat_aliased(int fd, const char *name, struct stat *st, bool *aliased);
 int sys_open_no_symlinks(const char *path);
 int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
 
+/* A directory sys_list_dir_scanned() listed and kept open. */
+typedef struct {
+  char *path;
+  int fd;
+  dev_t dev;
+  ino_t ino;
+} KeptDir;
+
 /* sys_list_dir() that takes the entries of a directory inside the project
  * from the scan (SCAN_KEEP_LISTINGS) when it is still the directory the
  * scan listed (same device and inode), instead of reading it again. */
 typedef struct {
   const char *root; /* the project root, canonical, as the plan's paths are */
   const ScanResult *scan;
+  /* `run` with nothing to read which files get no rule (no audit, no dry
+   * run): a file's identity is what getdents says (DirEntry.exact false)
+   * and it is not stat'ed for its link count, since landlock_apply looks
+   * at every file it opens for a rule anyway and gives none to a file
+   * with another name. */
+  bool files_unchecked;
+  /* The type of the file system last listed (list_dir). */
+  bool fs_known;
+  dev_t fs_dev;
+  uint32_t fs_magic;
+  /* Keep each directory listed open, for sys_give_kept_dirs(). */
+  bool keep_dirs;
+  KeptDir *kept;
+  size_t n_kept;
+  size_t cap_kept;
 } ScannedDirs;
 int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
+/* Hands the plan (Plan.restricted_fds) the descriptor of each restricted
+ * directory the lister kept, and closes the others. */
+void sys_give_kept_dirs(ScannedDirs *s, Plan *plan);
+/* Closes what sys_list_dir_scanned() kept and nobody took. */
+void sys_scanned_dirs_clear(ScannedDirs *s);
 
 /* Enters a new user and mount namespace in which the current uid and gid
  * map onto themselves. */
@@ -126,14 +154,20 @@ int sys_make_read_only(const char *path);
  * with: what a remount in a user namespace must repeat. */
 unsigned long sys_locked_mount_flags(const char *path);
 
+/* prctl(PR_SET_NO_NEW_PRIVS), made once. */
+int sys_set_no_new_privs(Error *err);
+
 /* Drops every capability (effective, permitted, inheritable, ambient and
  * the bounding set), locks the securebits that would give root new ones,
  * sets no_new_privs and loads a seccomp filter refusing the TIOCSTI and
  * TIOCLINUX ioctls. The last thing before execve. */
 int sys_drop_privileges(Error *err);
 
-/* Refuses to go on when an inherited descriptor could write what the plan
- * protects: open for writing on a protected file or one inside a protected
- * directory, or (mount backend) a directory descriptor on the way to one,
- * through which lookups would bypass the new mounts. */
-int sys_check_inherited_fds(const Plan *plan, Error *err);
+/* Refuses to go on when an inherited descriptor could write what the
+ * `targets` protect: open for writing on a protected file or one inside a
+ * protected directory, or (mount backend) any directory descriptor,
+ * through which lookups would bypass the new mounts. Every descriptor
+ * open is taken for inherited: called before ralon opens any of its own
+ * to keep (the Landlock lister's, sys_give_kept_dirs()). */
+int sys_check_inherited_fds(Backend backend, const PlanTarget *targets, size_t n_targets,
+                            Error *err);
