@@ -62,8 +62,6 @@ int main(int argc, char **argv) {
   _cleanup_error_ Error err = {0};
   Options o;
 
-  /* `ralon check | head` should end quietly, whatever the parent ignored. */
-  signal(SIGPIPE, SIG_DFL);
   /* Only what messages need: the character set and the language. Loading
    * every category costs more than the rest of `ralon check` (callgrind:
    * setlocale(LC_ALL) was 40% of a `--version`), and hooks run on every
@@ -84,6 +82,12 @@ int main(int argc, char **argv) {
 #endif
 
   int r = cli_parse(argc, argv, &o, &err);
+  /* `ralon check | head` should end quietly, whatever the parent ignored;
+   * the command `run` starts gets the disposition ralon was given, as it
+   * would have started directly. */
+  if (r == 0 && (o.command != CMD_RUN || o.dry_run)) {
+    signal(SIGPIPE, SIG_DFL);
+  }
   if (r == 0) {
     r = dispatch(&o, &err);
   }

@@ -1355,6 +1355,35 @@ class TestProcess(Base):
                     self.assertEqual(fields["NoNewPrivs"].strip(), "1", r)
                     self.assertIn(fields.get("Seccomp", "").strip(), ("2",), r)
 
+    def test_signal_dispositions_pass_through(self):
+        # The command gets the signal dispositions and mask ralon was
+        # given, as if started directly: a parent that ignores SIGPIPE
+        # (nohup, many daemons) or SIGHUP, and one that ignores nothing.
+        probe = "grep -E '^Sig(Ign|Blk):' /proc/self/status"
+        for user in self.users():
+            for backend in self.any_backend(user):
+                for ignored in ((), (signal.SIGPIPE, signal.SIGHUP)):
+                    with self.subTest(backend=backend, user=user, ignored=ignored):
+                        pr = self.project(user)
+                        drop = _preexec(USERS[user], False)
+
+                        def preexec(ignored=ignored, drop=drop):
+                            drop()
+                            for sig in (signal.SIGPIPE, signal.SIGHUP):
+                                signal.signal(sig, signal.SIG_IGN if sig in ignored
+                                              else signal.SIG_DFL)
+                        outs = []
+                        for argv in (["sh", "-c", probe], ralon_run(backend, probe)):
+                            p = subprocess.run(argv, cwd=pr.proj, env=pr.env(),
+                                               stdin=subprocess.DEVNULL, capture_output=True,
+                                               text=True, preexec_fn=preexec, timeout=TIMEOUT)
+                            self.assertEqual(p.returncode, 0, p)
+                            outs.append(p.stdout)
+                        ign = int(outs[0].split("SigIgn:")[1].split()[0], 16)
+                        for sig in (signal.SIGPIPE, signal.SIGHUP):
+                            self.assertEqual(bool(ign & (1 << (sig - 1))), sig in ignored, outs)
+                        self.assertEqual(outs[1], outs[0])
+
     def test_no_descriptor_leaks_into_the_command(self):
         for user in self.users():
             for backend in self.any_backend(user):
