@@ -1626,6 +1626,52 @@ class TestLandlockUnlistableChainDirectory(Base):
                       {(f["kind"], f["subject"]) for f in doc["findings"]}, r)
 
 
+class TestLandlockLinkedFilesEitherWay(Base):
+    """A hard link of a protected file beside the Landlock chain gets no
+    rule however ralon plans: with the audit (its findings printed, so
+    the plan stats every file and withholds the link) and with -q and no
+    journal (nothing reads which files get no rule: the plan takes files
+    as getdents names them and landlock_apply finds the second name when
+    it opens one for a rule). The journal's socket is hidden in a private
+    mount namespace so that -q really is the second way wherever the
+    suite runs. A file beside them stays writable."""
+
+    def test_linked_files_get_no_rule(self):
+        if not IS_ROOT:
+            self.skipTest("hiding the journal's socket needs root")
+        if not self.available("landlock", ME):
+            self.skipTest("the landlock backend is not available")
+        hide = ("if [ -d /run/systemd/journal ]; then"
+                " mount -t tmpfs -o mode=0755 none /run/systemd/journal; fi")
+        for user in self.users():
+            for quiet in (True, False):
+                with self.subTest(user=user, quiet=quiet):
+                    pr = self.project(user)
+                    golden = os.path.join(pr.proj, "tests/golden/a.txt")
+                    os.link(golden, os.path.join(pr.proj, "zz_golden"))
+                    os.link(golden, os.path.join(pr.proj, "tests/zz_golden"))
+                    inner = ("echo '%s' >&2; echo forged >> tests/golden/a.txt;"
+                             " truncate -s 0 tests/golden/a.txt; echo forged >> zz_golden;"
+                             " echo ok >> src/lib.rs && echo wrote src" % STARTED)
+                    uid = USERS[user]
+                    drop = (["setpriv", "--reuid", str(uid), "--regid", str(uid),
+                             "--clear-groups", "--"] if uid is not None else [])
+                    argv = (["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+                             hide + ' && exec "$@"', "sh"] + drop
+                            + ralon_run("landlock", inner, quiet=quiet))
+                    before = snapshot(pr)
+                    st = os.stat(golden)
+                    r = run(argv, "root", pr.proj, pr.env())
+                    self.assertIn(STARTED, r.stderr, r)
+                    self.assertIn("wrote src", r.stdout, r)
+                    self.assertUnchanged(before, pr, repr(r))
+                    after = os.stat(golden)
+                    self.assertEqual((after.st_ino, after.st_size, after.st_mtime_ns),
+                                     (st.st_ino, st.st_size, st.st_mtime_ns), r)
+                    self.assertEqual(after.st_nlink, 3, r)
+                    self.assertEqual(read_text(os.path.join(pr.proj, "src/lib.rs")), "ok\n", r)
+
+
 class TestLandlockAliasesBesideTheChain(Base):
     """Other names for protected objects that exist before ralon starts,
     as entries of directories on the Landlock chain: a bind mount of the

@@ -434,8 +434,9 @@ static int list_dir(const char *dir, ScannedDirs *kept, const ScanResult *scan, 
   /* Where getdents' inode number is the one stat(2) reports, for every
    * entry that is not a mount point (overlayfs, FUSE or network
    * filesystems promise no such thing). The type of the file system is
-   * asked once per device: the directories on the way to a project are
-   * mostly on one. */
+   * asked once per device (a directory's st_dev names its superblock,
+   * overlayfs and btrfs subvolumes included): the directories on the way
+   * to a project are mostly on one. */
   uint32_t magic;
   if (kept != NULL && kept->fs_known && kept->fs_dev == self.st_dev) {
     magic = kept->fs_magic;
