@@ -135,18 +135,18 @@ void plan_clear(Plan *p) {
     free(p->pinned[i]);
   }
   free(p->pinned);
-  if (p->restricted_fds != NULL) {
+  if (p->restricted_open != NULL) {
+    int *fds = xcalloc(p->carve.n_restricted + 1, sizeof(int));
     size_t n = 0;
     for (size_t i = 0; i < p->carve.n_restricted; i++) {
-      if (p->restricted_fds[i] >= 0) {
-        p->restricted_fds[n++] = p->restricted_fds[i];
+      if (p->restricted_open[i].fd >= 0) {
+        fds[n++] = p->restricted_open[i].fd;
       }
     }
-    close_fds(p->restricted_fds, n);
+    close_fds(fds, n);
+    free(fds);
+    free(p->restricted_open);
   }
-  free(p->restricted_fds);
-  free(p->restricted_dev);
-  free(p->restricted_ino);
   carve_clear(&p->carve);
   plan_targets_free(p->targets, p->n_targets);
   memset(p, 0, sizeof(*p));

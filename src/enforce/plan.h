@@ -60,6 +60,14 @@ typedef struct {
  * tests pass a fake tree. Returns 0 or -errno. */
 typedef int (*DirLister)(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
 
+/* A directory kept open: its descriptor (-1: none) and the device and
+ * inode it had when it was opened. */
+typedef struct {
+  int fd;
+  dev_t dev;
+  ino_t ino;
+} OpenDir;
+
 typedef struct {
   char *path;
   bool is_dir;
@@ -97,13 +105,11 @@ typedef struct {
   size_t n_pinned;
   Carve carve; /* Landlock backend */
   /* Landlock backend, when the lister kept them (sys_give_kept_dirs()):
-   * for each carve.restricted[i], the descriptor its listing was read
-   * through, or -1, and that directory's device and inode. The rules are
-   * opened through it: the directory the plan listed, with no second
-   * open and stat. Closed by plan_clear() (and at execve: O_CLOEXEC). */
-  int *restricted_fds;
-  dev_t *restricted_dev;
-  ino_t *restricted_ino;
+   * for each carve.restricted[i], the directory its listing was read
+   * through. The rules are opened through it: the directory the plan
+   * listed, with no second open and stat. Closed by plan_clear() (and at
+   * execve: O_CLOEXEC). */
+  OpenDir *restricted_open;
 } Plan;
 
 /* The ancestors of every (existing) target, from below `/` down, parents

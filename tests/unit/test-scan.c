@@ -894,12 +894,12 @@ START_TEST(test_scan_lister_for_run) {
   /* Kept open, with the identity of the directory listed. */
   ck_assert_uint_eq(sd.n_kept, 1);
   struct stat kst, dst;
-  ck_assert_int_eq(fstat(sd.kept[0].fd, &kst), 0);
+  ck_assert_int_eq(fstat(sd.kept[0].dir.fd, &kst), 0);
   ck_assert_int_eq(stat(canon, &dst), 0);
   ck_assert(kst.st_dev == dst.st_dev && kst.st_ino == dst.st_ino);
-  ck_assert(sd.kept[0].dev == dst.st_dev && sd.kept[0].ino == dst.st_ino);
-  ck_assert(fcntl(sd.kept[0].fd, F_GETFD) & FD_CLOEXEC);
-  int first = sd.kept[0].fd;
+  ck_assert(sd.kept[0].dir.dev == dst.st_dev && sd.kept[0].dir.ino == dst.st_ino);
+  ck_assert(fcntl(sd.kept[0].dir.fd, F_GETFD) & FD_CLOEXEC);
+  int first = sd.kept[0].dir.fd;
   sys_scanned_dirs_clear(&sd);
   ck_assert(!fd_is_open(first));
   ck_assert_uint_eq(sd.n_kept, 0);
@@ -928,14 +928,14 @@ START_TEST(test_scan_lister_for_run) {
   size_t n_extra = 0;
   ck_assert_int_eq(sys_list_dir_scanned(&run, "/", &extra, &n_extra), 0);
   dir_entries_free(extra, n_extra);
-  int unasked = run.kept[run.n_kept - 1].fd;
+  int unasked = run.kept[run.n_kept - 1].dir.fd;
   sys_give_kept_dirs(&run, &plan);
   ck_assert_uint_eq(run.n_kept, 0);
   ck_assert(!fd_is_open(unasked));
-  ck_assert_ptr_nonnull(plan.restricted_fds);
+  ck_assert_ptr_nonnull(plan.restricted_open);
   int *given = xcalloc(plan.carve.n_restricted, sizeof(int));
   for (size_t i = 0; i < plan.carve.n_restricted; i++) {
-    given[i] = plan.restricted_fds[i];
+    given[i] = plan.restricted_open[i].fd;
     ck_assert_int_eq(stat(plan.carve.restricted[i], &dst), 0);
     if (path_relative(canon, plan.carve.restricted[i]) == NULL && given[i] < 0) {
       continue; /* an ancestor this user may search but not list */
@@ -944,7 +944,7 @@ START_TEST(test_scan_lister_for_run) {
     ck_assert_int_eq(fstat(given[i], &kst), 0);
     ck_assert_msg(kst.st_dev == dst.st_dev && kst.st_ino == dst.st_ino, "%s",
                   plan.carve.restricted[i]);
-    ck_assert(plan.restricted_dev[i] == dst.st_dev && plan.restricted_ino[i] == dst.st_ino);
+    ck_assert(plan.restricted_open[i].dev == dst.st_dev && plan.restricted_open[i].ino == dst.st_ino);
   }
   /* Unchecked, the hard-linked file is a grant of the plan: landlock_apply
    * is what gives it no rule. */

@@ -231,11 +231,13 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
     dirs[i] = -1;
   }
   for (size_t i = 0; i < c->n_restricted; i++) {
-    if (plan->restricted_fds != NULL && plan->restricted_fds[i] >= 0) {
+    const OpenDir *listed = plan->restricted_open != NULL ? &plan->restricted_open[i] : NULL;
+    if (listed != NULL && listed->fd >= 0) {
       /* The descriptor the plan listed it through: the plan's directory,
        * not whatever the name leads to now. Closed with the plan. */
-      chain[n_chain].st_dev = plan->restricted_dev[i];
-      chain[n_chain].st_ino = plan->restricted_ino[i];
+      dirs[i] = listed->fd;
+      chain[n_chain].st_dev = listed->dev;
+      chain[n_chain].st_ino = listed->ino;
       n_chain++;
       continue;
     }
@@ -270,8 +272,7 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
                                                  sizeof(char *), compare_strings)
                                        : NULL;
       if (hit != NULL) {
-        size_t at = (size_t)(hit - c->restricted);
-        dirfd = dirs[at] >= 0 || plan->restricted_fds == NULL ? dirs[at] : plan->restricted_fds[at];
+        dirfd = dirs[hit - c->restricted];
       }
     }
     r = add_grant(ids, n_ids, ruleset, handled, g, dirfd, chain, n_chain, &opened, err);
@@ -279,7 +280,8 @@ int landlock_apply(const Plan *plan, int abi, Error *err) {
   fd_batch_flush(&opened);
   size_t n_open = 0;
   for (size_t i = 0; i < c->n_restricted; i++) {
-    if (dirs[i] >= 0) {
+    bool borrowed = plan->restricted_open != NULL && plan->restricted_open[i].fd == dirs[i];
+    if (dirs[i] >= 0 && !borrowed) {
       dirs[n_open++] = dirs[i];
     }
   }

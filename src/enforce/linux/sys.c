@@ -503,9 +503,7 @@ static int list_dir(const char *dir, ScannedDirs *kept, const ScanResult *scan, 
   if (kept != NULL && kept->keep_dirs) {
     KeptDir *k = grow_array(&kept->kept, &kept->n_kept, &kept->cap_kept, sizeof(KeptDir));
     k->path = xstrdup(dir);
-    k->fd = steal_fd(&fd);
-    k->dev = self.st_dev;
-    k->ino = self.st_ino;
+    k->dir = (OpenDir){steal_fd(&fd), self.st_dev, self.st_ino};
   }
   *ret = v;
   *ret_n = n;
@@ -526,20 +524,17 @@ int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t
 
 void sys_give_kept_dirs(ScannedDirs *s, Plan *plan) {
   const Carve *c = &plan->carve;
-  if (s->n_kept > 0 && plan->backend == BACKEND_LANDLOCK && plan->restricted_fds == NULL) {
-    plan->restricted_fds = xcalloc(c->n_restricted + 1, sizeof(int));
-    plan->restricted_dev = xcalloc(c->n_restricted + 1, sizeof(dev_t));
-    plan->restricted_ino = xcalloc(c->n_restricted + 1, sizeof(ino_t));
+  if (s->n_kept > 0 && plan->backend == BACKEND_LANDLOCK && plan->restricted_open == NULL) {
+    plan->restricted_open = xcalloc(c->n_restricted + 1, sizeof(OpenDir));
     /* Both in the order of the chain, parents first: one pass. */
     size_t k = 0;
     for (size_t i = 0; i < c->n_restricted; i++) {
-      plan->restricted_fds[i] = -1;
+      plan->restricted_open[i].fd = -1;
       for (size_t tried = 0; tried < s->n_kept; tried++, k = (k + 1) % s->n_kept) {
         KeptDir *d = &s->kept[k];
-        if (d->fd >= 0 && streq(d->path, c->restricted[i])) {
-          plan->restricted_fds[i] = steal_fd(&d->fd);
-          plan->restricted_dev[i] = d->dev;
-          plan->restricted_ino[i] = d->ino;
+        if (d->dir.fd >= 0 && streq(d->path, c->restricted[i])) {
+          plan->restricted_open[i] = d->dir;
+          d->dir.fd = -1;
           break;
         }
       }
@@ -552,8 +547,8 @@ void sys_scanned_dirs_clear(ScannedDirs *s) {
   size_t n = 0;
   int *fds = xcalloc(s->n_kept + 1, sizeof(int));
   for (size_t i = 0; i < s->n_kept; i++) {
-    if (s->kept[i].fd >= 0) {
-      fds[n++] = s->kept[i].fd;
+    if (s->kept[i].dir.fd >= 0) {
+      fds[n++] = s->kept[i].dir.fd;
     }
     free(s->kept[i].path);
   }

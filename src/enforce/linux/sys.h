@@ -101,9 +101,7 @@ int sys_list_dir(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n)
 /* A directory sys_list_dir_scanned() listed and kept open. */
 typedef struct {
   char *path;
-  int fd;
-  dev_t dev;
-  ino_t ino;
+  OpenDir dir;
 } KeptDir;
 
 /* sys_list_dir() that takes the entries of a directory inside the project
@@ -129,7 +127,7 @@ typedef struct {
   size_t cap_kept;
 } ScannedDirs;
 int sys_list_dir_scanned(void *userdata, const char *dir, DirEntry **ret, size_t *ret_n);
-/* Hands the plan (Plan.restricted_fds) the descriptor of each restricted
+/* Hands the plan (Plan.restricted_open) the descriptor of each restricted
  * directory the lister kept, and closes the others. */
 void sys_give_kept_dirs(ScannedDirs *s, Plan *plan);
 /* Closes what sys_list_dir_scanned() kept and nobody took. */
