@@ -59,8 +59,9 @@ static int project_scan(Project *p, unsigned flags, bool audit, Error *err) {
 
 static int project_open(const Options *o, bool scan, Project *p, Error *err) {
   memset(p, 0, sizeof(*p));
-  if (policy_discover(o->dir, &p->policy, err) < 0) {
-    return -1;
+  int found = policy_discover(o->dir, &p->policy, err);
+  if (found < 0) {
+    return found;
   }
   const char **pats = xcalloc(p->policy->n_patterns, sizeof(char *));
   for (size_t i = 0; i < p->policy->n_patterns; i++) {
@@ -825,7 +826,10 @@ int command_run(const Options *o, Error *err) {
   Error discover_err = {0};
   int r = project_open(o, false, &p, &discover_err);
   if (r < 0) {
-    bool none = discover_err.errnum == ENOENT && p.policy == NULL;
+    /* Only "there is none": a policy that cannot be read, or a directory
+     * on the way that cannot be searched, is an error even with
+     * --if-policy. */
+    bool none = r == -ENOENT;
     project_clear(&p);
     if (none && o->if_policy && o->dry_run) {
       error_clear(&discover_err);

@@ -716,10 +716,22 @@ int policy_find(const char *start, char **ret_file, Error *err) {
   }
   for (char *d = xstrdup(dir);;) {
     _cleanup_free_ char *candidate = path_join(d, POLICY_FILE_NAME);
-    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (stat(candidate, &st) == 0) {
+      if (S_ISREG(st.st_mode)) {
+        free(d);
+        *ret_file = steal_pointer(&candidate);
+        return 0;
+      }
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+      /* Only a name that is not there lets the walk go on: one that cannot
+       * be looked at (a directory made unsearchable, say by an agent in a
+       * previous session) may hold the policy, and passing it by would run
+       * `--if-policy` commands unprotected. */
+      int e = errno;
       free(d);
-      *ret_file = steal_pointer(&candidate);
-      return 0;
+      errno = e;
+      error_set(err, e, _("cannot tell whether %s exists: %m"), candidate);
+      return -e;
     }
     if (streq(d, "/")) {
       free(d);

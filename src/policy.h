@@ -43,7 +43,8 @@ int policy_load(const char *file, Policy **ret, Error *err);
 /* Walks up from `start` (a directory; NULL for the working directory) to
  * `/`; the first directory holding a regular file agent.lock is the root.
  * Returns 0 and the policy, or -ENOENT (with err set) when there is none,
- * or another negative value on a bad policy. */
+ * or another negative value on a bad policy or when a directory on the way
+ * cannot be searched (then whether there is one is unknown). */
 int policy_discover(const char *start, Policy **ret, Error *err);
 
 /* The policy's root with every symbolic link resolved (caller frees), or
@@ -52,7 +53,8 @@ int policy_discover(const char *start, Policy **ret, Error *err);
 char *policy_canonical_root(const Policy *p);
 
 /* The directory policy_discover would report, without parsing anything:
- * *ret_file is the absolute path of agent.lock. -ENOENT when there is none. */
+ * *ret_file is the absolute path of agent.lock. -ENOENT when there is none;
+ * another negative errno when a directory on the way cannot be searched. */
 int policy_find(const char *start, char **ret_file, Error *err);
 
 /* Normalises one pattern as DESIGN.md §2 says. On rejection returns -1 and

@@ -1133,6 +1133,27 @@ class NoPolicyTest(RalonTestCase):
         r = self.run_ralon("run", "--", "true", cwd=empty)
         self.assertFails(r, err_re=r"\Aralon: no agent.lock found in ")
 
+    def test_discovery_stops_at_a_name_it_cannot_look_at(self):
+        # A policy above, and below it an agent.lock that cannot be
+        # resolved: whether the subdirectory has a policy of its own is
+        # unknown, so neither check nor run --if-policy goes on to the one
+        # above (or to none at all).
+        root = self.project("protect: [a.txt]\n", files=["a.txt"], dirs=["sub"])
+        os.symlink("agent.lock", os.path.join(root, "sub", "agent.lock"))
+        sub = os.path.join(root, "sub")
+        msg = ("ralon: cannot tell whether %s/agent.lock exists: "
+               "Too many levels of symbolic links\n" % sub)
+        self.assertFails(self.run_ralon("check", "x", cwd=sub), err=msg)
+        marker = os.path.join(self.base, "ran")
+        r = self.run_ralon("run", "--if-policy", "--", "sh", "-c", 'echo > "$1"', "sh", marker,
+                           cwd=sub)
+        self.assertFails(r, err=msg)
+        self.assertFalse(os.path.exists(marker))
+        # A name that is simply not there lets the walk go on.
+        os.unlink(os.path.join(sub, "agent.lock"))
+        r = self.run_ralon("check", "../a.txt", cwd=sub)
+        self.assertEqual(r.rc, 1, r)
+
     def test_missing_dash_C_directory(self):
         missing = os.path.join(self.base, "missing")
         for args in (["check"], ["check", "x"], ["status"]):

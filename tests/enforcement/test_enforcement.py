@@ -1538,6 +1538,38 @@ class TestChainDirectories(Base):
         self._create_in_root("landlock", check)
 
 
+class TestNextSession(Base):
+    """What one session leaves behind must not weaken the next. An agent
+    can change the mode of unprotected directories (neither backend
+    governs that of the project root), so discovery must not walk past a
+    directory it cannot search: the policy may be there."""
+
+    def test_unsearchable_root_is_not_passed_by(self):
+        if "nobody" not in USERS:
+            self.skipTest("needs an unprivileged user (root searches any directory)")
+        for backend in BACKENDS:
+            if not self.available(backend, "nobody"):
+                continue
+            with self.subTest(backend=backend):
+                pr = self.project("nobody")
+                before = snapshot(pr)
+                # What an agent could do in a previous session.
+                r = run(["chmod", "0644", pr.proj], "nobody", pr.base, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.addCleanup(os.chmod, pr.proj, 0o755)
+                marker = os.path.join(pr.base, "ran")
+                argv = [Tools.ralon, "run", "--if-policy", "--backend", backend, "--",
+                        "sh", "-c", 'echo forged >> Cargo.lock; echo ran > "$BASE/ran"']
+                # The shell's working directory is still the project.
+                r = run(argv, "nobody", pr.proj, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertIn("ralon: cannot tell whether %s/agent.lock exists: "
+                              "Permission denied" % pr.proj, r.stderr)
+                self.assertFalse(os.path.exists(marker), "the command ran: %r" % r)
+                os.chmod(pr.proj, 0o755)
+                self.assertUnchanged(before, pr, repr(r))
+
+
 class TestDanglingProtectedLink(Base):
     """A protected path that is a symbolic link to something that does not
     exist yet: its target is a missing path, like a literal pattern naming
