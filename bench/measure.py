@@ -17,6 +17,10 @@ and must exit 0 or 1 (ralon's "fine" and "protected"), never 2 (an error
 would be timed instead of the work). Commands are split like a shell
 would, or run by /bin/sh with --shell (needed for pipes).
 
+Beside the medians it reports a 95 % bootstrap interval of their
+difference (delta_ci_ms): a target missed or met by less than that
+interval's half-width is within the machine's noise.
+
 Each benchmark appends one line of `key=value` pairs to FILE, values quoted
 as a POSIX shell would (python: shlex.split); `table` prints them as a
 table. `faults` prints the median page faults of 5 runs of one command
@@ -26,6 +30,7 @@ not move with the machine's load.
 import argparse
 import json
 import os
+import random
 import shlex
 import shutil
 import statistics
@@ -123,6 +128,18 @@ def time_hyperfine(a, b, runs, warmup, rounds, shell):
     return ta, tb
 
 
+def delta_ci(ta, tb, resamples=1000):
+    """A 95 % bootstrap interval of median(A) - median(B) in ms: how far
+    the difference could move with the machine's noise alone. Seeded, so
+    the same times give the same interval."""
+    rng = random.Random(0)
+    na, nb = len(ta), len(tb)
+    ds = sorted(
+        (statistics.median(rng.choices(ta, k=na)) - statistics.median(rng.choices(tb, k=nb))) * 1e3
+        for _ in range(resamples))
+    return ds[int(0.025 * resamples)], ds[int(0.975 * resamples) - 1]
+
+
 def quartiles(xs):
     q = statistics.quantiles(xs, n=4)
     return q[0], q[2]
@@ -142,6 +159,7 @@ def cmd_run(o):
     qa, qb = quartiles([t * 1e3 for t in ta]), quartiles([t * 1e3 for t in tb])
     ratio = ma / mb if mb > 0 else float("inf")
     delta = ma - mb
+    ci = delta_ci(ta, tb)
     if o.target_kind == "delta":
         ok = delta <= o.target
     elif o.target_kind == "ratio":
@@ -156,6 +174,7 @@ def cmd_run(o):
         ("bench", o.name), ("a", o.a_label), ("b", o.b_label),
         ("a_median_ms", "%.3f" % ma), ("b_median_ms", "%.3f" % mb),
         ("ratio", "%.3f" % ratio), ("delta_ms", "%.3f" % delta),
+        ("delta_ci_ms", "%.3f..%.3f" % ci),
         ("a_iqr_ms", "%.3f-%.3f" % qa), ("b_iqr_ms", "%.3f-%.3f" % qb),
         ("runs", str(len(ta))), ("tool", tool),
         ("target", o.target_text or "-"), ("result", verdict),
@@ -165,8 +184,9 @@ def cmd_run(o):
         f.write(line + "\n")
     print("  %-34s %10.3f ms  (IQR %s)" % (o.a_label, ma, "%.3f-%.3f" % qa))
     print("  %-34s %10.3f ms  (IQR %s)" % (o.b_label, mb, "%.3f-%.3f" % qb))
-    print("  ratio %.3f, difference %+.3f ms over %d runs each [%s]; target: %s -> %s" % (
-        ratio, delta, len(ta), tool, o.target_text or "none", verdict))
+    print("  ratio %.3f, difference %+.3f ms (95%% CI %+.3f to %+.3f) over %d runs each [%s]; "
+          "target: %s -> %s" % (ratio, delta, ci[0], ci[1], len(ta), tool,
+                                o.target_text or "none", verdict))
 
 
 def cmd_table(o):
@@ -177,9 +197,11 @@ def cmd_table(o):
                 continue
             rows.append(dict(kv.split("=", 1) for kv in shlex.split(line)))
     head = ("benchmark", "A", "A median ms", "B (baseline)", "B median ms", "A/B", "A-B ms",
-            "target", "result")
+            "A-B 95% CI", "target", "result")
+    # Lines written before the interval was recorded show "-".
     table = [head] + [(r["bench"], r["a"], r["a_median_ms"], r["b"], r["b_median_ms"], r["ratio"],
-                       r["delta_ms"], r["target"], r["result"]) for r in rows]
+                       r["delta_ms"], r.get("delta_ci_ms", "-"), r["target"], r["result"])
+                      for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for n, row in enumerate(table):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
