@@ -1331,7 +1331,8 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
   for (size_t i = 0; i < scan->n_unreadable; i++) {
     add(out, AUDIT_UNREADABLE, xstrdup(scan->unreadable[i]),
         xstrdup(_("could not be read in full (no permission, or names too long to reach "
-                  "from the root), so protected paths inside it were not found")));
+                  "from the root), so protected paths inside it were not found; `ralon run` "
+                  "protects all of it")));
   }
   const char *canon = scan->canon_root;
   audit_git(policy, m, canon, out);

@@ -111,7 +111,6 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
                     PlanTarget **ret, size_t *ret_n, Error *err) {
   PlanTarget *v = NULL;
   size_t n = 0, cap = 0;
-  (void)err;
 
   /* The scan never follows a symbolic link below the root: every entry it
    * found that is not a link itself is the canonical root plus its
@@ -163,6 +162,33 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
       }
     }
     t->relative = p->relative; /* the scan's: it outlives the plan */
+  }
+  /* A directory that could hold protected entries but could not be read
+   * (no permission, or names too long to reach) is protected as a whole:
+   * what it holds is unknown. Left alone, an agent that made a directory
+   * unreadable in one session (neither backend governs the mode of what
+   * is not protected) would find its protected files unbound, or granted,
+   * in the next. */
+  for (size_t i = 0; i < scan->n_unreadable && canon_root != NULL; i++) {
+    const char *rel = scan->unreadable[i];
+    _cleanup_free_ char *path = rel[0] == '\0' ? xstrdup(canon_root) : path_join(canon_root, rel);
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+      if (errno == ENOENT) {
+        continue; /* gone since the scan, and what it held with it */
+      }
+      plan_targets_free(v, n);
+      return error_set(err, errno, _("cannot protect %s, which could not be read: %m"), path);
+    }
+    if (plan_inside_protected_dir(v, n, path)) {
+      continue;
+    }
+    PlanTarget *t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
+    t->path = t->path_owned = steal_pointer(&path);
+    t->relative = rel[0] == '\0' ? "." : rel; /* the scan's: it outlives the plan */
+    t->dev = st.st_dev;
+    t->ino = st.st_ino;
+    t->mode = st.st_mode;
   }
   /* Every name the policy protects is a target of its own, also where
    * two name one object (hard links, a bind mount inside the project, two

@@ -46,7 +46,8 @@ int enforce_select(Backend requested, const Availability *a, Backend *ret, char 
 /* What to protect, by canonical path and identity: every entry the scan
  * found (a protected symbolic link protects its target, and its own name
  * where the backend can), deduplicated by device and inode, plus each
- * literal pattern that names nothing yet (marked missing). */
+ * literal pattern that names nothing yet (marked missing), plus each
+ * directory the scan could not read in full, protected as a whole. */
 int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
                     PlanTarget **ret, size_t *ret_n, Error *err);
 

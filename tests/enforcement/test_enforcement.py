@@ -1570,6 +1570,46 @@ class TestNextSession(Base):
                 self.assertUnchanged(before, pr, repr(r))
 
 
+    def test_unreadable_directory_is_protected_whole(self):
+        # Made unreadable in one session, a directory's protected files
+        # were not found by the next: unbound by the mount backend, and
+        # (named by a glob) granted by Landlock. It is protected whole.
+        if "nobody" not in USERS:
+            self.skipTest("needs an unprivileged user (root reads any directory)")
+        policies = {"literal": POLICY,
+                    "glob": POLICY.replace("conf/secret.yml", "'conf/*.yml'")}
+        for backend in BACKENDS:
+            if not self.available(backend, "nobody"):
+                continue
+            for kind, policy in policies.items():
+                with self.subTest(backend=backend, policy=kind):
+                    pr = self.project("nobody")
+                    lock = os.path.join(pr.proj, "agent.lock")
+                    with open(lock, "w", encoding="utf-8") as f:
+                        f.write(policy)
+                    conf = os.path.join(pr.proj, "conf")
+                    r = run(["chmod", "000", conf], "nobody", pr.base, pr.env())
+                    self.assertEqual(r.rc, 0, r)
+                    self.addCleanup(os.chmod, conf, 0o755)
+                    before = snapshot(pr)
+                    r = run(ralon_run(backend, "echo '%s' >&2; chmod 755 conf; "
+                                      "echo forged >> conf/secret.yml; "
+                                      "echo new > src/new.c" % STARTED, quiet=False),
+                            "nobody", pr.proj, pr.env())
+                    self.assertIn(STARTED, r.stderr, r)
+                    self.assertIn("ralon: warning: conf could not be read in full", r.stderr)
+                    self.assertEqual(read_text(os.path.join(pr.proj, "src", "new.c")), "new\n",
+                                     "unprotected work was refused: %r" % r)
+                    # Its mode: read-only as a whole on the mount backend;
+                    # Landlock does not govern chmod (documented).
+                    mode = stat.S_IMODE(os.stat(conf).st_mode)
+                    self.assertEqual(mode, 0 if backend == "mount" else 0o755, r)
+                    os.chmod(conf, 0o755)
+                    self.assertUnchanged(before, pr, repr(r))
+                    self.assertEqual(read_text(os.path.join(conf, "secret.yml")),
+                                     FILES["conf/secret.yml"], repr(r))
+
+
 class TestDanglingProtectedLink(Base):
     """A protected path that is a symbolic link to something that does not
     exist yet: its target is a missing path, like a literal pattern naming
