@@ -1328,6 +1328,12 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
       add(out, AUDIT_HARD_LINKS, xstrdup(p->relative), hard_links_detail(p->nlink));
     }
   }
+  for (size_t i = 0; i < scan->n_links; i++) {
+    add(out, AUDIT_SYMLINK, xstrdup(scan->links[i]),
+        xstrdup(_("is a symbolic link the policy reaches through: what is found through it is "
+                  "protected at its own path, and the link itself can be replaced (name that "
+                  "path in the policy instead)")));
+  }
   for (size_t i = 0; i < scan->n_unreadable; i++) {
     add(out, AUDIT_UNREADABLE, xstrdup(scan->unreadable[i]),
         xstrdup(_("could not be read in full (no permission, or names too long to reach "
@@ -1338,13 +1344,17 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
   audit_git(policy, m, canon, out);
   links_inside_report(scan, &w, out);
   if (canon != NULL) {
-    /* The scan follows no link below the root, so the canonical path of
-     * an entry is the canonical root and its relative path: the scan's own
-     * absolute name when the policy's root is canonical already. */
-    bool own = !scan->absolute_canonical;
+    /* The canonical path of an entry not reached through a link is the
+     * canonical root and its relative path: the scan's own absolute name
+     * when the policy's root is canonical already. */
+    bool own = !scan->absolute_canonical || scan->n_links > 0;
     const char **paths = xcalloc(scan->n_paths + 1, sizeof(char *));
     for (size_t i = 0; i < scan->n_paths; i++) {
-      paths[i] = own ? path_join(canon, scan->paths[i].relative) : scan->paths[i].absolute;
+      const ProtectedPath *p = &scan->paths[i];
+      char *real = p->via_link ? realpath(p->absolute, NULL) : NULL;
+      paths[i] = real != NULL ? real
+                 : own        ? path_join(canon, p->relative)
+                              : p->absolute;
     }
     _cleanup_free_ char *text = read_text_file("/proc/self/mountinfo", 16u * 1024u * 1024u);
     MountTable t = {0};

@@ -17,7 +17,18 @@ typedef struct {
   unsigned flags;
   size_t cap_paths;
   size_t cap_unreadable;
+  size_t cap_links;
   size_t cap_listings;
+  unsigned links; /* symbolic links followed on the way to the current directory */
+  /* Each directory walked through a link, with the matcher state it was
+   * walked in: walked once, however many links lead to it (a pnpm
+   * node_modules links every package to each of its dependents). */
+  struct LinkVisit {
+    dev_t dev;
+    ino_t ino;
+    MatcherState *state;
+  } *visits;
+  size_t n_visits, cap_visits;
   char rel[PATH_MAX];
   size_t len;
 } Walk;
@@ -95,6 +106,7 @@ static void add_protected(Walk *w, long idx, const struct stat *st) {
   p->ino = st->st_ino;
   p->mode = st->st_mode;
   p->nlink = st->st_nlink;
+  p->via_link = w->links > 0;
   w->r->hits[idx]++;
 }
 
@@ -103,6 +115,76 @@ static void add_protected(Walk *w, long idx, const struct stat *st) {
  * one step of the matcher, not a match of its whole path. The entries come
  * from getdents64(2) directly (DirReader): fdopendir(3) would add three
  * system calls to every directory. */
+static void walk(Walk *w, int dfd, const MatcherState *st);
+
+/* Whether the directory `st` is the root or one on the way from it to the
+ * link at w->rel (each looked up by name, links followed): a link back up,
+ * which would loop. */
+static bool on_the_way(const Walk *w, const struct stat *st) {
+  char path[PATH_MAX];
+  size_t root_len = strlen(w->root);
+  if (root_len + 1 + w->len >= sizeof(path)) {
+    return true;
+  }
+  memcpy(path, w->root, root_len + 1);
+  for (size_t i = 0; i < w->len; i++) {
+    if (i > 0 && w->rel[i] != '/') {
+      continue;
+    }
+    if (i > 0) {
+      path[root_len] = '/';
+      memcpy(path + root_len + 1, w->rel, i);
+      path[root_len + 1 + i] = '\0';
+    }
+    struct stat a;
+    if (stat(path, &a) == 0 && a.st_dev == st->st_dev && a.st_ino == st->st_ino) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A symbolic link at w->rel where the policy could protect something
+ * below it: the directory it leads to is walked as if it were here. One
+ * that leads nowhere, or to a file, holds nothing; one that leads back up
+ * would loop, and so would more links than the kernel follows. */
+static void follow_link(Walk *w, int dfd, const char *name, const MatcherState *st) {
+  enum { MAX_LINKS = 40 }; /* as the kernel's ELOOP */
+  int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (sub < 0) {
+    if (errno == EACCES || errno == ELOOP) {
+      add_unreadable(w, w->rel);
+    }
+    return;
+  }
+  struct stat sb;
+  if (w->links >= MAX_LINKS || fstat(sub, &sb) < 0 || on_the_way(w, &sb)) {
+    close(sub);
+    return;
+  }
+  size_t size = matcher_state_size(w->m);
+  for (size_t i = 0; i < w->n_visits; i++) {
+    const struct LinkVisit *v = &w->visits[i];
+    if (v->dev == sb.st_dev && v->ino == sb.st_ino && memcmp(v->state, st, size) == 0) {
+      close(sub); /* what it holds is found already, under another name */
+      return;
+    }
+  }
+  struct LinkVisit *v = grow_array(&w->visits, &w->n_visits, &w->cap_visits, sizeof(*v));
+  v->dev = sb.st_dev;
+  v->ino = sb.st_ino;
+  v->state = xmalloc(size);
+  memcpy(v->state, st, size);
+  size_t found_before = w->r->n_paths;
+  w->links++;
+  walk(w, sub, st);
+  w->links--;
+  if (w->r->n_paths > found_before) {
+    char **slot = grow_array(&w->r->links, &w->r->n_links, &w->cap_links, sizeof(char *));
+    *slot = xstrdup(w->rel);
+  }
+}
+
 static void walk(Walk *w, int dfd, const MatcherState *st) {
   /* 8 KiB: about 250 entries a call. A larger buffer is mostly never
    * written, but malloc(3) writes the header of the free space after it,
@@ -170,11 +252,15 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
         reported = true;
       }
     } else {
-      bool is_dir = de->d_type == DT_DIR;
-      if (alive && de->d_type == DT_UNKNOWN) {
-        is_dir = fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
+      bool is_dir = de->d_type == DT_DIR, is_link = de->d_type == DT_LNK;
+      if (alive && de->d_type == DT_UNKNOWN &&
+          fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+        is_dir = S_ISDIR(sb.st_mode);
+        is_link = S_ISLNK(sb.st_mode);
       }
-      if (is_dir && alive) {
+      if (is_link && alive) {
+        follow_link(w, dfd, name, child);
+      } else if (is_dir && alive) {
         int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0) {
           add_unreadable(w, w->rel);
@@ -187,7 +273,10 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
     w->rel[base] = '\0';
   }
   free(child);
-  if ((w->flags & SCAN_KEEP_LISTINGS) && complete && w->r->n_paths > found_before) {
+  /* Not one reached through a link: a listing is looked up by the
+   * canonical path of its directory. */
+  if ((w->flags & SCAN_KEEP_LISTINGS) && complete && w->links == 0 &&
+      w->r->n_paths > found_before) {
     keep_listing(w, dfd, &rec);
   }
   free(rec.v);
@@ -198,6 +287,10 @@ static void walk(Walk *w, int dfd, const MatcherState *st) {
 
 static int compare_paths(const void *a, const void *b) {
   return strcmp(((const ProtectedPath *)a)->relative, ((const ProtectedPath *)b)->relative);
+}
+
+static int compare_strings(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int compare_listings(const void *a, const void *b) {
@@ -243,10 +336,17 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
   matcher_state_init(m, root);
   walk(w, fd, root);
   free(root);
+  for (size_t i = 0; i < w->n_visits; i++) {
+    free(w->visits[i].state);
+  }
+  free(w->visits);
   free(w);
 
   if (r->n_paths > 1) {
     qsort(r->paths, r->n_paths, sizeof(ProtectedPath), compare_paths);
+  }
+  if (r->n_links > 1) {
+    qsort(r->links, r->n_links, sizeof(char *), compare_strings);
   }
   if (r->n_listings > 1) {
     qsort(r->listings, r->n_listings, sizeof(ScanListing), compare_listings);
@@ -265,6 +365,10 @@ void scan_result_free(ScanResult *r) {
   for (size_t i = 0; i < r->n_unreadable; i++) {
     free(r->unreadable[i]);
   }
+  for (size_t i = 0; i < r->n_links; i++) {
+    free(r->links[i]);
+  }
+  free(r->links);
   for (size_t i = 0; i < r->n_listings; i++) {
     free(r->listings[i].relative);
     free(r->listings[i].entries);

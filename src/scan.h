@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Resolving the policy against the filesystem: which entries under the
- * project root are protected right now. Symbolic links are never followed;
- * a protected directory is recorded once and not descended into. */
+ * project root are protected right now. A protected directory is recorded
+ * once and not descended into. A symbolic link is followed only where the
+ * policy could protect something below it (`lib/?/config.yml` and a link
+ * `lib/a`): what is found through it keeps the name the policy sees, and
+ * is marked so that `run` resolves it to its own path. */
 #pragma once
 
 #include <stdbool.h>
@@ -22,6 +25,7 @@ typedef struct {
   ino_t ino;
   mode_t mode;
   nlink_t nlink;
+  bool via_link; /* found through a symbolic link: `absolute` is not canonical */
 } ProtectedPath;
 
 /* One entry of a directory as readdir(3) gave it. */
@@ -51,6 +55,10 @@ typedef struct {
   /* Directories that could hold protected entries but could not be read. */
   char **unreadable;
   size_t n_unreadable;
+  /* Symbolic links the scan found protected entries through, relative to
+   * the root, sorted. */
+  char **links;
+  size_t n_links;
   size_t n_visited; /* entries looked at, for the curious and the tests */
   ScanListing *listings; /* sorted by `relative`; only with SCAN_KEEP_LISTINGS */
   size_t n_listings;

@@ -112,15 +112,15 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
   PlanTarget *v = NULL;
   size_t n = 0, cap = 0;
 
-  /* The scan never follows a symbolic link below the root: every entry it
-   * found that is not a link itself is the canonical root plus its
-   * relative path, with the identity the scan took. Only the root (once)
-   * and protected links (each) need resolving. */
+  /* Every entry the scan found that is neither a link itself nor found
+   * through one is the canonical root plus its relative path, with the
+   * identity the scan took. Only the root (once), protected links and
+   * what the scan reached through a link (each) need resolving. */
   const char *canon_root = scan->canon_root;
   for (size_t i = 0; i < scan->n_paths; i++) {
     const ProtectedPath *p = &scan->paths[i];
     PlanTarget *t;
-    if (!S_ISLNK(p->mode) && canon_root != NULL) {
+    if (!S_ISLNK(p->mode) && !p->via_link && canon_root != NULL) {
       t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
       if (scan->absolute_canonical) {
         /* Not built again (at a thousand paths, a thousand strings and
@@ -171,14 +171,16 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
    * in the next. */
   for (size_t i = 0; i < scan->n_unreadable && canon_root != NULL; i++) {
     const char *rel = scan->unreadable[i];
-    _cleanup_free_ char *path = rel[0] == '\0' ? xstrdup(canon_root) : path_join(canon_root, rel);
+    _cleanup_free_ char *joined = path_join(canon_root, rel);
+    /* Reached through a link, perhaps: bound or carved by its own path. */
+    _cleanup_free_ char *path = realpath(joined, NULL);
     struct stat st;
-    if (lstat(path, &st) < 0) {
+    if (path == NULL || lstat(path, &st) < 0) {
       if (errno == ENOENT) {
         continue; /* gone since the scan, and what it held with it */
       }
       plan_targets_free(v, n);
-      return error_set(err, errno, _("cannot protect %s, which could not be read: %m"), path);
+      return error_set(err, errno, _("cannot protect %s, which could not be read: %m"), joined);
     }
     if (plan_inside_protected_dir(v, n, path)) {
       continue;

@@ -1610,6 +1610,55 @@ class TestNextSession(Base):
                                      FILES["conf/secret.yml"], repr(r))
 
 
+class TestGlobThroughLink(Base):
+    """A glob the policy could match below a symbolic link to a directory
+    (`lib/*/config.yml`, `lib/a` -> `../vendor/a`): what it matches there
+    is protected at its own path, on both backends, while the rest of
+    that directory stays writable on the mount backend."""
+
+    def test_glob_through_link(self):
+        for backend in BACKENDS:
+            for user in self.users():
+                if not self.available(backend, user):
+                    continue
+                with self.subTest(backend=backend, user=user):
+                    pr = self.project(user)
+                    uid = USERS[user]
+                    for rel, content in (("vendor/a/config.yml", "a: 1\n"),
+                                         ("lib/b/config.yml", "b: 1\n")):
+                        p = os.path.join(pr.proj, rel)
+                        os.makedirs(os.path.dirname(p), exist_ok=True)
+                        with open(p, "w", encoding="utf-8") as f:
+                            f.write(content)
+                    os.symlink("../vendor/a", os.path.join(pr.proj, "lib", "a"))
+                    policy = POLICY.replace("Cargo.lock]", "Cargo.lock, 'lib/*/config.yml']")
+                    with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                        f.write(policy)
+                    if uid is not None:
+                        for top, dirs, files in os.walk(pr.proj):
+                            for n in dirs + files:
+                                os.lchown(os.path.join(top, n), uid, uid)
+                    real = os.path.join(pr.proj, "vendor", "a", "config.yml")
+                    before = os.stat(real)
+                    r = run(ralon_run(backend, "echo '%s' >&2; "
+                                      "echo x >> lib/a/config.yml; "
+                                      "echo x >> vendor/a/config.yml; "
+                                      "echo x >> lib/b/config.yml; "
+                                      "echo new > src/new.c" % STARTED, quiet=False),
+                            user, pr.proj, pr.env())
+                    self.assertIn(STARTED, r.stderr, r)
+                    self.assertIn("ralon: warning: lib/a is a symbolic link the policy reaches "
+                                  "through", r.stderr)
+                    self.assertEqual(read_text(real), "a: 1\n", r)
+                    after = os.stat(real)
+                    self.assertEqual((after.st_ino, after.st_mtime_ns, after.st_nlink),
+                                     (before.st_ino, before.st_mtime_ns, before.st_nlink), r)
+                    self.assertEqual(read_text(os.path.join(pr.proj, "lib", "b", "config.yml")),
+                                     "b: 1\n", r)
+                    self.assertEqual(read_text(os.path.join(pr.proj, "src", "new.c")), "new\n",
+                                     "unprotected work was refused: %r" % r)
+
+
 class TestDanglingProtectedLink(Base):
     """A protected path that is a symbolic link to something that does not
     exist yet: its target is a missing path, like a literal pattern naming

@@ -474,19 +474,21 @@ START_TEST(test_literal_through_a_link) {
   make_dir(t, "conf");
   make_file(t, "conf/secret.yml", "s");
 
-  /* There, but only through the link, which the scan does not follow: the
-   * file is protected (enforce_targets), the link can be replaced. */
+  /* There, through the link, which the scan follows because the policy
+   * could protect something below it: the file is protected at its own
+   * path, the link can be replaced. */
   AuditFindings f;
   audit(t, "protect:\n  - lnk/key.pem\n", &f);
   _cleanup_free_ char *got = summary(&f);
-  ck_assert_str_eq(got, "symlink `lnk/key.pem`\n");
+  ck_assert_str_eq(got, "symlink lnk\n");
   ck_assert_str_eq(f.items[0].detail,
-                   "names a file through the symbolic link `lnk`: that file is protected, but "
-                   "the link can be replaced to lead elsewhere, and the pattern then names "
-                   "another file (name the file by its own path)");
-  ck_assert_str_eq(f.items[0].pattern, "lnk/key.pem");
+                   "is a symbolic link the policy reaches through: what is found through it "
+                   "is protected at its own path, and the link itself can be replaced (name "
+                   "that path in the policy instead)");
   ck_assert(audit_weakens(f.items[0].kind));
   audit_findings_clear(&f);
+  /* The same for a glob. */
+  assert_summary(t, "protect:\n  - 'lnk/*.pem'\n", "symlink lnk\n");
 
   /* Not through a link: inside a protected directory it is protected as
    * it is; missing, nothing is locked. */

@@ -251,7 +251,7 @@ START_TEST(test_scan_prunes_unreachable) {
 }
 END_TEST
 
-START_TEST(test_scan_symlinks_not_followed) {
+START_TEST(test_scan_symlinks_followed_where_alive) {
   _cleanup_free_ char *t = make_tmpdir();
   _cleanup_free_ char *out = make_tmpdir();
   make_file(out, "x.pem", "outside");
@@ -271,32 +271,74 @@ START_TEST(test_scan_symlinks_not_followed) {
   Project p;
   project_scan(&p, t, "protect:\n  - '**/*.pem'\n  - linkdir/x.pem\n  - rellink/in.pem\n");
   _cleanup_free_ char *got = joined_paths(p.r);
-  ck_assert_str_eq(got,
-                   "agent.lock|dangling.pem|dirlink.pem|key.pem|real.pem|realdir/in.pem");
+  /* What the policy names through a link is found under the policy's
+   * name; a link that matches itself is recorded, not followed. */
+  ck_assert_str_eq(got, "agent.lock|dangling.pem|dirlink.pem|key.pem|linkdir/sub/y.pem|"
+                        "linkdir/x.pem|real.pem|realdir/in.pem|rellink/in.pem");
   assert_consistent(&p);
   ck_assert(S_ISLNK(get_path(p.r, "key.pem")->mode));
   ck_assert(S_ISLNK(get_path(p.r, "dirlink.pem")->mode));
   ck_assert(S_ISLNK(get_path(p.r, "dangling.pem")->mode));
   ck_assert(S_ISREG(get_path(p.r, "real.pem")->mode));
-  /* The identity is the link's, not its target's. */
+  ck_assert(!get_path(p.r, "real.pem")->via_link);
+  ck_assert(!get_path(p.r, "realdir/in.pem")->via_link);
+  ck_assert(!get_path(p.r, "key.pem")->via_link);
+  ck_assert(get_path(p.r, "rellink/in.pem")->via_link);
+  ck_assert(get_path(p.r, "linkdir/sub/y.pem")->via_link);
+  /* The identity is the link's for a link, the target's through one. */
   struct stat target;
   ck_assert_int_eq(stat(out_x, &target), 0);
   ck_assert_uint_ne(get_path(p.r, "key.pem")->ino, target.st_ino);
-  static const size_t hits[] = {1, 5, 0, 0};
+  ck_assert_uint_eq(get_path(p.r, "linkdir/x.pem")->ino, target.st_ino);
+  /* `**` is first for every .pem file: the literals add nothing. */
+  static const size_t hits[] = {1, 8, 0, 0};
   assert_hits(p.r, hits, ELEMENTSOF(hits));
-  /* Root: agent.lock and 7 entries; realdir: 1. Neither link to a
-   * directory is opened. */
-  ck_assert_uint_eq(p.r->n_visited, 9);
+  /* Root: agent.lock and 7 entries; realdir: 1; through linkdir: 2, and
+   * its sub: 1; through rellink: 1. */
+  ck_assert_uint_eq(p.r->n_visited, 13);
+  ck_assert_uint_eq(p.r->n_links, 2);
+  ck_assert_str_eq(p.r->links[0], "linkdir");
+  ck_assert_str_eq(p.r->links[1], "rellink");
   project_clear(&p);
 
-  /* A literal pattern through a symbolic link finds nothing either. */
+  /* Literal patterns through a link are found the same way. */
   project_scan(&p, t, "protect:\n  - linkdir/x.pem\n  - linkdir/sub\n");
   _cleanup_free_ char *got2 = joined_paths(p.r);
-  ck_assert_str_eq(got2, "agent.lock");
-  static const size_t hits2[] = {1, 0, 0};
+  ck_assert_str_eq(got2, "agent.lock|linkdir/sub|linkdir/x.pem");
+  static const size_t hits2[] = {1, 1, 1};
   assert_hits(p.r, hits2, ELEMENTSOF(hits2));
-  /* The root's 8 entries; linkdir could hold a match but is a link. */
-  ck_assert_uint_eq(p.r->n_visited, 8);
+  /* The root's 8 entries and linkdir's 2 (sub is protected, not entered);
+   * rellink could hold no match and is not followed. */
+  ck_assert_uint_eq(p.r->n_visited, 10);
+  ck_assert_uint_eq(p.r->n_links, 1);
+  project_clear(&p);
+}
+END_TEST
+
+START_TEST(test_scan_symlink_loops_cut) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "a");
+  make_file(t, "a/k.pem", "k");
+  make_symlink(t, "a/up", "..");     /* back to the root */
+  make_symlink(t, "a/self", ".");    /* to itself */
+  make_symlink(t, "b1", "a");        /* two links to one directory */
+  make_symlink(t, "b2", "a");
+  make_symlink(t, "loop1", "loop2"); /* a loop of links */
+  make_symlink(t, "loop2", "loop1");
+
+  Project p;
+  project_scan(&p, t, "protect:\n  - '**/*.pem'\n");
+  _cleanup_free_ char *got = joined_paths(p.r);
+  /* a/up and a/self lead back up and are cut; of b1 and b2, which lead to
+   * one directory in one matcher state, only the first is walked. */
+  ck_assert_str_eq(got, "a/k.pem|agent.lock|b1/k.pem");
+  ck_assert_uint_eq(p.r->n_links, 1);
+  ck_assert_str_eq(p.r->links[0], "b1");
+  /* The links that go round cannot be resolved: unknown, so unreadable. */
+  ck_assert_uint_eq(p.r->n_unreadable, 2);
+  char **u = p.r->unreadable;
+  ck_assert((streq(u[0], "loop1") && streq(u[1], "loop2")) ||
+            (streq(u[0], "loop2") && streq(u[1], "loop1")));
   project_clear(&p);
 }
 END_TEST
@@ -969,7 +1011,8 @@ static Suite *scan_suite(void) {
   tcase_add_test(tc, test_scan_sorted_identity);
   tcase_add_test(tc, test_scan_protected_dir_once);
   tcase_add_test(tc, test_scan_prunes_unreachable);
-  tcase_add_test(tc, test_scan_symlinks_not_followed);
+  tcase_add_test(tc, test_scan_symlinks_followed_where_alive);
+  tcase_add_test(tc, test_scan_symlink_loops_cut);
   tcase_add_test(tc, test_scan_hard_links);
   tcase_add_test(tc, test_scan_hits_per_pattern);
   tcase_add_test(tc, test_scan_deep_globstar);
