@@ -1247,7 +1247,12 @@ class TestSeal(Base):
             self.skipTest("--seal needs Landlock ABI 2 or later")
         work = ("echo hi > new.txt && mv new.txt renamed.txt && mv src/main.c docs/main.c"
                 " && mv docs/main.c tests/main.c && echo 'int z;' > src/main.c"
-                " && mkdir -p \"$HOME/x\" && echo h > \"$HOME/x/f\"")
+                " && mkdir -p \"$HOME/x\" && echo h > \"$HOME/x/f\""
+                " && cc -o hello tests/main.c && ./hello > hello.txt"
+                " && git add -A && git commit -q -m sealed-change"
+                # its own processes stay within reach of its signals
+                " && { sleep 30 & pid=$!; kill $pid; wait $pid; test $? -gt 128; }"
+                " && echo killed")
         for user in self.users():
             if not self.available("mount", user):
                 continue
@@ -1263,6 +1268,49 @@ class TestSeal(Base):
                 self.assertEqual(read_text(os.path.join(p, "tests/main.c")), HELLO_C)
                 self.assertFalse(os.path.exists(os.path.join(p, "docs/main.c")))
                 self.assertEqual(read_text(os.path.join(p, "src/main.c")), "int z;\n")
+                self.assertEqual(read_text(os.path.join(p, "hello.txt")), "hello, world\n")
+                git_head_subject("sealed-change")(Context(pr, r))
+                self.assertIn("killed", r.stdout, r)
+
+    def test_seal_scopes_signals_and_abstract_sockets(self):
+        # Landlock ABI 6 scopes both to the sandbox: a process outside it,
+        # of the same user, can be neither signalled nor reached through an
+        # abstract unix socket. Without --seal both work (the control).
+        if landlock_abi() < 6:
+            self.skipTest("scoping needs Landlock ABI 6 (this kernel: %d)" % landlock_abi())
+        listener = ("import socket, sys, time\n"
+                    "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                    "s.bind('\\0' + sys.argv[1]); s.listen(8)\n"
+                    "print('ready', flush=True); time.sleep(60)\n")
+        connect = ("python3 -c \"import socket, sys; s = socket.socket(socket.AF_UNIX); "
+                   "s.connect(chr(0) + sys.argv[1]); print('connected')\" %s")
+        checked = 0
+        for user in self.users():
+            if not self.available("mount", user):
+                continue
+            with self.subTest(user=user):
+                pr = self.project(user)
+                name = "ralon-enf-%d-%s" % (os.getpid(), user)
+                outside = subprocess.Popen(["python3", "-c", listener, name], cwd=pr.base,
+                                           stdout=subprocess.PIPE, text=True,
+                                           preexec_fn=_preexec(USERS[user], False),
+                                           env={"PATH": Tools.path})
+                self.addCleanup(outside.wait)
+                self.addCleanup(outside.kill)
+                self.assertEqual(outside.stdout.readline(), "ready\n")
+                probe = "kill -0 %d && echo signalled; %s" % (outside.pid, connect % name)
+                control = run(ralon_run("mount", probe), user, pr.proj, pr.env())
+                self.assertIn("signalled", control.stdout, control)
+                self.assertIn("connected", control.stdout, control)
+                r = run(ralon_run("mount", "echo '%s' >&2; %s" % (STARTED, probe),
+                                  extra=["--seal"]), user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertNotIn("signalled", r.stdout, r)
+                self.assertNotIn("connected", r.stdout, r)
+                self.assertIn("Operation not permitted", r.stderr, r)
+                checked += 1
+        if checked == 0:
+            self.skipTest("the mount backend is not available")
 
     def test_seal_needs_the_mount_backend(self):
         backends = self.any_backend()
