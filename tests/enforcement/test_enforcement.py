@@ -209,6 +209,44 @@ def remount_rw(p):
         mount(None, p, None, MS_REMOUNT | MS_BIND)
 
 
+# The new mount API (x86_64 system call numbers): what umount2 and mount
+# refuse must stay refused by these too.
+libc.syscall.restype = ctypes.c_long
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_FSOPEN, SYS_FSCONFIG, SYS_FSMOUNT = 428, 429, 430, 431, 432
+SYS_MOUNT_SETATTR = 442
+AT_FDCWD, AT_EMPTY_PATH, AT_RECURSIVE = -100, 0x1000, 0x8000
+OPEN_TREE_CLONE, MOVE_MOUNT_F_EMPTY_PATH, FSCONFIG_CMD_CREATE = 1, 4, 6
+MOUNT_ATTR_RDONLY = 1
+
+
+def raw(*args):
+    r = libc.syscall(*[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    if r < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return r
+
+
+def clear_rdonly(dfd, path, flags):
+    attr = (ctypes.c_uint64 * 4)(0, MOUNT_ATTR_RDONLY, 0, 0)  # set, clr, propagation, userns
+    raw(SYS_MOUNT_SETATTR, dfd, b(path), flags, ctypes.byref(attr), ctypes.sizeof(attr))
+
+
+def clone_rw(src, dst):
+    """A detached copy of the mounts at src, made writable, attached at dst."""
+    fd = raw(SYS_OPEN_TREE, AT_FDCWD, b(src), OPEN_TREE_CLONE | AT_RECURSIVE)
+    clear_rdonly(fd, "", AT_EMPTY_PATH | AT_RECURSIVE)
+    raw(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, b(dst), MOVE_MOUNT_F_EMPTY_PATH)
+
+
+def fsmount_over(p):
+    """A new tmpfs, made with fsopen and fsmount, moved over p."""
+    fs = raw(SYS_FSOPEN, b"tmpfs", 0)
+    raw(SYS_FSCONFIG, fs, FSCONFIG_CMD_CREATE, None, None, 0)
+    mfd = raw(SYS_FSMOUNT, fs, 0, 0)
+    raw(SYS_MOVE_MOUNT, mfd, b"", AT_FDCWD, b(p), MOVE_MOUNT_F_EMPTY_PATH)
+
+
 def write(p):
     fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.write(fd, b"forged\n")
@@ -231,6 +269,9 @@ OPS = {
     "tmpfs": (1, lambda p: mount("none", p, "tmpfs", 0)),
     "bind": (2, lambda a, c: mount(a, c, None, MS_BIND)),
     "rbind": (2, lambda a, c: mount(a, c, None, MS_BIND | MS_REC)),
+    "setattr_rw": (1, lambda p: clear_rdonly(AT_FDCWD, p, 0)),
+    "clone_rw": (2, clone_rw),
+    "fsmount_over": (1, fsmount_over),
     "write": (1, write),
 }
 
@@ -522,6 +563,17 @@ ROWS = [
         ' write tests/golden/a.txt', BLOCKED),
     Row("nested_remount_rw_syscall", 'python3 "$OP" nest remount_rw Cargo.lock write Cargo.lock',
         BLOCKED),
+    Row("setattr_rw_syscall", 'python3 "$OP" setattr_rw Cargo.lock write Cargo.lock', BLOCKED),
+    Row("fsmount_over_syscall", 'python3 "$OP" fsmount_over tests/golden'
+        ' write tests/golden/a.txt', BLOCKED),
+    Row("nested_setattr_rw_syscall", 'python3 "$OP" nest setattr_rw Cargo.lock write Cargo.lock',
+        BLOCKED),
+    Row("nested_setattr_rw_dir_syscall", 'python3 "$OP" nest setattr_rw tests/golden'
+        ' write tests/golden/a.txt', BLOCKED),
+    Row("nested_clone_rw_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest clone_rw'
+        ' tests/golden "$HOME/m" write "$HOME/m/a.txt"', BLOCKED),
+    Row("nested_fsmount_over_syscall", 'python3 "$OP" nest fsmount_over tests/golden'
+        ' write tests/golden/a.txt', UNCHANGED, BLOCKED),
     Row("nested_rbind_elsewhere_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest rbind .'
         ' "$HOME/m" write "$HOME/m/agent.lock"', BLOCKED),
     Row("nested_remount_rw_dir_syscall", 'python3 "$OP" nest remount_rw tests/golden'
