@@ -56,6 +56,7 @@ import select
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -247,6 +248,31 @@ def fsmount_over(p):
     raw(SYS_MOVE_MOUNT, mfd, b"", AT_FDCWD, b(p), MOVE_MOUNT_F_EMPTY_PATH)
 
 
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_NODUMP_FL = 0x80086601, 0x40086602, 0x40
+
+
+def chattr_nodump(p):
+    import array, fcntl
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    flags = array.array("i", [0])
+    fcntl.ioctl(fd, FS_IOC_GETFLAGS, flags, True)
+    flags[0] |= FS_NODUMP_FL
+    fcntl.ioctl(fd, FS_IOC_SETFLAGS, flags, True)
+
+
+ACL = ("\x02\x00\x00\x00"          # version 2, then (tag, perm, id) entries:
+       "\x01\x00\x06\x00\xff\xff\xff\xff"  # owner rw
+       "\x02\x00\x06\x00\x92\x10\x00\x00"  # user 4242 rw
+       "\x04\x00\x04\x00\xff\xff\xff\xff"  # group r
+       "\x10\x00\x06\x00\xff\xff\xff\xff"  # mask rw
+       "\x20\x00\x04\x00\xff\xff\xff\xff"  # others r
+       ).encode("latin-1")
+
+
+def setacl(p):
+    os.setxattr(p, "system.posix_acl_access", ACL)
+
+
 def write(p):
     fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.write(fd, b"forged\n")
@@ -263,6 +289,8 @@ OPS = {
     "replace": (1, replace),
     "exchange": (2, lambda a, c: check(libc.renameat2(-100, b(a), -100, b(c), 2))),
     "setxattr": (1, lambda p: os.setxattr(p, "user.ralon", b"1")),
+    "chattr": (1, chattr_nodump),
+    "setacl": (1, setacl),
     "umount": (1, lambda p: check(libc.umount2(b(p), 0))),
     "umount_lazy": (1, lambda p: check(libc.umount2(b(p), MNT_DETACH))),
     "remount_rw": (1, remount_rw),
@@ -358,7 +386,7 @@ class Row:
     different, under Landlock; launcher: shell code run before ralon in the
     shell that starts it; setup: shell code run in the project before the
     "before" snapshot, as the same user; pty: run on a new controlling
-    terminal; needs: a precondition ("user_xattr"); protected: paths the
+    terminal; needs: a precondition ("user_xattr", "flags", "acl"); protected: paths the
     setup's policy protects beyond PROTECTED, snapshotted with them."""
 
     def __init__(self, name, cmd, mount, landlock=SAME, launcher=None, setup=None, pty=False,
@@ -473,6 +501,20 @@ def ctime_changed_same_owner(before, after):
     expect((after["uid"], after["gid"]) == (before["uid"], before["gid"]), "owner changed")
 
 
+def has_flag(flag):
+    def check(before, after):
+        expect(not before["flags"] & flag and after["flags"] & flag,
+               "inode flags %#x -> %#x, expected %#x set" % (before["flags"], after["flags"], flag))
+    return check
+
+
+def gained_xattr(name):
+    def check(before, after):
+        expect(name not in before["xattrs"] and name in after["xattrs"],
+               "xattr %s: %r -> %r" % (name, before["xattrs"].get(name), after["xattrs"].get(name)))
+    return check
+
+
 def has_xattr(name, value):
     def check(before, after):
         got = after["xattrs"].get(name)
@@ -540,6 +582,10 @@ ROWS = [
         GAP("conf/secret.yml", mtime_year(2001))),
     Row("chown_to_self", 'chown "$(id -u):$(id -g)" agent.lock', BLOCKED,
         GAP("agent.lock", ctime_changed_same_owner)),
+    Row("chattr_nodump", 'python3 "$OP" chattr Cargo.lock', BLOCKED,
+        GAP("Cargo.lock", has_flag(0x40)), needs="flags"),
+    Row("setfacl", 'python3 "$OP" setacl Cargo.lock', BLOCKED,
+        GAP("Cargo.lock", gained_xattr("system.posix_acl_access")), needs="acl"),
     Row("setxattr_user", 'python3 "$OP" setxattr Cargo.lock', BLOCKED,
         GAP("Cargo.lock", has_xattr("user.ralon", b"1")), needs="user_xattr"),
     # -- mount namespace, directly: the raw system calls (umount(8) and
@@ -840,6 +886,21 @@ def run(argv, user, cwd, env, pty=False, timeout=TIMEOUT):
 
 # ---- snapshots --------------------------------------------------------------
 
+def inode_flags(path):
+    """chattr(1)'s flags, or an error name where the file system has none."""
+    import array
+    import fcntl
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        flags = array.array("i", [0])
+        fcntl.ioctl(fd, 0x80086601, flags, True)  # FS_IOC_GETFLAGS
+        return flags[0]
+    except OSError as ex:
+        return "error %s" % errno.errorcode.get(ex.errno, ex.errno)
+    finally:
+        os.close(fd)
+
+
 def _entry(path):
     try:
         st = os.lstat(path)
@@ -853,6 +914,8 @@ def _entry(path):
                        for n in sorted(os.listxattr(path, follow_symlinks=False))}
     except OSError as ex:
         e["xattrs"] = "error %s" % errno.errorcode.get(ex.errno, ex.errno)
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        e["flags"] = inode_flags(path)
     if stat.S_ISREG(st.st_mode):
         with open(path, "rb") as f:
             e["sha256"] = hashlib.sha256(f.read()).hexdigest()
@@ -905,7 +968,7 @@ def diff(before, after):
     return out
 
 
-METADATA = {"mode", "uid", "gid", "mtime_ns", "ctime_ns", "xattrs"}
+METADATA = {"mode", "uid", "gid", "mtime_ns", "ctime_ns", "xattrs", "flags"}
 
 
 def format_diff(d):
@@ -976,6 +1039,36 @@ def user_xattrs_supported():
     return _xattr_ok
 
 
+_metadata_ok = {}
+# What the helper's setacl writes: owner rw, user 4242 rw, group r, mask rw,
+# others r (version 2, then tag, permissions and id per entry).
+ACL_BLOB = struct.pack("<I", 2) + b"".join(
+    struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in
+    ((0x01, 6, 0xFFFFFFFF), (0x02, 6, 4242), (0x04, 4, 0xFFFFFFFF), (0x10, 6, 0xFFFFFFFF),
+     (0x20, 4, 0xFFFFFFFF)))
+
+
+def metadata_supported(kind):
+    """Whether files under TMP_ROOT take inode flags ("flags") or POSIX
+    ACLs ("acl"), tried on a file of root's."""
+    if kind not in _metadata_ok:
+        fd, p = tempfile.mkstemp(dir=TMP_ROOT, prefix="ralon-enf-%s-" % kind)
+        os.close(fd)
+        try:
+            if kind == "flags":
+                _metadata_ok[kind] = isinstance(inode_flags(p), int)
+            else:
+                os.setxattr(p, "system.posix_acl_access", ACL_BLOB)
+                _metadata_ok[kind] = True
+        except OSError as e:
+            if e.errno != errno.EOPNOTSUPP:
+                raise
+            _metadata_ok[kind] = False
+        finally:
+            os.unlink(p)
+    return _metadata_ok[kind]
+
+
 def ralon_run(backend, cmd, quiet=True, extra=()):
     return ([Tools.ralon, "run", "--backend", backend] + (["-q"] if quiet else []) + list(extra)
             + ["--", "sh", "-c", cmd])
@@ -993,6 +1086,9 @@ def run_row(tc, row, backend, user):
     require_backend(tc, backend, user)
     if row.needs == "user_xattr" and not user_xattrs_supported():
         tc.skipTest("the filesystem under %s refuses user.* extended attributes" % TMP_ROOT)
+    if row.needs in ("flags", "acl") and not metadata_supported(row.needs):
+        tc.skipTest("the filesystem under %s has no %s" % (
+            TMP_ROOT, "inode flags" if row.needs == "flags" else "POSIX ACLs"))
     expect = row.expect[backend]
     pr = Project(USERS[user])
     try:
