@@ -51,6 +51,7 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_CASE_INSENSITIVE] = "case-insensitive-directory",
     [AUDIT_LANDLOCK_LINKED_FILE] = "landlock-linked-file",
     [AUDIT_LANDLOCK_UNLISTED] = "landlock-unlisted-directory",
+    [AUDIT_ENCLOSING_POLICY] = "enclosing-policy",
 };
 
 bool audit_weakens(AuditKind k) {
@@ -70,6 +71,7 @@ bool audit_weakens(AuditKind k) {
   case AUDIT_GIT_HOOKS:
   case AUDIT_GIT_CONFIG:
   case AUDIT_UNREADABLE:
+  case AUDIT_ENCLOSING_POLICY:
   case AUDIT_ROOT:
   case AUDIT_SECOND_MOUNT:
   case AUDIT_BIND_MOUNT:
@@ -1276,6 +1278,30 @@ static char *link_on_the_way(const char *root, const char *pat) {
   return NULL;
 }
 
+/* The nearest agent.lock above the project's, if any. Discovery stops at
+ * the first one (like git), so the outer policy protects nothing here; an
+ * agent can plant agent.lock in any directory it may write, and a session
+ * started there obeys it. */
+static void audit_enclosing(const Policy *policy, AuditFindings *out) {
+  char *d = xstrdup(policy->root);
+  while (!streq(d, "/")) {
+    char *up = path_dirname(d);
+    free(d);
+    d = up;
+    _cleanup_free_ char *file = path_join(d, POLICY_FILE_NAME);
+    struct stat st;
+    if (stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
+      add(out, AUDIT_ENCLOSING_POLICY, steal_pointer(&file),
+          xstrdup(_("also governs this directory, but only the nearest agent.lock applies: "
+                    "what that one protects here is not protected now (if this project's "
+                    "agent.lock was not written by you, an agent may have planted it; start "
+                    "from that project's root)")));
+      break;
+    }
+  }
+  free(d);
+}
+
 void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, AuditFindings *out) {
   /* Inside protected directories first: the other names of a protected
    * file may be there. Its findings follow the git ones, below. */
@@ -1340,6 +1366,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
                   "from the root), so protected paths inside it were not found; `ralon run` "
                   "protects all of it")));
   }
+  audit_enclosing(policy, out);
   const char *canon = scan->canon_root;
   audit_git(policy, m, canon, out);
   links_inside_report(scan, &w, out);

@@ -47,6 +47,9 @@ typedef enum {
   /* A directory on the way that this user cannot list: Landlock grants
    * nothing in it. A note. */
   AUDIT_LANDLOCK_UNLISTED,
+  /* An agent.lock further up: only the nearest applies, so what that one
+   * protects here is not protected (and this one may have been planted). */
+  AUDIT_ENCLOSING_POLICY,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;

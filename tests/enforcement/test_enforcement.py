@@ -1812,6 +1812,37 @@ class TestNextSession(Base):
                                      FILES["conf/secret.yml"], repr(r))
 
 
+class TestPlantedPolicy(Base):
+    """An agent.lock planted in a writable directory governs a session
+    started there (the nearest wins, agent.lock(5)); ralon says so, and
+    --strict refuses."""
+
+    def test_planted_policy_is_named_and_refused_with_strict(self):
+        # nobody and the mount backend: no other finding that --strict
+        # refuses (running as root, Landlock's metadata gap) comes first.
+        user = "nobody"
+        if not self.available("mount", user):
+            self.skipTest("needs the mount backend for an unprivileged user")
+        pr = self.project(user)
+        r = run(ralon_run("mount", "printf 'protect: [main.c]\\n' > src/agent.lock"), user,
+                pr.proj, pr.env())
+        self.assertEqual(r.rc, 0, r)
+        src = os.path.join(pr.proj, "src")
+        outer = ("ralon: warning: %s/agent.lock also governs this directory, but only the "
+                 "nearest agent.lock applies" % pr.proj)
+        r = run(ralon_run("mount", "echo '%s' >&2" % STARTED, quiet=False), user, src, pr.env())
+        self.assertIn(STARTED, r.stderr, r)
+        self.assertIn(outer, r.stderr, r)
+        before = snapshot(pr)
+        r = run(ralon_run("mount", "echo '%s' >&2; echo forged >> ../Cargo.lock" % STARTED,
+                          extra=["--strict"]), user, src, pr.env())
+        self.assertEqual(r.rc, 2, r)
+        self.assertNotIn(STARTED, r.stderr, r)
+        self.assertRegex(r.stderr, r"\Aralon: %s/agent.lock also governs this directory.*"
+                         r"\(refusing to run with --strict\)\n\Z" % re.escape(pr.proj))
+        self.assertUnchanged(before, pr, repr(r))
+
+
 class TestGlobThroughLink(Base):
     """A glob the policy could match below a symbolic link to a directory
     (`lib/*/config.yml`, `lib/a` -> `../vendor/a`): what it matches there

@@ -102,6 +102,7 @@ static bool depends_on_machine(AuditKind k) {
   case AUDIT_LANDLOCK_LINKED_FILE:
   case AUDIT_LANDLOCK_UNLISTED:
   case AUDIT_INHERITED_FD:
+  case AUDIT_ENCLOSING_POLICY:
   case _AUDIT_KIND_MAX:
   case _AUDIT_KIND_INVALID:
   default:
@@ -277,6 +278,7 @@ START_TEST(test_kind_names) {
       {AUDIT_CASE_INSENSITIVE, "case-insensitive-directory"},
       {AUDIT_LANDLOCK_LINKED_FILE, "landlock-linked-file"},
       {AUDIT_LANDLOCK_UNLISTED, "landlock-unlisted-directory"},
+      {AUDIT_ENCLOSING_POLICY, "enclosing-policy"},
   };
   /* Every kind has a name here: a new kind must be added to this table. */
   ck_assert_int_eq(ELEMENTSOF(table), _AUDIT_KIND_MAX);
@@ -494,6 +496,35 @@ START_TEST(test_literal_through_a_link) {
    * it is; missing, nothing is locked. */
   assert_summary(t, "protect:\n  - conf\n  - conf/secret.yml\n", "");
   assert_summary(t, "protect:\n  - lnk/none.pem\n", "unmatched-path `lnk/none.pem`\n");
+}
+END_TEST
+
+START_TEST(test_enclosing_policy) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "solo");
+  make_dir(t, "inner");
+  make_dir(t, "inner/deeper");
+  make_file(t, "solo/x", "x");
+  _cleanup_free_ char *solo = path_join(t, "solo");
+  _cleanup_free_ char *inner = path_join(t, "inner");
+  _cleanup_free_ char *deeper = path_join(t, "inner/deeper");
+  /* None above (audit() writes the project's own): nothing to say. */
+  assert_summary(solo, "protect:\n  - x\n", "");
+  /* One two levels up (a directory without one between): named. */
+  make_file(t, "agent.lock", "protect: [inner/x]\n");
+  _cleanup_free_ char *outer = path_join(t, "agent.lock");
+  _cleanup_free_ char *want = xasprintf("enclosing-policy %s\n", outer);
+  make_file(deeper, "y", "y");
+  assert_summary(deeper, "protect:\n  - y\n", want);
+  AuditFindings f;
+  audit(deeper, "protect:\n  - y\n", &f);
+  ck_assert(audit_weakens(f.items[0].kind));
+  audit_findings_clear(&f);
+  /* Only the nearest is named. */
+  make_file(inner, "agent.lock", "protect: [x]\n");
+  _cleanup_free_ char *middle = path_join(inner, "agent.lock");
+  _cleanup_free_ char *want2 = xasprintf("enclosing-policy %s\n", middle);
+  assert_summary(deeper, "protect:\n  - y\n", want2);
 }
 END_TEST
 
@@ -1854,6 +1885,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_hard_links);
   tcase_add_test(tc, test_hard_links_inside_protected_dirs);
   tcase_add_test(tc, test_literal_through_a_link);
+  tcase_add_test(tc, test_enclosing_policy);
   tcase_add_test(tc, test_git_unprotected);
   tcase_add_test(tc, test_git_protected);
   tcase_add_test(tc, test_git_not_a_directory);
