@@ -1843,6 +1843,45 @@ class TestPlantedPolicy(Base):
         self.assertUnchanged(before, pr, repr(r))
 
 
+class TestMissingLiteral(Base):
+    """A literal pattern naming nothing yet: the mount backend can bind
+    nothing there and says so (the command may create it); Landlock keeps
+    it from being created; --strict refuses to run on either."""
+
+    def test_missing_literal(self):
+        policy = POLICY.replace("Cargo.lock]", "Cargo.lock, .env.production]")
+        warning = ("ralon: warning: `.env.production` matches nothing on disk, so there is "
+                   "nothing to lock")
+        for backend in BACKENDS:
+            for user in self.users():
+                if not self.available(backend, user):
+                    continue
+                with self.subTest(backend=backend, user=user):
+                    pr = self.project(user)
+                    with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                        f.write(policy)
+                    env_file = os.path.join(pr.proj, ".env.production")
+                    before = snapshot(pr)
+                    r = run(ralon_run(backend, "echo '%s' >&2; echo TOKEN=x > .env.production"
+                                      % STARTED, quiet=False), user, pr.proj, pr.env())
+                    self.assertIn(STARTED, r.stderr, r)
+                    self.assertIn(warning, r.stderr, r)
+                    self.assertUnchanged(before, pr, repr(r))
+                    if backend == "mount":  # documented: nothing to bind
+                        self.assertEqual(r.rc, 0, r)
+                        self.assertEqual(read_text(env_file), "TOKEN=x\n")
+                        os.unlink(env_file)
+                    else:
+                        self.assertNotEqual(r.rc, 0, r)
+                        self.assertFalse(os.path.exists(env_file), r)
+                    r = run(ralon_run(backend, "echo '%s' >&2; echo TOKEN=x > .env.production"
+                                      % STARTED, extra=["--strict"]), user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 2, r)
+                    self.assertNotIn(STARTED, r.stderr, r)
+                    self.assertIn("(refusing to run with --strict)", r.stderr, r)
+                    self.assertFalse(os.path.exists(env_file), r)
+
+
 class TestGlobThroughLink(Base):
     """A glob the policy could match below a symbolic link to a directory
     (`lib/*/config.yml`, `lib/a` -> `../vendor/a`): what it matches there
