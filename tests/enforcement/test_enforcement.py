@@ -67,6 +67,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RALON_SRC = os.environ.get("RALON_BINARY") or os.path.normpath(
     os.path.join(HERE, "..", "..", "build", "src", "ralon"))
 DENY_SRC = os.environ.get("RALON_DENY_USERNS") or ""
+URING_SRC = os.environ.get("RALON_URING_OP") or os.path.normpath(
+    os.path.join(HERE, "..", "..", "build", "tests", "enforcement", "uring-op"))
 TMP_ROOT = os.environ.get("RALON_TEST_TMPDIR") or "/tmp"
 REQUIRED = {b.strip() for b in os.environ.get("RALON_REQUIRE_BACKENDS", "").split(",")
             if b.strip()}
@@ -386,7 +388,7 @@ class Row:
     different, under Landlock; launcher: shell code run before ralon in the
     shell that starts it; setup: shell code run in the project before the
     "before" snapshot, as the same user; pty: run on a new controlling
-    terminal; needs: a precondition ("user_xattr", "flags", "acl"); protected: paths the
+    terminal; needs: a precondition ("user_xattr", "flags", "acl", "io_uring"); protected: paths the
     setup's policy protects beyond PROTECTED, snapshotted with them."""
 
     def __init__(self, name, cmd, mount, landlock=SAME, launcher=None, setup=None, pty=False,
@@ -538,6 +540,16 @@ ROWS = [
     Row("truncate_cmd", "truncate -s 1 agent.lock", BLOCKED),
     Row("truncate_syscall_by_path", 'python3 "$OP" truncate conf/secret.yml', BLOCKED),
     Row("truncate_in_protected_dir", "truncate -s 0 tests/golden/a.txt", BLOCKED),
+    Row("uring_write", '"$URING" write agent.lock', BLOCKED, needs="io_uring"),
+    Row("uring_write_in_protected_dir", '"$URING" write tests/golden/a.txt', BLOCKED,
+        needs="io_uring"),
+    Row("uring_unlink", '"$URING" unlink Cargo.lock', BLOCKED, needs="io_uring"),
+    Row("uring_rename_away", '"$URING" rename conf/secret.yml conf/s2', BLOCKED,
+        needs="io_uring"),
+    Row("uring_rename_over", 'echo forged > src/f && "$URING" rename src/f Cargo.lock', BLOCKED,
+        needs="io_uring"),
+    Row("uring_write_unprotected", '"$URING" write src/main.c',
+        ALLOWED(file_endswith("src/main.c", "forged\n")), needs="io_uring"),
     Row("mmap_shared_write", 'python3 "$OP" mmap agent.lock', BLOCKED),
     Row("reopen_o_path_fd_wronly", 'python3 "$OP" reopen agent.lock', BLOCKED),
     Row("cp_over_policy", "cp README.md agent.lock", BLOCKED),
@@ -757,6 +769,11 @@ class Tools:
             cls.deny = os.path.join(d, "deny-userns")
             shutil.copy2(DENY_SRC, cls.deny)
             os.chmod(cls.deny, 0o755)
+        cls.uring = None
+        if os.path.exists(URING_SRC):
+            cls.uring = os.path.join(d, "uring-op")
+            shutil.copy2(URING_SRC, cls.uring)
+            os.chmod(cls.uring, 0o755)
         cls.op = os.path.join(d, "op.py")
         with open(cls.op, "w", encoding="utf-8") as f:
             f.write(OP_PY)
@@ -824,7 +841,8 @@ class Project:
 
     def env(self):
         return {"PATH": Tools.path, "HOME": self.home, "TMPDIR": self.tmp, "BASE": self.base,
-                "RALON": Tools.ralon, "OP": Tools.op, "LC_ALL": "C.UTF-8",
+                "RALON": Tools.ralon, "OP": Tools.op, "URING": Tools.uring or "uring-op-missing",
+                "LC_ALL": "C.UTF-8",
                 "GIT_CONFIG_NOSYSTEM": "1"}
 
 
@@ -1098,12 +1116,22 @@ def run_row(tc, row, backend, user):
     require_backend(tc, backend, user)
     if row.needs == "user_xattr" and not user_xattrs_supported():
         tc.skipTest("the filesystem under %s refuses user.* extended attributes" % TMP_ROOT)
+    if row.needs == "io_uring" and Tools.uring is None:
+        tc.skipTest("uring-op was not built (RALON_URING_OP)")
     if row.needs in ("flags", "acl") and not metadata_supported(row.needs):
         tc.skipTest("the filesystem under %s has no %s" % (
             TMP_ROOT, "inode flags" if row.needs == "flags" else "POSIX ACLs"))
     expect = row.expect[backend]
     pr = Project(USERS[user])
     try:
+        if row.needs == "io_uring":
+            # The helper must work outside the sandbox, or the row proves
+            # nothing: a file of the user's in its TMPDIR.
+            res = run(["sh", "-c", ': > probe && "$URING" write probe'], user, pr.tmp, pr.env())
+            if res.rc == 2:
+                tc.skipTest("io_uring cannot be used here: %r" % (res,))
+            tc.assertEqual(res.rc, 0, "uring-op fails outside the sandbox: %r" % (res,))
+            tc.assertEqual(read_text(os.path.join(pr.tmp, "probe")), "forged\n", res)
         if row.setup:
             res = run(["sh", "-c", row.setup], user, pr.proj, pr.env())
             tc.assertEqual(res.rc, 0, "the setup failed: %r" % (res,))
