@@ -1360,6 +1360,13 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
                   "protected at its own path, and the link itself can be replaced (name that "
                   "path in the policy instead)")));
   }
+  for (size_t i = 0; i < scan->n_links_outside; i++) {
+    add(out, AUDIT_SYMLINK, xstrdup(scan->links_outside[i]),
+        xstrdup(_("is a symbolic link to a directory outside the project, which the scan does "
+                  "not enter: what the patterns would match through it is not protected "
+                  "(name those paths in the policy one by one, or move them into the "
+                  "project)")));
+  }
   for (size_t i = 0; i < scan->n_unreadable; i++) {
     add(out, AUDIT_UNREADABLE, xstrdup(scan->unreadable[i]),
         xstrdup(_("could not be read in full (no permission, or names too long to reach "

@@ -18,6 +18,7 @@ typedef struct {
   size_t cap_paths;
   size_t cap_unreadable;
   size_t cap_links;
+  size_t cap_links_outside;
   size_t cap_listings;
   unsigned links; /* symbolic links followed on the way to the current directory */
   /* Each directory walked through a link, with the matcher state it was
@@ -147,7 +148,10 @@ static bool on_the_way(const Walk *w, const struct stat *st) {
 /* A symbolic link at w->rel where the policy could protect something
  * below it: the directory it leads to is walked as if it were here. One
  * that leads nowhere, or to a file, holds nothing; one that leads back up
- * would loop, and so would more links than the kernel follows. */
+ * would loop, and so would more links than the kernel follows. One that
+ * leads out of the project is not walked (a link to `/` or to the home
+ * directory, and `**` in the policy, would have the scan walk all of it):
+ * it is recorded, and the audit says what it leaves unprotected. */
 static void follow_link(Walk *w, int dfd, const char *name, const MatcherState *st) {
   enum { MAX_LINKS = 40 }; /* as the kernel's ELOOP */
   int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -160,6 +164,16 @@ static void follow_link(Walk *w, int dfd, const char *name, const MatcherState *
   struct stat sb;
   if (w->links >= MAX_LINKS || fstat(sub, &sb) < 0 || on_the_way(w, &sb)) {
     close(sub);
+    return;
+  }
+  _cleanup_free_ char *joined = path_join(w->root, w->rel);
+  _cleanup_free_ char *real = realpath(joined, NULL);
+  if (w->r->canon_root == NULL || real == NULL ||
+      path_relative(w->r->canon_root, real) == NULL) {
+    close(sub);
+    char **slot = grow_array(&w->r->links_outside, &w->r->n_links_outside,
+                             &w->cap_links_outside, sizeof(char *));
+    *slot = xstrdup(w->rel);
     return;
   }
   size_t size = matcher_state_size(w->m);
@@ -348,6 +362,9 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
   if (r->n_links > 1) {
     qsort(r->links, r->n_links, sizeof(char *), compare_strings);
   }
+  if (r->n_links_outside > 1) {
+    qsort(r->links_outside, r->n_links_outside, sizeof(char *), compare_strings);
+  }
   if (r->n_listings > 1) {
     qsort(r->listings, r->n_listings, sizeof(ScanListing), compare_listings);
   }
@@ -369,6 +386,10 @@ void scan_result_free(ScanResult *r) {
     free(r->links[i]);
   }
   free(r->links);
+  for (size_t i = 0; i < r->n_links_outside; i++) {
+    free(r->links_outside[i]);
+  }
+  free(r->links_outside);
   for (size_t i = 0; i < r->n_listings; i++) {
     free(r->listings[i].relative);
     free(r->listings[i].entries);

@@ -3,8 +3,9 @@
  * project root are protected right now. A protected directory is recorded
  * once and not descended into. A symbolic link is followed only where the
  * policy could protect something below it (`lib/?/config.yml` and a link
- * `lib/a`): what is found through it keeps the name the policy sees, and
- * is marked so that `run` resolves it to its own path. */
+ * `lib/a`) and it leads to a directory inside the project: what is found
+ * through it keeps the name the policy sees, and is marked so that `run`
+ * resolves it to its own path. */
 #pragma once
 
 #include <stdbool.h>
@@ -59,6 +60,10 @@ typedef struct {
    * the root, sorted. */
   char **links;
   size_t n_links;
+  /* Symbolic links to directories outside the project where the policy
+   * could protect something below them: not followed. Sorted. */
+  char **links_outside;
+  size_t n_links_outside;
   size_t n_visited; /* entries looked at, for the curious and the tests */
   ScanListing *listings; /* sorted by `relative`; only with SCAN_KEEP_LISTINGS */
   size_t n_listings;

@@ -491,6 +491,22 @@ START_TEST(test_literal_through_a_link) {
   audit_findings_clear(&f);
   /* The same for a glob. */
   assert_summary(t, "protect:\n  - 'lnk/*.pem'\n", "symlink lnk\n");
+  /* A link out of the project is not entered: a glob through it protects
+   * nothing, and the audit says so (a literal is resolved by `run`). */
+  _cleanup_free_ char *out = make_tmpdir();
+  make_file(out, "o.pem", "o");
+  make_symlink(t, "outlnk", out);
+  audit(t, "protect:\n  - 'outlnk/*.pem'\n", &f);
+  _cleanup_free_ char *got_out = summary(&f);
+  ck_assert_str_eq(got_out, "unmatched-glob `outlnk/*.pem`\nsymlink outlnk\n");
+  ck_assert_str_eq(f.items[1].detail,
+                   "is a symbolic link to a directory outside the project, which the scan does "
+                   "not enter: what the patterns would match through it is not protected (name "
+                   "those paths in the policy one by one, or move them into the project)");
+  ck_assert(audit_weakens(f.items[1].kind));
+  audit_findings_clear(&f);
+  _cleanup_free_ char *outlnk = path_join(t, "outlnk");
+  ck_assert_int_eq(unlink(outlnk), 0);
 
   /* Not through a link: inside a protected directory it is protected as
    * it is; missing, nothing is locked. */

@@ -259,58 +259,63 @@ START_TEST(test_scan_symlinks_followed_where_alive) {
   make_file(out, "sub/y.pem", "outside");
   _cleanup_free_ char *out_x = path_join(out, "x.pem");
 
-  make_symlink(t, "linkdir", out);       /* a directory with *.pem inside */
-  make_symlink(t, "rellink", "realdir"); /* same, relative, inside */
-  make_dir(t, "realdir");
-  make_file(t, "realdir/in.pem", "in");
+  make_dir(t, "inside");
+  make_file(t, "inside/x.pem", "x");
+  make_dir(t, "inside/sub");
+  make_file(t, "inside/sub/y.pem", "y");
+  make_symlink(t, "linkdir", "inside");  /* a directory of the project's */
+  make_symlink(t, "outlink", out);       /* one outside it: not entered */
   make_symlink(t, "key.pem", out_x);     /* the link itself matches */
   make_symlink(t, "dirlink.pem", out);   /* matches, points at a directory */
   make_symlink(t, "dangling.pem", "nowhere");
   make_file(t, "real.pem", "r");
 
   Project p;
-  project_scan(&p, t, "protect:\n  - '**/*.pem'\n  - linkdir/x.pem\n  - rellink/in.pem\n");
+  project_scan(&p, t, "protect:\n  - '**/*.pem'\n  - linkdir/x.pem\n  - outlink/x.pem\n");
   _cleanup_free_ char *got = joined_paths(p.r);
   /* What the policy names through a link is found under the policy's
    * name; a link that matches itself is recorded, not followed. */
-  ck_assert_str_eq(got, "agent.lock|dangling.pem|dirlink.pem|key.pem|linkdir/sub/y.pem|"
-                        "linkdir/x.pem|real.pem|realdir/in.pem|rellink/in.pem");
+  ck_assert_str_eq(got, "agent.lock|dangling.pem|dirlink.pem|inside/sub/y.pem|inside/x.pem|"
+                        "key.pem|linkdir/sub/y.pem|linkdir/x.pem|real.pem");
   assert_consistent(&p);
   ck_assert(S_ISLNK(get_path(p.r, "key.pem")->mode));
   ck_assert(S_ISLNK(get_path(p.r, "dirlink.pem")->mode));
   ck_assert(S_ISLNK(get_path(p.r, "dangling.pem")->mode));
   ck_assert(S_ISREG(get_path(p.r, "real.pem")->mode));
   ck_assert(!get_path(p.r, "real.pem")->via_link);
-  ck_assert(!get_path(p.r, "realdir/in.pem")->via_link);
+  ck_assert(!get_path(p.r, "inside/x.pem")->via_link);
   ck_assert(!get_path(p.r, "key.pem")->via_link);
-  ck_assert(get_path(p.r, "rellink/in.pem")->via_link);
+  ck_assert(get_path(p.r, "linkdir/x.pem")->via_link);
   ck_assert(get_path(p.r, "linkdir/sub/y.pem")->via_link);
   /* The identity is the link's for a link, the target's through one. */
   struct stat target;
   ck_assert_int_eq(stat(out_x, &target), 0);
   ck_assert_uint_ne(get_path(p.r, "key.pem")->ino, target.st_ino);
-  ck_assert_uint_eq(get_path(p.r, "linkdir/x.pem")->ino, target.st_ino);
+  ck_assert_uint_eq(get_path(p.r, "linkdir/x.pem")->ino, get_path(p.r, "inside/x.pem")->ino);
   /* `**` is first for every .pem file: the literals add nothing. */
   static const size_t hits[] = {1, 8, 0, 0};
   assert_hits(p.r, hits, ELEMENTSOF(hits));
-  /* Root: agent.lock and 7 entries; realdir: 1; through linkdir: 2, and
-   * its sub: 1; through rellink: 1. */
-  ck_assert_uint_eq(p.r->n_visited, 13);
-  ck_assert_uint_eq(p.r->n_links, 2);
+  /* Root: agent.lock and 7 entries; inside: 2, and its sub: 1; the same
+   * again through linkdir. */
+  ck_assert_uint_eq(p.r->n_visited, 14);
+  ck_assert_uint_eq(p.r->n_links, 1);
   ck_assert_str_eq(p.r->links[0], "linkdir");
-  ck_assert_str_eq(p.r->links[1], "rellink");
+  ck_assert_uint_eq(p.r->n_links_outside, 1);
+  ck_assert_str_eq(p.r->links_outside[0], "outlink");
   project_clear(&p);
 
-  /* Literal patterns through a link are found the same way. */
-  project_scan(&p, t, "protect:\n  - linkdir/x.pem\n  - linkdir/sub\n");
+  /* Literal patterns through a link inside are found the same way; one
+   * through a link outside is not (`run` resolves literals itself). */
+  project_scan(&p, t, "protect:\n  - linkdir/x.pem\n  - linkdir/sub\n  - outlink/x.pem\n");
   _cleanup_free_ char *got2 = joined_paths(p.r);
   ck_assert_str_eq(got2, "agent.lock|linkdir/sub|linkdir/x.pem");
-  static const size_t hits2[] = {1, 1, 1};
+  static const size_t hits2[] = {1, 1, 1, 0};
   assert_hits(p.r, hits2, ELEMENTSOF(hits2));
   /* The root's 8 entries and linkdir's 2 (sub is protected, not entered);
-   * rellink could hold no match and is not followed. */
+   * inside could hold no match under its own name and is not entered. */
   ck_assert_uint_eq(p.r->n_visited, 10);
   ck_assert_uint_eq(p.r->n_links, 1);
+  ck_assert_uint_eq(p.r->n_links_outside, 1);
   project_clear(&p);
 }
 END_TEST
