@@ -156,7 +156,9 @@ static void follow_link(Walk *w, int dfd, const char *name, const MatcherState *
   enum { MAX_LINKS = 40 }; /* as the kernel's ELOOP */
   int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (sub < 0) {
-    if (errno == EACCES || errno == ELOOP) {
+    /* Dangling, a file, or a loop of links: it holds nothing. Anything
+     * else (no permission) may hide protected entries: unknown. */
+    if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) {
       add_unreadable(w, w->rel);
     }
     return;
