@@ -86,8 +86,23 @@ static void json_print(json_object *o) {
   json_object_put(o);
 }
 
+/* A string, or, when it is not UTF-8 (a file name may be any bytes), an
+ * array of its bytes: JSON holds only Unicode text, and a name must come
+ * out as the name it is (journalctl's JSON does the same). */
+static json_object *json_name(const char *s) {
+  size_t len = strlen(s);
+  if (utf8_invalid_offset(s, len) == len) {
+    return json_object_new_string(s);
+  }
+  json_object *a = json_object_new_array();
+  for (size_t i = 0; i < len; i++) {
+    json_object_array_add(a, json_object_new_int((unsigned char)s[i]));
+  }
+  return a;
+}
+
 static void json_add_string(json_object *o, const char *key, const char *value) {
-  json_object_object_add(o, key, value ? json_object_new_string(value) : NULL);
+  json_object_object_add(o, key, value ? json_name(value) : NULL);
 }
 
 static json_object *json_protected_path(const Policy *pol, const ProtectedPath *p) {
@@ -110,7 +125,8 @@ static json_object *json_findings(const AuditFindings *f) {
     json_add_string(o, "subject", f->items[i].subject);
     json_add_string(o, "pattern", f->items[i].pattern);
     _cleanup_free_ char *msg = xasprintf("%s %s", f->items[i].subject, f->items[i].detail);
-    json_add_string(o, "message", msg);
+    _cleanup_free_ char *text = text_display(msg);
+    json_add_string(o, "message", text);
     json_object_array_add(a, o);
   }
   return a;
@@ -158,13 +174,21 @@ static void print_warnings(const Project *p, const char *command) {
   log_findings(p, command);
 }
 
+/* `name` (with a `/` after it for a directory) as stdout shows it: names
+ * are the project's, and may hold newlines and escape sequences. */
+static char *shown(const char *name, bool dir) {
+  _cleanup_free_ char *s = dir ? xasprintf("%s/", name) : NULL;
+  return path_display(s != NULL ? s : name);
+}
+
 static void print_locked(const char *rel, bool dir, const char *pattern) {
   /* TRANSLATORS: a column of its own; keep "locked", "writable" and
    * "outside" the same width (10 characters with the spaces). */
   /* TRANSLATORS: scripts written for the Rust ralon read this line; keep
    * its shape. */
-  printf(_("%s%s%s%s%s  (matches `%s`)\n"), color_on(stdout, COLOR_RED), _("locked    "),
-         color_off(stdout), rel[0] ? rel : ".", dir ? "/" : "", pattern);
+  _cleanup_free_ char *name = shown(rel[0] ? rel : ".", dir);
+  printf(_("%s%s%s%s  (matches `%s`)\n"), color_on(stdout, COLOR_RED), _("locked    "),
+         color_off(stdout), name, pattern);
 }
 
 /* ---- init ------------------------------------------------------------- */
@@ -252,14 +276,17 @@ static int check_paths(const Options *o, Project *p, Error *err) {
       json_add_string(e, "pattern", pattern);
       json_object_array_add(list, e);
     } else if (cr.verdict == VERDICT_LOCKED && cr.via != NULL) {
+      _cleanup_free_ char *name = shown(rel, false), *via = shown(cr.via, false);
       printf(_("%s%s%s%s  (resolves to %s, matches `%s`)\n"), color_on(stdout, COLOR_RED),
-             _("locked    "), color_off(stdout), rel, cr.via, pattern);
+             _("locked    "), color_off(stdout), name, via, pattern);
     } else if (cr.verdict == VERDICT_LOCKED) {
       print_locked(rel, false, pattern);
     } else if (cr.verdict == VERDICT_WRITABLE) {
-      printf("%s%s%s%s\n", color_on(stdout, COLOR_GREEN), _("writable  "), color_off(stdout), rel);
+      _cleanup_free_ char *name = shown(rel, false);
+      printf("%s%s%s%s\n", color_on(stdout, COLOR_GREEN), _("writable  "), color_off(stdout), name);
     } else {
-      printf("%s%s\n", _("outside   "), arg);
+      _cleanup_free_ char *name = shown(arg, false);
+      printf("%s%s\n", _("outside   "), name);
     }
     path_decision_clear(&cr);
   }
@@ -506,8 +533,9 @@ int command_status(const Options *o, Error *err) {
     return 0;
   }
   const Policy *pol = p.policy;
-  printf("%-11s%s\n", _("policy"), pol->file);
-  printf("%-11s%s\n", _("root"), pol->root);
+  _cleanup_free_ char *file = shown(pol->file, false), *root = shown(pol->root, false);
+  printf("%-11s%s\n", _("policy"), file);
+  printf("%-11s%s\n", _("root"), root);
   printf("%-11s%u\n", _("version"), pol->version);
   printf("%-11s", _("patterns"));
   printf(P_("%zu declared (+1 implicit: agent.lock)\n", "%zu declared (+1 implicit: agent.lock)\n",
@@ -527,7 +555,8 @@ int command_status(const Options *o, Error *err) {
   printf(_("%zu path(s) currently on disk\n"), p.scan->n_paths);
   for (size_t i = 0; i < p.scan->n_paths; i++) {
     const ProtectedPath *pp = &p.scan->paths[i];
-    printf("  %s%s\n", pp->relative, S_ISDIR(pp->mode) ? "/" : "");
+    _cleanup_free_ char *name = shown(pp->relative, S_ISDIR(pp->mode));
+    printf("  %s\n", name);
   }
   Availability av;
   enforce_availability(pol->root, &av);
@@ -563,11 +592,13 @@ static const char *plural_dirs(size_t n) {
 }
 
 static void print_plan(const Plan *plan, const Project *p, const Options *o, const char *why) {
-  printf("%-11s%s\n", _("root"), p->policy->root);
+  _cleanup_free_ char *root = shown(p->policy->root, false);
+  printf("%-11s%s\n", _("root"), root);
   printf("%-11s%s  (%s)\n", _("backend"), backend_to_string(plan->backend), why);
   printf("%-11s", _("command"));
   for (size_t i = 0; i < o->n_paths; i++) {
-    printf("%s%s", i ? " " : "", o->paths[i]);
+    _cleanup_free_ char *arg = shown(o->paths[i], false);
+    printf("%s%s", i ? " " : "", arg);
   }
   printf("\n");
   size_t n_present = 0;
@@ -579,7 +610,8 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
   for (size_t i = 0; i < plan->n_targets; i++) {
     const PlanTarget *t = &plan->targets[i];
     if (!t->missing) {
-      printf("  %s  %s%s\n", _("read-only"), t->relative, S_ISDIR(t->mode) ? "/" : "");
+      _cleanup_free_ char *name = shown(t->relative, S_ISDIR(t->mode));
+      printf("  %s  %s\n", _("read-only"), name);
     }
   }
   if (plan->backend == BACKEND_MOUNT && plan->n_pinned > 0) {
@@ -587,7 +619,8 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
     printf(_("%zu %s, which cannot be renamed or removed\n"), plan->n_pinned,
            plural_dirs(plan->n_pinned));
     for (size_t i = 0; i < plan->n_pinned; i++) {
-      printf("  %s  %s\n", _("no rename"), plan->pinned[i]);
+      _cleanup_free_ char *name = shown(plan->pinned[i], false);
+      printf("  %s  %s\n", _("no rename"), name);
     }
   }
   if (plan->backend == BACKEND_LANDLOCK) {
@@ -595,13 +628,16 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
     printf(_("%zu grant(s), %zu %s create-restricted\n"), plan->carve.n_grants,
            plan->carve.n_restricted, plural_dirs(plan->carve.n_restricted));
     for (size_t i = 0; i < plan->carve.n_restricted; i++) {
-      printf("  %s  %s\n", _("no new entries in"), plan->carve.restricted[i]);
+      _cleanup_free_ char *name = shown(plan->carve.restricted[i], false);
+      printf("  %s  %s\n", _("no new entries in"), name);
     }
     for (size_t i = 0; i < plan->carve.n_withheld; i++) {
-      printf("  %s  %s\n", _("no write rule for"), plan->carve.withheld[i]);
+      _cleanup_free_ char *name = shown(plan->carve.withheld[i], false);
+      printf("  %s  %s\n", _("no write rule for"), name);
     }
     for (size_t i = 0; i < plan->carve.n_unlisted; i++) {
-      printf("  %s  %s\n", _("nothing granted in"), plan->carve.unlisted[i]);
+      _cleanup_free_ char *name = shown(plan->carve.unlisted[i], false);
+      printf("  %s  %s\n", _("nothing granted in"), name);
     }
   }
   bool header = false;
@@ -614,10 +650,11 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
       printf("%s\n", _("not covered"));
       header = true;
     }
+    _cleanup_free_ char *name = shown(t->relative, false);
     if (plan->backend == BACKEND_MOUNT) {
-      printf(_("  %s does not exist, so it cannot be made read-only\n"), t->relative);
+      printf(_("  %s does not exist, so it cannot be made read-only\n"), name);
     } else {
-      printf(_("  %s does not exist; it cannot be created while the agent runs\n"), t->relative);
+      printf(_("  %s does not exist; it cannot be created while the agent runs\n"), name);
     }
   }
   if (plan->backend == BACKEND_LANDLOCK) {
@@ -651,26 +688,26 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   json_object_object_add(doc, "missing", missing);
   json_object *pinned = json_object_new_array();
   for (size_t i = 0; i < plan->n_pinned; i++) {
-    json_object_array_add(pinned, json_object_new_string(plan->pinned[i]));
+    json_object_array_add(pinned, json_name(plan->pinned[i]));
   }
   json_object_object_add(doc, "pinned", pinned);
   json_object *grants = json_object_new_array(), *restricted = json_object_new_array();
   for (size_t i = 0; i < plan->carve.n_grants; i++) {
-    json_object_array_add(grants, json_object_new_string(plan->carve.grants[i].path));
+    json_object_array_add(grants, json_name(plan->carve.grants[i].path));
   }
   for (size_t i = 0; i < plan->carve.n_restricted; i++) {
-    json_object_array_add(restricted, json_object_new_string(plan->carve.restricted[i]));
+    json_object_array_add(restricted, json_name(plan->carve.restricted[i]));
   }
   json_object *withheld = json_object_new_array();
   for (size_t i = 0; i < plan->carve.n_withheld; i++) {
-    json_object_array_add(withheld, json_object_new_string(plan->carve.withheld[i]));
+    json_object_array_add(withheld, json_name(plan->carve.withheld[i]));
   }
   json_object_object_add(doc, "granted", grants);
   json_object_object_add(doc, "restricted", restricted);
   json_object_object_add(doc, "withheld", withheld);
   json_object *unlisted = json_object_new_array();
   for (size_t i = 0; i < plan->carve.n_unlisted; i++) {
-    json_object_array_add(unlisted, json_object_new_string(plan->carve.unlisted[i]));
+    json_object_array_add(unlisted, json_name(plan->carve.unlisted[i]));
   }
   json_object_object_add(doc, "unlisted", unlisted);
   json_object *nc = json_object_new_array();

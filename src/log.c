@@ -11,6 +11,7 @@
 #include <syslog.h>
 
 #include "config.h"
+#include "path.h"
 
 #if HAVE_JOURNAL
 #include <dlfcn.h>
@@ -101,8 +102,11 @@ void log_send(LogKind kind, LogFields *f, const char *fmt, ...) {
     }
     va_end(ap);
     /* The message stays English, as systemd's own do: it is searched for
-     * and quoted in reports; the catalog entry explains it. */
-    _cleanup_free_ char *message = xasprintf("MESSAGE=%s", text);
+     * and quoted in reports; the catalog entry explains it. Names in it
+     * are escaped (journalctl shows a message with a control character as
+     * a blob); the RALON_* fields keep them as they are. */
+    _cleanup_free_ char *shown = text_display(text);
+    _cleanup_free_ char *message = xasprintf("MESSAGE=%s", shown);
     _cleanup_free_ char *id = xasprintf("MESSAGE_ID=%s", kinds[kind].id);
     _cleanup_free_ char *priority = xasprintf("PRIORITY=%d", kinds[kind].priority);
     _cleanup_free_ struct iovec *iov = xcalloc(f->n + 5, sizeof(struct iovec));

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "path.h"
+
 bool output_color(FILE *f) {
   static int cached[3] = {-1, -1, -1};
   int idx = f == stdout ? 1 : f == stderr ? 2 : 0;
@@ -69,7 +71,15 @@ __attribute__((format(printf, 3, 0))) static void emit(Color c, const char *labe
     fprintf(stderr, "%s%s%s ", color_on(stderr, c), label, color_off(stderr));
   }
   errno = saved;
-  vfprintf(stderr, fmt, ap);
+  /* Messages carry names from the project, which may hold any byte: none
+   * may reach the terminal as a control character or forge a line. */
+  char *msg = NULL;
+  if (vasprintf(&msg, fmt, ap) < 0) {
+    oom();
+  }
+  _cleanup_free_ char *shown = text_display(msg);
+  free(msg);
+  fputs(shown, stderr);
   fputc('\n', stderr);
   errno = saved;
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -206,6 +207,104 @@ char *path_unescape_mountinfo_in_place(char *s) {
 
 char *path_unescape_mountinfo(const char *s) {
   return path_unescape_mountinfo_in_place(xstrdup(s));
+}
+
+/* How many bytes of `s` (which has `len`) make up the next character, and
+ * whether it must be escaped: a control character (C0, DEL, or C1, which
+ * terminals read as escape sequences too), a byte that is not UTF-8, and,
+ * when quoting, the quote and the backslash. */
+static size_t next_char(const unsigned char *s, size_t len, bool quoting, bool *ret_escape) {
+  size_t n = utf8_char_length(s, len);
+  if (n == 0) {
+    *ret_escape = true;
+    return 1;
+  }
+  if (n == 1) {
+    *ret_escape = s[0] < 0x20 || s[0] == 0x7F || (quoting && (s[0] == '"' || s[0] == '\\'));
+  } else {
+    *ret_escape = n == 2 && s[0] == 0xC2 && s[1] < 0xA0;
+  }
+  return n;
+}
+
+static const char *escape_letter(unsigned char c) {
+  switch (c) {
+  case '\a':
+    return "\\a";
+  case '\b':
+    return "\\b";
+  case '\t':
+    return "\\t";
+  case '\n':
+    return "\\n";
+  case '\v':
+    return "\\v";
+  case '\f':
+    return "\\f";
+  case '\r':
+    return "\\r";
+  case '"':
+    return "\\\"";
+  case '\\':
+    return "\\\\";
+  default:
+    return NULL;
+  }
+}
+
+static void put_escaped(FILE *f, const unsigned char *s, size_t len, bool quoting) {
+  size_t i = 0;
+  while (i < len) {
+    bool escape;
+    size_t n = next_char(s + i, len - i, quoting, &escape);
+    if (!escape) {
+      fwrite(s + i, 1, n, f);
+    } else if (n == 1 && escape_letter(s[i]) != NULL) {
+      fputs(escape_letter(s[i]), f);
+    } else {
+      for (size_t k = 0; k < n; k++) {
+        fprintf(f, "\\%03o", s[i + k]);
+      }
+    }
+    i += n;
+  }
+}
+
+static char *display(const char *s, bool quoting) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t len = strlen(s);
+  bool any = false;
+  for (size_t i = 0; i < len && !any;) {
+    i += next_char(u + i, len - i, quoting, &any);
+  }
+  if (!any) {
+    return xstrdup(s);
+  }
+  char *out = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&out, &size);
+  if (f == NULL) {
+    oom();
+  }
+  if (quoting) {
+    fputc('"', f);
+  }
+  put_escaped(f, u, len, quoting);
+  if (quoting) {
+    fputc('"', f);
+  }
+  if (fclose(f) != 0) {
+    oom();
+  }
+  return out;
+}
+
+char *path_display(const char *name) {
+  return display(name, true);
+}
+
+char *text_display(const char *s) {
+  return display(s, false);
 }
 
 char *path_find_program(const char *path_env, const char *name) {

@@ -40,6 +40,20 @@ char *path_dirname(const char *p);
 char *path_unescape_mountinfo(const char *s);
 char *path_unescape_mountinfo_in_place(char *s);
 
+/* A name as it is shown to a person: unchanged when it is printable,
+ * well-formed UTF-8 without `"` or `\`; otherwise in double quotes with
+ * C escapes (\n, \t, \", \\, and \ooo for every other control character,
+ * C1 control, and byte that is not UTF-8), as git quotes names. A file
+ * name may hold any byte but `/` and NUL, and whoever wrote the project
+ * chose its names: printed raw, a newline forges a line of ralon's output
+ * and an escape sequence drives the terminal. Caller frees. */
+char *path_display(const char *name);
+
+/* `s` with every control character but none of its other bytes escaped the
+ * same way, without quotes: for whole messages, whose names are not
+ * marked off. Newlines are escaped too. Caller frees. */
+char *text_display(const char *s);
+
 /* Where execvp(3) would find the program `name` with `path_env` as PATH
  * (NULL: the system's default): `name` itself when it holds a slash, else
  * the first executable regular file of that name in the search path.

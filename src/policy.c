@@ -50,47 +50,6 @@ static void position_of(const char *text, size_t off, unsigned *line, unsigned *
   *col = c;
 }
 
-/* Offset of the first byte that is not part of well-formed UTF-8 (no
- * overlong forms, no surrogates, nothing above U+10FFFF), or `len`. */
-static size_t utf8_invalid_offset(const unsigned char *s, size_t len) {
-  size_t i = 0;
-  while (i < len) {
-    unsigned char c = s[i];
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80) {
-      i++;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2;
-      cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return i;
-    }
-    if (len - i <= n) {
-      return i;
-    }
-    for (size_t k = 1; k <= n; k++) {
-      if ((s[i + k] & 0xC0) != 0x80) {
-        return i;
-      }
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return i;
-    }
-    i += n + 1;
-  }
-  return len;
-}
-
 /* A `:` names a drive or a URL scheme, except inside a bracket expression
  * such as `[[:digit:]]`. */
 static bool colon_outside_class(const char *s) {

@@ -129,6 +129,53 @@ bool streq(const char *a, const char *b) {
   return strcmp(a, b) == 0;
 }
 
+size_t utf8_char_length(const unsigned char *s, size_t len) {
+  unsigned char c = s[0];
+  size_t n;
+  uint32_t cp;
+  if (c < 0x80) {
+    return 1;
+  } else if (c >= 0xC2 && c <= 0xDF) {
+    n = 1;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 2;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 3;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (len <= n) {
+    return 0;
+  }
+  for (size_t k = 1; k <= n; k++) {
+    if ((s[k] & 0xC0) != 0x80) {
+      return 0;
+    }
+    cp = (cp << 6) | (s[k] & 0x3F);
+  }
+  if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+      (cp >= 0xD800 && cp <= 0xDFFF)) {
+    return 0;
+  }
+  return n + 1;
+}
+
+size_t utf8_invalid_offset(const void *s, size_t len) {
+  const unsigned char *u = s;
+  size_t i = 0;
+  while (i < len) {
+    size_t n = utf8_char_length(u + i, len - i);
+    if (n == 0) {
+      return i;
+    }
+    i += n;
+  }
+  return len;
+}
+
 bool startswith(const char *s, const char *prefix) {
   return strncmp(s, prefix, strlen(prefix)) == 0;
 }

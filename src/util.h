@@ -105,6 +105,14 @@ static inline void closep(int *fd) {
 bool streq(const char *a, const char *b);
 bool startswith(const char *s, const char *prefix);
 
+/* The length of the well-formed UTF-8 character at `s` (1 to 4 bytes; no
+ * overlong form, no surrogate, nothing above U+10FFFF), or 0 when the
+ * bytes there are not one. `len` (> 0) bytes may be read. */
+size_t utf8_char_length(const unsigned char *s, size_t len);
+/* Offset of the first byte of `s` that is not part of well-formed UTF-8,
+ * or `len` when there is none. */
+size_t utf8_invalid_offset(const void *s, size_t len);
+
 /* Reads a whole regular file through an open descriptor, refusing more than
  * `max` bytes. The buffer is NUL-terminated; *ret_len excludes the NUL. */
 int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len);

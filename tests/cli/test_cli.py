@@ -641,8 +641,9 @@ class CheckPathsTest(RalonTestCase):
     def test_pattern_normalisation(self):
         root = self.project("protect:\n  - ./docs/\n  - 'a\\b'\n  - \"  spaced  \"\n")
         r = self.run_ralon("check", "docs/x", "a/b", "a\\b", "spaced", cwd=root)
+        # A name with a backslash is shown quoted, as git shows it.
         self.assertLines(r, 1, [locked("docs/x", "docs"), locked("a/b", "a/b"),
-                                writable("a\\b"), locked("spaced", "spaced")])
+                                writable('"a\\\\b"'), locked("spaced", "spaced")])
 
     def test_glob_syntax(self):
         root = self.project("protect:\n  - 'src/*.c'\n  - 'docs/**/*.md'\n  - 'f?.txt'\n"
@@ -1163,6 +1164,89 @@ class NoPolicyTest(RalonTestCase):
 
 
 # ===========================================================================
+class AwkwardNamesTest(RalonTestCase):
+    """A file name may hold any byte but `/` and NUL, and a project's names
+    are chosen by whoever wrote it. Shown to a person they are quoted like
+    git quotes them wherever they could drive a terminal or forge a line;
+    in JSON a name that is not UTF-8 is an array of its bytes. Python
+    gives such a name to the OS with surrogateescape (U+DCFF is byte
+    0xff)."""
+
+    NAMES = {
+        # name on disk: how stdout shows it
+        "a b.key": "sec rets/a b.key",
+        "new\nline.key": '"sec rets/new\\nline.key"',
+        "bad\udcffbyte.key": '"sec rets/bad\\377byte.key"',
+        "esc\x1b[2J.key": '"sec rets/esc\\033[2J.key"',
+        "c1\u009b2J.key": '"sec rets/c1\\302\\2332J.key"',
+        "back\\slash.key": '"sec rets/back\\\\slash.key"',
+        "d\u00e4t\u00e9.key": "sec rets/d\u00e4t\u00e9.key",
+    }
+
+    def awkward_project(self):
+        root = self.project("protect:\n  - 'sec rets/*.key'\n", dirs=["sec rets"])
+        for name in self.NAMES:
+            write(os.path.join(root, "sec rets", name))
+        write(os.path.join(root, "sec rets", "plain.txt"))
+        # A protected symbolic link, whose name a warning gives.
+        os.symlink("a b.key", os.path.join(root, "sec rets", "ln\x01.key"))
+        return root
+
+    def assertShowable(self, r):
+        """stdout and stderr are UTF-8 (run_ralon decodes them strictly)
+        with no control character but the line ends."""
+        for text in (r.out, r.err):
+            bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0]
+            self.assertEqual(bad, [], r)
+
+    def test_status_lists_names_quoted(self):
+        root = self.awkward_project()
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertShowable(r)
+        lines = r.out.splitlines()
+        i = lines.index("protected  %d path(s) currently on disk" % (len(self.NAMES) + 2))
+        self.assertEqual(sorted(lines[i + 1:i + 2 + len(self.NAMES) + 1]),
+                         sorted(["  agent.lock", '  "sec rets/ln\\001.key"'] +
+                                ["  " + shown for shown in self.NAMES.values()]), r.out)
+        # The warning about the link names it escaped, on one line.
+        self.assertIn("ralon: warning: sec rets/ln\\001.key is a symbolic link", self.audit_err(r))
+
+    def test_check_quotes_what_it_was_given(self):
+        root = self.awkward_project()
+        r = self.run_ralon("check", "--", *("sec rets/" + n for n in self.NAMES),
+                           "sec rets/plain.txt", "sec rets/new\nfile.txt", cwd=root)
+        self.assertEqual(r.rc, 1, r)
+        self.assertShowable(r)
+        self.assertEqual(r.out.splitlines(),
+                         ["locked    %s  (matches `sec rets/*.key`)" % shown
+                          for shown in self.NAMES.values()] +
+                         ["writable  sec rets/plain.txt", 'writable  "sec rets/new\\nfile.txt"'])
+
+    def test_json_gives_names_exactly(self):
+        root = self.awkward_project()
+        p = subprocess.run([RALON, "status", "--json"], cwd=root, env=self.env,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p)
+        doc = json.loads(p.stdout.decode("utf-8"))  # strict: JSON is UTF-8
+
+        def name(v):
+            return bytes(v) if isinstance(v, list) else v.encode("utf-8")
+
+        got = sorted(name(e["path"]) for e in doc["protected"])
+        want = sorted([b"agent.lock", os.fsencode("sec rets/ln\x01.key")] +
+                      [os.fsencode("sec rets/" + n) for n in self.NAMES])
+        self.assertEqual(got, want)
+        # Only the name that is not UTF-8 is an array.
+        arrays = [e["path"] for e in doc["protected"] if isinstance(e["path"], list)]
+        self.assertEqual(arrays, [list(b"sec rets/bad\xffbyte.key")])
+        # A finding's message is text, escaped; its subject the name itself.
+        link = [f for f in doc["findings"] if f["kind"] == "symlink"]
+        self.assertEqual([f["subject"] for f in link], ["sec rets/ln\x01.key"], doc["findings"])
+        self.assertTrue(link[0]["message"].startswith("sec rets/ln\\001.key is a symbolic link"),
+                        link)
+
+
 class OutputTest(RalonTestCase):
 
     def run_pty(self, args, cwd, env):

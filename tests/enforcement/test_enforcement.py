@@ -1235,8 +1235,8 @@ class Base(unittest.TestCase):
             self.skipTest("no backend is available here")
         return avail
 
-    def assertUnchanged(self, before, pr, what):
-        d = diff(before, snapshot(pr))
+    def assertUnchanged(self, before, pr, what, extra=()):
+        d = diff(before, snapshot(pr, extra))
         self.assertEqual(d, [], "protected paths changed; %s\n%s" % (what, format_diff(d)))
 
 
@@ -1908,6 +1908,82 @@ class TestMissingLiteral(Base):
                     self.assertNotIn(STARTED, r.stderr, r)
                     self.assertIn("(refusing to run with --strict)", r.stderr, r)
                     self.assertFalse(os.path.exists(env_file), r)
+
+
+class TestAwkwardNames(Base):
+    """Protected files whose names hold a space, a newline, a byte that is
+    not UTF-8, an escape sequence, glob characters and a leading dash, found
+    by a glob: every backend keeps each of them, for each user, while the
+    file beside them stays writable; the plan shows each name quoted on a
+    line of its own, and its JSON gives each name exactly (an array of
+    bytes where it is not UTF-8)."""
+
+    NAMES = ("a b.key", "new\nline.key", "bad\udcffbyte.key", "esc\x1b[2J.key", "st*r.key",
+             "br[ac]ket.key", "-dash.key", "d\u00e4t.key")
+    SHOWN = ("keys/a b.key", '"keys/new\\nline.key"', '"keys/bad\\377byte.key"',
+             '"keys/esc\\033[2J.key"', "keys/st*r.key", "keys/br[ac]ket.key", "keys/-dash.key",
+             "keys/d\u00e4t.key")
+    POLICY = POLICY.replace("Cargo.lock]", "Cargo.lock, 'keys/*.key']")
+    ATTEMPTS = ('for f in keys/*.key; do echo hacked >> "$f"; rm -f "$f"; mv "$f" "$f.moved";'
+                ' ln "$f" "$f.hl"; done; echo fine > keys/plain.txt')
+
+    def awkward_project(self, user):
+        pr = self.project(user)
+        with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+            f.write(self.POLICY)
+        keys = os.path.join(pr.proj, "keys")
+        os.mkdir(keys)
+        for n in self.NAMES + ("plain.txt",):
+            with open(os.path.join(keys, n), "w", encoding="utf-8") as f:
+                f.write("secret %r\n" % n)
+        uid = USERS[user]
+        if uid is not None:
+            for n in ("",) + self.NAMES + ("plain.txt",):
+                os.lchown(os.path.join(keys, n), uid, uid)
+        return pr
+
+    def test_awkward_names_kept(self):
+        for backend in BACKENDS:
+            for user in self.users():
+                if not self.available(backend, user):
+                    continue
+                with self.subTest(backend=backend, user=user):
+                    pr = self.awkward_project(user)
+                    extra = ["keys/" + n for n in self.NAMES]
+                    before = snapshot(pr, extra)
+                    r = run(ralon_run(backend, "echo '%s' >&2; %s" % (STARTED, self.ATTEMPTS)),
+                            user, pr.proj, pr.env())
+                    self.assertIn(STARTED, r.stderr, r)
+                    self.assertUnchanged(before, pr, repr(r), extra)
+                    self.assertEqual(sorted(os.listdir(os.path.join(pr.proj, "keys"))),
+                                     sorted(self.NAMES + ("plain.txt",)), r)
+                    self.assertEqual(read_text(os.path.join(pr.proj, "keys", "plain.txt")),
+                                     "fine\n", r)
+
+    def test_plan_shows_each_name_once(self):
+        for backend in BACKENDS:
+            user = self.users()[-1]
+            if not self.available(backend, user):
+                continue
+            with self.subTest(backend=backend, user=user):
+                pr = self.awkward_project(user)
+                argv = [Tools.ralon, "run", "--dry-run", "--backend", backend, "--", "true"]
+                p = subprocess.run(argv, cwd=pr.proj, env=pr.env(), capture_output=True,
+                                   timeout=TIMEOUT, preexec_fn=_preexec(USERS[user], False))
+                self.assertEqual(p.returncode, 0, p)
+                out = p.stdout.decode("utf-8")  # strict: no byte that is not UTF-8
+                self.assertNotIn("\x1b", out + p.stderr.decode("utf-8"))
+                lines = out.splitlines()
+                for shown in self.SHOWN:
+                    self.assertEqual(lines.count("  read-only  " + shown), 1, out)
+                p = subprocess.run(argv[:2] + ["--json"] + argv[2:], cwd=pr.proj, env=pr.env(),
+                                   capture_output=True, timeout=TIMEOUT,
+                                   preexec_fn=_preexec(USERS[user], False))
+                doc = json.loads(p.stdout.decode("utf-8"))
+                got = sorted(bytes(e["path"]) if isinstance(e["path"], list)
+                             else e["path"].encode("utf-8") for e in doc["protected"])
+                self.assertEqual([g for g in got if g.startswith(b"keys/")],
+                                 sorted(os.fsencode("keys/" + n) for n in self.NAMES))
 
 
 class TestGlobThroughLink(Base):

@@ -12,6 +12,8 @@
  *   - the exit status is 0 or 2, and 2 comes with a reason on stderr
  *     ("ralon: …\n");
  *   - stdout is empty or exactly one line holding one JSON object;
+ *   - stdout and stderr are UTF-8 with no control character but the
+ *     newline that ends them, whatever bytes the payload's names hold;
  *   - each dialect answers in its own shape: Codex, Windsurf and opencode
  *     never on stdout; Cursor always {"permission":"allow"|"deny"} and
  *     Cline always {"cancel":bool}, with a reason when refusing; Gemini
@@ -152,8 +154,28 @@ static const char *string_at(json_object *o, const char *key) {
   return json_object_get_string(v);
 }
 
+/* UTF-8 with no control character (C0, DEL, C1) but a final newline. */
+static void check_showable(const char *text, const char *who) {
+  if (text == NULL) {
+    return;
+  }
+  size_t n = strlen(text);
+  const unsigned char *u = (const unsigned char *)text;
+  if (utf8_invalid_offset(text, n) != n) {
+    fail("%s: not UTF-8: `%s`", who, text);
+  }
+  for (size_t i = 0; i < n; i++) {
+    if ((u[i] < 0x20 && !(u[i] == '\n' && i == n - 1)) || u[i] == 0x7F ||
+        (u[i] == 0xC2 && i + 1 < n && u[i + 1] < 0xA0)) {
+      fail("%s: a control character at %zu: `%s`", who, i, text);
+    }
+  }
+}
+
 static void check_answer(const HookAnswer *a, Agent agent) {
   const char *who = agent >= 0 ? agent_to_string(agent) : "unrecognised";
+  check_showable(a->out, who);
+  check_showable(a->err, who);
   if (a->exit_code != 0 && a->exit_code != 2) {
     fail("%s: exit status %d", who, a->exit_code);
   }

@@ -884,6 +884,32 @@ class HookTest(unittest.TestCase):
             with self.subTest(command=command, home=None):
                 self.assertAnswer("claude", self.hook(bash(command), env=no_home), reason)
 
+    def test_names_that_could_drive_a_terminal(self):
+        """A path in the payload is shown in the reason with its control
+        characters and bytes that are not UTF-8 escaped: the answer is
+        valid UTF-8 JSON (or text), and no escape sequence reaches the
+        agent's terminal. Both kinds of agent: a JSON answer and exit 2."""
+        policy = os.path.join(self.root, "agent.lock")
+        for name, raw, shown in (
+                ("escape", b"tests/golden/\\u001b[2Jx.txt", "tests/golden/\\033[2Jx.txt"),
+                ("newline", b"tests/golden/a\\nb", "tests/golden/a\\nb"),
+                ("C1", b"tests/golden/\\u009b2J", "tests/golden/\\302\\2332J"),
+                ("not UTF-8", b"tests/golden/bad\xffbyte", "tests/golden/bad\\377byte")):
+            payload = (b'{"session_id": "s", "cwd": "' + self.root.encode() +
+                       b'", "hook_event_name": "PreToolUse", "tool_name": "Write", '
+                       b'"tool_input": {"file_path": "' + raw + b'", "content": "x"}}')
+            for agent in ("claude", "codex"):
+                with self.subTest(name=name, agent=agent):
+                    p = subprocess.run([RALON, "hook", "check", "--agent", agent], input=payload,
+                                       capture_output=True, cwd=self.root, env=self.env,
+                                       timeout=60)
+                    out, err = p.stdout.decode("utf-8"), p.stderr.decode("utf-8")  # strict
+                    for text in (out, err):
+                        self.assertEqual([c for c in text.rstrip("\n")
+                                          if ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0], [], p)
+                    res = Result(p.returncode, out, err)
+                    self.assertAnswer(agent, res, protected_reason([(shown, GOLDEN)], policy))
+
     def test_unknown_agent_name_fails_closed(self):
         """A mistyped --agent must still block in the exit-2 agents."""
         res = self.hook(self.payload(Case("claude", "write_allowed")), ["--agent", "bogus"])

@@ -101,6 +101,70 @@ START_TEST(test_path_unescape_mountinfo) {
 }
 END_TEST
 
+/* How names and messages are shown: quoted like git where anything in
+ * them could drive a terminal or forge a line, untouched otherwise. */
+static const struct {
+  const char *in, *path, *text;
+} display_table[] = {
+    {"src/main.c", "src/main.c", "src/main.c"},
+    {"a b/c d", "a b/c d", "a b/c d"},
+    {"", "", ""},
+    /* Printable UTF-8 is shown as it is: ä, 日本, and an emoji. */
+    {"d\xC3\xA4t/\xE6\x97\xA5\xE6\x9C\xAC/\xF0\x9F\x94\x92", "d\xC3\xA4t/\xE6\x97\xA5\xE6\x9C\xAC/\xF0\x9F\x94\x92",
+     "d\xC3\xA4t/\xE6\x97\xA5\xE6\x9C\xAC/\xF0\x9F\x94\x92"},
+    {"new\nline", "\"new\\nline\"", "new\\nline"},
+    {"tab\there\r", "\"tab\\there\\r\"", "tab\\there\\r"},
+    {"\a\b\v\f", "\"\\a\\b\\v\\f\"", "\\a\\b\\v\\f"},
+    {"esc\x1b[31mred", "\"esc\\033[31mred\"", "esc\\033[31mred"},
+    {"del\x7f", "\"del\\177\"", "del\\177"},
+    {"\x01x\x1f", "\"\\001x\\037\"", "\\001x\\037"},
+    /* C1 controls (U+0080..U+009F; U+009B is a CSI of its own), but not
+     * U+00A0 just after them. */
+    {"c1\xC2\x9B" "2J\xC2\xA0", "\"c1\\302\\2332J\xC2\xA0\"", "c1\\302\\2332J\xC2\xA0"},
+    {"c1\xC2\x80", "\"c1\\302\\200\"", "c1\\302\\200"},
+    /* Bytes that are not UTF-8: a stray byte, a cut sequence, an overlong
+     * form, a surrogate, beyond U+10FFFF. */
+    {"bad\xFF" "byte", "\"bad\\377byte\"", "bad\\377byte"},
+    {"cut\xE6\x97", "\"cut\\346\\227\"", "cut\\346\\227"},
+    {"over\xC0\xAF", "\"over\\300\\257\"", "over\\300\\257"},
+    {"sur\xED\xA0\x80", "\"sur\\355\\240\\200\"", "sur\\355\\240\\200"},
+    {"big\xF4\x90\x80\x80", "\"big\\364\\220\\200\\200\"", "big\\364\\220\\200\\200"},
+    /* The quote and the backslash make a name quoted (so that a quoted name
+     * cannot be mistaken for a plain one), but a message keeps them. */
+    {"back\\slash", "\"back\\\\slash\"", "back\\slash"},
+    {"\"quoted\"", "\"\\\"quoted\\\"\"", "\"quoted\""},
+};
+
+START_TEST(test_display) {
+  _cleanup_free_ char *path = path_display(display_table[_i].in);
+  ck_assert_str_eq(path, display_table[_i].path);
+  _cleanup_free_ char *text = text_display(display_table[_i].in);
+  ck_assert_str_eq(text, display_table[_i].text);
+  /* What is shown is valid UTF-8 without a control character. */
+  size_t len = strlen(path);
+  ck_assert_uint_eq(utf8_invalid_offset(path, len), len);
+  for (size_t i = 0; i < len; i++) {
+    ck_assert((unsigned char)path[i] >= 0x20 && path[i] != 0x7f);
+  }
+}
+END_TEST
+
+START_TEST(test_utf8_char_length) {
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"a", 1), 1);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xC3\xA4", 2), 2);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xC3\xA4", 1), 0);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xE6\x97\xA5", 3), 3);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xF0\x9F\x94\x92", 4), 4);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xF0\x9F\x94", 3), 0);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\x80", 1), 0);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xC1\xBF", 2), 0);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xE0\x9F\xBF", 3), 0);
+  ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xF4\x8F\xBF\xBF", 4), 4);
+  ck_assert_uint_eq(utf8_invalid_offset("ok\xC3\xA4 \xFF", 7), 5);
+  ck_assert_uint_eq(utf8_invalid_offset("ok", 2), 2);
+}
+END_TEST
+
 START_TEST(test_path_join) {
   _cleanup_free_ char *got = path_join(join_table[_i].a, join_table[_i].b);
   ck_assert_msg(streq(got, join_table[_i].want), "path_join(\"%s\", \"%s\") = \"%s\", want \"%s\"",
@@ -777,6 +841,8 @@ static Suite *path_suite(void) {
   TCase *tc = tcase_create("lexical");
   tcase_add_loop_test(tc, test_path_join, 0, (int)ELEMENTSOF(join_table));
   tcase_add_loop_test(tc, test_path_unescape_mountinfo, 0, (int)ELEMENTSOF(unescape_table));
+  tcase_add_loop_test(tc, test_display, 0, (int)ELEMENTSOF(display_table));
+  tcase_add_test(tc, test_utf8_char_length);
   tcase_add_loop_test(tc, test_path_normalize, 0, (int)ELEMENTSOF(normalize_table));
   tcase_add_loop_test(tc, test_path_absolute, 0, (int)ELEMENTSOF(absolute_table));
   tcase_add_loop_test(tc, test_path_relative, 0, (int)ELEMENTSOF(relative_table));
