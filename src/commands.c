@@ -215,7 +215,8 @@ int command_init(const Options *o, Error *err) {
     errno = -r;
     return error_set(err, -r, _("cannot write %s: %m"), file);
   }
-  printf(_("wrote %s\n"), file);
+  _cleanup_free_ char *file_shown = shown(file, false);
+  printf(_("wrote %s\n"), file_shown);
   int status = EXIT_OK;
   if (!o->no_hooks) {
     /* The agents found in the project or home; none found, none written
@@ -402,10 +403,12 @@ static const char *hook_state_text(const char *state) {
 static void print_hook_state(const HookState *h) {
   const char *scope = h->user ? _("user") : _("project");
   if (h->error != NULL) {
-    printf("  %-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), h->error);
+    _cleanup_free_ char *error = text_display(h->error);
+    printf("  %-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), error);
   } else {
+    _cleanup_free_ char *path = shown(h->path, false);
     printf("  %-12s %-8s %-14s %s\n", agent_to_string(h->agent), scope, hook_state_text(h->state),
-           h->path);
+           path);
   }
 }
 
@@ -870,7 +873,8 @@ int command_run(const Options *o, Error *err) {
     project_clear(&p);
     if (none && o->if_policy && o->dry_run) {
       error_clear(&discover_err);
-      printf(_("no agent.lock here: `%s` would run unchanged\n"), o->paths[0]);
+      _cleanup_free_ char *command = shown(o->paths[0], false);
+      printf(_("no agent.lock here: `%s` would run unchanged\n"), command);
       return EXIT_OK;
     }
     if (none && o->if_policy) {
@@ -1016,7 +1020,8 @@ int command_guard(const Options *o, Error *err) {
     return -1;
   }
   if (o->stop) {
-    printf(_("no guard was running for %s\n"), p.policy->root);
+    _cleanup_free_ char *root = shown(p.policy->root, false);
+    printf(_("no guard was running for %s\n"), root);
     project_clear(&p);
     return EXIT_OK;
   }
@@ -1163,9 +1168,11 @@ static int hook_install_command(const Options *o, bool remove, Error *err) {
       json_add_string(j, "content", o->dry_run ? c.content : NULL);
       json_object_array_add(list, j);
     } else if (o->dry_run && change && !remove) {
-      printf("%s %s\n%s", hook_change_verb(c.kind, true), c.path, c.content);
+      _cleanup_free_ char *path = shown(c.path, false);
+      printf("%s %s\n%s", hook_change_verb(c.kind, true), path, c.content);
     } else if (!remove || c.kind != HOOK_CHANGE_ABSENT) {
-      printf("%s %s\n", hook_change_verb(c.kind, o->dry_run), c.path);
+      _cleanup_free_ char *path = shown(c.path, false);
+      printf("%s %s\n", hook_change_verb(c.kind, o->dry_run), path);
     }
     const char *note = hook_trust_note(a);
     if (!remove && !o->user && change && note != NULL && list == NULL) {
@@ -1208,10 +1215,12 @@ static int hook_list_command(const Options *o, Error *err) {
       const HookState *h = &states[i];
       const char *scope = h->user ? _("user") : _("project");
       if (h->error != NULL) {
-        printf("%-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), h->error);
+        _cleanup_free_ char *error = text_display(h->error);
+        printf("%-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), error);
       } else {
+        _cleanup_free_ char *path = shown(h->path, false);
         printf("%-12s %-8s %-14s %s\n", agent_to_string(h->agent), scope,
-               hook_state_text(h->state), h->path);
+               hook_state_text(h->state), path);
       }
     }
     if (!hook_ralon_on_path(getenv("PATH"), NULL)) {

@@ -1223,6 +1223,31 @@ class AwkwardNamesTest(RalonTestCase):
                           for shown in self.NAMES.values()] +
                          ["writable  sec rets/plain.txt", 'writable  "sec rets/new\\nfile.txt"'])
 
+    def test_a_project_root_with_an_awkward_name(self):
+        """The project's own directory may be named so too: every line that
+        shows it (init, status, hook install and hook list) quotes it."""
+        root = self.project(None, dirs=[".claude"], name="pro\x1bj\nx")
+        q = '"%s/pro\\033j\\nx' % self.base
+        r = self.run_ralon("init", "--no-hooks", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertShowable(r)
+        self.assertEqual(r.out.splitlines()[0], "wrote %s/agent.lock\"" % q, r.out)
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertShowable(r)
+        self.assertEqual(r.out.splitlines()[:2], ["policy     %s/agent.lock\"" % q,
+                                                  "root       %s\"" % q], r.out)
+        self.assertIn("  claude       project  not installed  %s/.claude/settings.json\"" % q,
+                      r.out.splitlines())
+        r = self.run_ralon("hook", "install", "--agent", "claude", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertShowable(r)
+        self.assertIn("%s/.claude/settings.json\"" % q, r.out)
+        r = self.run_ralon("hook", "list", cwd=root)
+        self.assertShowable(r)
+        self.assertIn("claude       project  installed      %s/.claude/settings.json\"" % q,
+                      r.out.splitlines())
+
     def test_json_gives_names_exactly(self):
         root = self.awkward_project()
         p = subprocess.run([RALON, "status", "--json"], cwd=root, env=self.env,
