@@ -1241,24 +1241,34 @@ class Base(unittest.TestCase):
 
 
 class TestDryRun(Base):
+    def each_backend_and_user(self):
+        for backend in BACKENDS:
+            for user in self.users():
+                if self.available(backend, user):
+                    yield backend, user
+
     def test_dry_run_names_backend_and_protected_paths(self):
-        for backend in self.any_backend():
-            with self.subTest(backend=backend):
-                pr = self.project()
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                before = snapshot(pr)
                 r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--", "true"],
-                        ME, pr.proj, pr.env())
+                        user, pr.proj, pr.env())
                 self.assertEqual(r.rc, 0, r)
                 self.assertRegex(r.stdout, r"(?m)^backend\s+%s\b" % backend, r)
                 for rel in EXPECTED_PROTECTED:
                     self.assertRegex(r.stdout, r"(?m)^\s+read-only\s+%s/?$" % re.escape(rel), r)
-                self.assertUnchanged(snapshot(pr), pr, "dry run")
+                # As root, and only as root, the plan warns that a root agent
+                # is not a protected configuration.
+                self.assertEqual("running as root" in r.stderr, user == "root", r)
+                self.assertUnchanged(before, pr, "dry run")
 
     def test_dry_run_json(self):
-        for backend in self.any_backend():
-            with self.subTest(backend=backend):
-                pr = self.project()
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
                 r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--json", "--",
-                         "true"], ME, pr.proj, pr.env())
+                         "true"], user, pr.proj, pr.env())
                 self.assertEqual(r.rc, 0, r)
                 doc = json.loads(r.stdout)
                 self.assertEqual(doc["backend"], backend)
@@ -2249,6 +2259,72 @@ class TestLandlockAliasesBesideTheChain(Base):
         for user in self._users():
             with self.subTest(user=user):
                 self._run_with_aliases(user, ["lock", "golden"])
+
+
+class TestAliasMadeBeforeLaunch(Base):
+    """ATTACKS.md #31: a bind mount of the project made before ralon starts,
+    away from the Landlock chain (in $HOME, which Landlock grants whole).
+    Neither backend restricts writes through it, which is documented; the
+    audit must name it (`second-mount`, which weakens), and the protected
+    name itself stays blocked. Where nothing else weakens the protection
+    (the mount backend, an ordinary user, git's hooks and config
+    protected), `--strict` runs without the alias and refuses with it.
+    Made as root in a private mount namespace; ralon runs inside it as
+    each user."""
+
+    POLICY = POLICY.replace("Cargo.lock]", "Cargo.lock, .git/hooks, .git/config]")
+
+    def test_alias_is_named_and_strict_refuses(self):
+        if not IS_ROOT:
+            self.skipTest("making the alias needs root")
+        for backend in BACKENDS:
+            for user in self.users():
+                if not self.available(backend, user):
+                    continue
+                with self.subTest(backend=backend, user=user):
+                    self.check_alias(backend, user)
+
+    def check_alias(self, backend, user):
+        pr = self.project(user)
+        with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+            f.write(self.POLICY)
+        alias = os.path.join(pr.home, "alias-proj")
+        os.mkdir(alias)
+        inner = ("echo '%s' >&2; echo forged >> agent.lock && echo 'wrote name';"
+                 " echo aliased >> '%s/Cargo.lock' && echo 'wrote alias'" % (STARTED, alias))
+        uid = USERS[user]
+        drop = (["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--"]
+                if uid is not None else [])
+
+        def launch(extra, with_alias=True):
+            bind = 'mount --bind "$1" "$2" && ' if with_alias else ""
+            return (["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+                     bind + 'shift 2 && exec "$@"', "sh", pr.proj, alias] + drop
+                    + ralon_run(backend, inner, quiet=False, extra=extra))
+
+        warning = "ralon: warning: %s is a second path to this project" % alias
+        cargo = os.path.join(pr.proj, "Cargo.lock")
+        before = read_text(cargo)
+        if backend == "mount" and user != "root":
+            r = run(launch(["--strict"], with_alias=False), "root", pr.proj, pr.env())
+            self.assertIn(STARTED, r.stderr, r)
+            self.assertNotIn("ralon: warning", r.stderr, r)
+            r = run(launch(["--strict"]), "root", pr.proj, pr.env())
+            self.assertEqual(r.rc, 2, r)
+            self.assertNotIn(STARTED, r.stderr, r)
+            self.assertIn("ralon: %s is a second path to this project" % alias, r.stderr, r)
+            self.assertIn("(refusing to run with --strict)", r.stderr, r)
+            self.assertEqual(read_text(cargo), before, r)
+
+        r = run(launch([]), "root", pr.proj, pr.env())
+        self.assertIn(STARTED, r.stderr, r)
+        self.assertIn(warning, r.stderr, r)
+        self.assertNotIn("wrote name", r.stdout, r)
+        self.assertEqual(read_text(os.path.join(pr.proj, "agent.lock")), self.POLICY, r)
+        # The documented gap, pinned: the write through the alias lands in
+        # the protected file.
+        self.assertIn("wrote alias", r.stdout, r)
+        self.assertEqual(read_text(cargo), before + "aliased\n", r)
 
 
 class TestTerminalControl(Base):
