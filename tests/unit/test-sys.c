@@ -18,7 +18,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "enforce/linux/mount.h"
 #include "enforce/linux/sys.h"
+#include "enforce/plan.h"
 #include "path.h"
 #include "tmptree.h"
 #include "util.h"
@@ -191,6 +193,108 @@ START_TEST(stat_aliased_mount_point) {
 }
 END_TEST
 
+/* ---- mount_apply's checks after locking ------------------------------------
+ *
+ * Between the plan and the binds another process of the user may change
+ * the tree: replace the protected file, or turn a directory on the way
+ * into a symbolic link (mount(2) follows it, so every bind lands
+ * somewhere else). mount_apply must then refuse to run, saying which
+ * path; with nothing changed it must succeed. Each case in a child of its
+ * own, whose namespaces vanish with it. */
+
+typedef enum {
+  SWAP_NONE,
+  SWAP_FILE,         /* another file renamed over d/f */
+  SWAP_DIR_FOR_LINK, /* d renamed to d2, and d made a link to it */
+} Swap;
+
+typedef struct {
+  const char *t;
+  Swap swap;
+} SwapCase;
+
+static void apply_after_swap(FILE *out, void *userdata) {
+  const SwapCase *c = userdata;
+  PlanTarget *target = xcalloc(1, sizeof(*target));
+  target->path_owned = path_join(c->t, "d/f");
+  target->path = target->path_owned;
+  target->relative = "d/f";
+  struct stat st;
+  if (stat(target->path, &st) < 0) {
+    fprintf(out, "ERROR stat: %s\n", strerror(errno));
+    return;
+  }
+  target->dev = st.st_dev;
+  target->ino = st.st_ino;
+  target->mode = st.st_mode;
+  Plan plan;
+  Error err = {0};
+  if (plan_build(BACKEND_MOUNT, target, 1, NULL, NULL, &plan, &err) < 0) {
+    fprintf(out, "ERROR plan: %s\n", err.message);
+    return;
+  }
+  _cleanup_free_ char *d = path_join(c->t, "d"), *d2 = path_join(c->t, "d2");
+  _cleanup_free_ char *g = path_join(c->t, "d/g");
+  if ((c->swap == SWAP_FILE && rename(g, target->path) < 0) ||
+      (c->swap == SWAP_DIR_FOR_LINK && (rename(d, d2) < 0 || symlink("d2", d) < 0))) {
+    fprintf(out, "ERROR swap: %s\n", strerror(errno));
+    return;
+  }
+  if (mount_apply(&plan, &err) == 0) {
+    fputs("applied\n", out);
+  } else if (startswith(err.message, "the mount backend failed at")) {
+    const char *need = getenv("RALON_REQUIRE_BACKENDS");
+    fprintf(out, "%s %s\n", need != NULL && strstr(need, "mount") ? "ERROR" : "SKIP",
+            err.message);
+  } else {
+    /* The path as the test names it, not the scratch directory's. */
+    const char *m = err.message;
+    const char *at = strstr(m, c->t);
+    if (at != NULL) {
+      fprintf(out, "refused: %.*sT%s\n", (int)(at - m), m, at + strlen(c->t));
+    } else {
+      fprintf(out, "refused: %s\n", m);
+    }
+  }
+  error_clear(&err);
+  plan_clear(&plan);
+}
+
+static char *apply_with(const char *test, Swap swap) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "d");
+  make_file(t, "d/f", "protected\n");
+  make_file(t, "d/g", "other\n");
+  SwapCase c = {.t = t, .swap = swap};
+  return run_in_child(test, apply_after_swap, &c);
+}
+
+START_TEST(mount_apply_unchanged) {
+  _cleanup_free_ char *got = apply_with(__func__, SWAP_NONE);
+  if (got != NULL) {
+    ck_assert_str_eq(got, "applied\n");
+  }
+}
+END_TEST
+
+START_TEST(mount_apply_refuses_a_replaced_file) {
+  _cleanup_free_ char *got = apply_with(__func__, SWAP_FILE);
+  if (got != NULL) {
+    ck_assert_str_eq(got, "refused: T/d/f is no longer the object that was planned (replaced "
+                          "while ralon started?); refusing to run\n");
+  }
+}
+END_TEST
+
+START_TEST(mount_apply_refuses_a_link_on_the_way) {
+  _cleanup_free_ char *got = apply_with(__func__, SWAP_DIR_FOR_LINK);
+  if (got != NULL) {
+    ck_assert_str_eq(got, "refused: a symbolic link appeared on the way to T/d/f while ralon "
+                          "started; refusing to run\n");
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sys");
   TCase *tc = tcase_create("core");
@@ -199,6 +303,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, open_no_symlinks_without_openat2);
   tcase_add_test(tc, stat_aliased);
   tcase_add_test(tc, stat_aliased_mount_point);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("mount_apply");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, mount_apply_unchanged);
+  tcase_add_test(tc, mount_apply_refuses_a_replaced_file);
+  tcase_add_test(tc, mount_apply_refuses_a_link_on_the_way);
   suite_add_tcase(s, tc);
   return s;
 }
