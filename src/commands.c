@@ -169,7 +169,10 @@ static void log_findings(const Project *p, const char *command) {
 
 static void print_warnings(const Project *p, const char *command) {
   for (size_t i = 0; i < p->findings.n; i++) {
-    print_warning("%s %s", p->findings.items[i].subject, p->findings.items[i].detail);
+    /* The subject is a name or a pattern: on one line, whatever it holds
+     * (the line's own escaping keeps a message's newlines). */
+    _cleanup_free_ char *subject = text_display(p->findings.items[i].subject);
+    print_warning("%s %s", subject, p->findings.items[i].detail);
   }
   log_findings(p, command);
 }
@@ -186,9 +189,9 @@ static void print_locked(const char *rel, bool dir, const char *pattern) {
    * "outside" the same width (10 characters with the spaces). */
   /* TRANSLATORS: scripts written for the Rust ralon read this line; keep
    * its shape. */
-  _cleanup_free_ char *name = shown(rel[0] ? rel : ".", dir);
+  _cleanup_free_ char *name = shown(rel[0] ? rel : ".", dir), *pat = text_display(pattern);
   printf(_("%s%s%s%s  (matches `%s`)\n"), color_on(stdout, COLOR_RED), _("locked    "),
-         color_off(stdout), name, pattern);
+         color_off(stdout), name, pat);
 }
 
 /* ---- init ------------------------------------------------------------- */
@@ -277,9 +280,10 @@ static int check_paths(const Options *o, Project *p, Error *err) {
       json_add_string(e, "pattern", pattern);
       json_object_array_add(list, e);
     } else if (cr.verdict == VERDICT_LOCKED && cr.via != NULL) {
-      _cleanup_free_ char *name = shown(rel, false), *via = shown(cr.via, false);
+      _cleanup_free_ char *name = shown(rel, false), *via = shown(cr.via, false),
+                          *pat = text_display(pattern);
       printf(_("%s%s%s%s  (resolves to %s, matches `%s`)\n"), color_on(stdout, COLOR_RED),
-             _("locked    "), color_off(stdout), name, via, pattern);
+             _("locked    "), color_off(stdout), name, via, pat);
     } else if (cr.verdict == VERDICT_LOCKED) {
       print_locked(rel, false, pattern);
     } else if (cr.verdict == VERDICT_WRITABLE) {
@@ -436,23 +440,23 @@ static void print_status_hooks(const char *root) {
   bool detected[_AGENT_MAX];
   bool any_agent = hook_detect(root, home, detected);
   bool has[_AGENT_MAX] = {false};
-  size_t shown = 0;
+  size_t listed = 0;
   printf("%s\n", _("hooks"));
   for (size_t i = 0; i < n; i++) {
     if (!streq(states[i].state, "absent")) {
       has[states[i].agent] = true;
       print_hook_state(&states[i]);
-      shown++;
+      listed++;
     }
   }
   for (size_t i = 0; any_agent && i < n; i++) {
     if (streq(states[i].state, "absent") && !states[i].user && detected[states[i].agent] &&
         !has[states[i].agent]) {
       print_hook_state(&states[i]);
-      shown++;
+      listed++;
     }
   }
-  if (shown == 0) {
+  if (listed == 0) {
     printf("  %s\n", _("none installed (`ralon hook install` adds them for the agents found here)"));
   }
   hook_states_free(states, n);
@@ -546,7 +550,8 @@ int command_status(const Options *o, Error *err) {
          pol->n_declared);
   for (size_t i = 0; i < pol->n_patterns; i++) {
     size_t hits = p.scan->hits[i];
-    printf("  %-30s ", pol->patterns[i].pattern);
+    _cleanup_free_ char *pat = text_display(pol->patterns[i].pattern);
+    printf("  %-30s ", pat);
     if (hits == 0) {
       printf("%s\n", _("nothing on disk"));
     } else {
@@ -1169,7 +1174,9 @@ static int hook_install_command(const Options *o, bool remove, Error *err) {
       json_object_array_add(list, j);
     } else if (o->dry_run && change && !remove) {
       _cleanup_free_ char *path = shown(c.path, false);
-      printf("%s %s\n%s", hook_change_verb(c.kind, true), path, c.content);
+      /* The project's own settings, changed: they may hold anything. */
+      _cleanup_free_ char *content = text_display_terminal(c.content, output_utf8());
+      printf("%s %s\n%s", hook_change_verb(c.kind, true), path, content);
     } else if (!remove || c.kind != HOOK_CHANGE_ABSENT) {
       _cleanup_free_ char *path = shown(c.path, false);
       printf("%s %s\n", hook_change_verb(c.kind, o->dry_run), path);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "output.h"
 
+#include <langinfo.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,18 @@ int output_flush_stdout(void) {
   return -stdout_errno;
 }
 
+bool output_utf8(void) {
+  static int cached = -1;
+  if (cached < 0) {
+    /* Without a locale (ralon loads none for C) nothing is translated,
+     * and names are read as UTF-8. */
+    const char *ctype = setlocale(LC_CTYPE, NULL);
+    cached = ctype == NULL || streq(ctype, "C") || streq(ctype, "POSIX") ||
+             streq(nl_langinfo(CODESET), "UTF-8");
+  }
+  return cached;
+}
+
 __attribute__((format(printf, 3, 0))) static void emit(Color c, const char *label,
                                                        const char *fmt, va_list ap) {
   int saved = errno;
@@ -72,12 +86,14 @@ __attribute__((format(printf, 3, 0))) static void emit(Color c, const char *labe
   }
   errno = saved;
   /* Messages carry names from the project, which may hold any byte: none
-   * may reach the terminal as a control character or forge a line. */
+   * may reach the terminal as a control character. (A message's own lines
+   * stay; the names that could hold a newline are escaped where the
+   * message is made.) */
   char *msg = NULL;
   if (vasprintf(&msg, fmt, ap) < 0) {
     oom();
   }
-  _cleanup_free_ char *shown = text_display(msg);
+  _cleanup_free_ char *shown = text_display_terminal(msg, output_utf8());
   free(msg);
   fputs(shown, stderr);
   fputc('\n', stderr);

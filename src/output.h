@@ -25,6 +25,10 @@ bool output_color(FILE *f);
 const char *color_on(FILE *f, Color c);
 const char *color_off(FILE *f);
 
+/* Whether text for the terminal is in UTF-8: the locale's character set,
+ * or no locale loaded (nothing translated). */
+bool output_utf8(void);
+
 /* Flushes stdout; 0, or -errno of the first write error it ever had. */
 /* Records why a write to stdout failed, when the caller saw it fail (a
  * later flush only learns that it did, and says EIO). */

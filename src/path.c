@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -209,21 +210,37 @@ char *path_unescape_mountinfo(const char *s) {
   return path_unescape_mountinfo_in_place(xstrdup(s));
 }
 
+/* How the bytes of a text are to be read when it is shown. */
+typedef enum {
+  SHOW_NAME,     /* a name: quoted when anything in it is escaped */
+  SHOW_TEXT,     /* a message on one line, in UTF-8 */
+  SHOW_TERMINAL, /* a message in the locale's character set: lines kept */
+} ShowMode;
+
 /* How many bytes of `s` (which has `len`) make up the next character, and
  * whether it must be escaped: a control character (C0, DEL, or C1, which
  * terminals read as escape sequences too), a byte that is not UTF-8, and,
- * when quoting, the quote and the backslash. */
-static size_t next_char(const unsigned char *s, size_t len, bool quoting, bool *ret_escape) {
+ * for a name, the quote and the backslash. A message for the terminal
+ * keeps its newlines and tabs; in a character set other than UTF-8 its
+ * bytes above 0x7F are that set's characters, and only where each byte is
+ * a character of its own (ISO 8859) are 0x80-0x9F the C1 controls. */
+static size_t next_char(const unsigned char *s, size_t len, ShowMode mode, bool utf8,
+                        bool *ret_escape) {
+  if (s[0] < 0x80) {
+    *ret_escape = (s[0] < 0x20 && !(mode == SHOW_TERMINAL && (s[0] == '\n' || s[0] == '\t'))) ||
+                  s[0] == 0x7F || (mode == SHOW_NAME && (s[0] == '"' || s[0] == '\\'));
+    return 1;
+  }
+  if (!utf8) {
+    *ret_escape = MB_CUR_MAX == 1 && s[0] < 0xA0;
+    return 1;
+  }
   size_t n = utf8_char_length(s, len);
   if (n == 0) {
     *ret_escape = true;
     return 1;
   }
-  if (n == 1) {
-    *ret_escape = s[0] < 0x20 || s[0] == 0x7F || (quoting && (s[0] == '"' || s[0] == '\\'));
-  } else {
-    *ret_escape = n == 2 && s[0] == 0xC2 && s[1] < 0xA0;
-  }
+  *ret_escape = n == 2 && s[0] == 0xC2 && s[1] < 0xA0;
   return n;
 }
 
@@ -252,11 +269,11 @@ static const char *escape_letter(unsigned char c) {
   }
 }
 
-static void put_escaped(FILE *f, const unsigned char *s, size_t len, bool quoting) {
+static void put_escaped(FILE *f, const unsigned char *s, size_t len, ShowMode mode, bool utf8) {
   size_t i = 0;
   while (i < len) {
     bool escape;
-    size_t n = next_char(s + i, len - i, quoting, &escape);
+    size_t n = next_char(s + i, len - i, mode, utf8, &escape);
     if (!escape) {
       fwrite(s + i, 1, n, f);
     } else if (n == 1 && escape_letter(s[i]) != NULL) {
@@ -270,12 +287,12 @@ static void put_escaped(FILE *f, const unsigned char *s, size_t len, bool quotin
   }
 }
 
-static char *display(const char *s, bool quoting) {
+static char *display(const char *s, ShowMode mode, bool utf8) {
   const unsigned char *u = (const unsigned char *)s;
   size_t len = strlen(s);
   bool any = false;
   for (size_t i = 0; i < len && !any;) {
-    i += next_char(u + i, len - i, quoting, &any);
+    i += next_char(u + i, len - i, mode, utf8, &any);
   }
   if (!any) {
     return xstrdup(s);
@@ -286,11 +303,11 @@ static char *display(const char *s, bool quoting) {
   if (f == NULL) {
     oom();
   }
-  if (quoting) {
+  if (mode == SHOW_NAME) {
     fputc('"', f);
   }
-  put_escaped(f, u, len, quoting);
-  if (quoting) {
+  put_escaped(f, u, len, mode, utf8);
+  if (mode == SHOW_NAME) {
     fputc('"', f);
   }
   if (fclose(f) != 0) {
@@ -300,11 +317,15 @@ static char *display(const char *s, bool quoting) {
 }
 
 char *path_display(const char *name) {
-  return display(name, true);
+  return display(name, SHOW_NAME, true);
 }
 
 char *text_display(const char *s) {
-  return display(s, false);
+  return display(s, SHOW_TEXT, true);
+}
+
+char *text_display_terminal(const char *s, bool utf8) {
+  return display(s, SHOW_TERMINAL, utf8);
 }
 
 char *path_find_program(const char *path_env, const char *name) {

@@ -49,10 +49,18 @@ char *path_unescape_mountinfo_in_place(char *s);
  * and an escape sequence drives the terminal. Caller frees. */
 char *path_display(const char *name);
 
-/* `s` with every control character but none of its other bytes escaped the
- * same way, without quotes: for whole messages, whose names are not
- * marked off. Newlines are escaped too. Caller frees. */
+/* `s` with the same bytes escaped, but no quotes and nothing else: for a
+ * message in UTF-8 on one line (a hook's reason, the journal's MESSAGE, a
+ * JSON `message`), whose names are not marked off. Newlines are escaped
+ * too. Caller frees. */
 char *text_display(const char *s);
+
+/* A message for the terminal, in the locale's character set (`utf8`: it
+ * is UTF-8): control characters escaped, but its newlines and tabs kept;
+ * bytes that are not UTF-8 and C1 controls escaped only in UTF-8, and in
+ * another character set only 0x80-0x9F where each byte is a character
+ * (ISO 8859), so that a translation is never mangled. Caller frees. */
+char *text_display_terminal(const char *s, bool utf8);
 
 /* Where execvp(3) would find the program `name` with `path_env` as PATH
  * (NULL: the system's default): `name` itself when it holds a slash, else

@@ -928,15 +928,15 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
   json_object_put(root);
 
   decide(&req, start, &v);
+  if (v.deny) {
+    log_refusal(&req, &v); /* RALON_REASON as it is; MESSAGE is escaped */
+  }
   if (v.reason != NULL) {
     /* Names from the payload and the disk, for a model, a terminal and a
      * JSON answer: no control characters, nothing that is not UTF-8. */
     char *shown = text_display(v.reason);
     free(v.reason);
     v.reason = shown;
-  }
-  if (v.deny) {
-    log_refusal(&req, &v);
   }
   if (d != NULL) {
     d->answer(&v, ret);

@@ -1045,7 +1045,9 @@ class BadPolicyTest(RalonTestCase):
         self.check_rejected("protect: a\n", 1, 10)
 
     def test_protect_empty(self):
-        self.check_rejected("protect:\n", contains=["protect:"])
+        # The example is on lines of its own (diagnostics escape control
+        # characters, but keep a message's own lines).
+        self.check_rejected("protect:\n", contains=["one per line:\n\n    protect:\n      - "])
 
     def test_top_level_list(self):
         self.check_rejected("- a\n- b\n", 1, 1)
@@ -1189,7 +1191,7 @@ class AwkwardNamesTest(RalonTestCase):
             write(os.path.join(root, "sec rets", name))
         write(os.path.join(root, "sec rets", "plain.txt"))
         # A protected symbolic link, whose name a warning gives.
-        os.symlink("a b.key", os.path.join(root, "sec rets", "ln\x01.key"))
+        os.symlink("a b.key", os.path.join(root, "sec rets", "ln\x01\n.key"))
         return root
 
     def assertShowable(self, r):
@@ -1207,10 +1209,11 @@ class AwkwardNamesTest(RalonTestCase):
         lines = r.out.splitlines()
         i = lines.index("protected  %d path(s) currently on disk" % (len(self.NAMES) + 2))
         self.assertEqual(sorted(lines[i + 1:i + 2 + len(self.NAMES) + 1]),
-                         sorted(["  agent.lock", '  "sec rets/ln\\001.key"'] +
+                         sorted(["  agent.lock", '  "sec rets/ln\\001\\n.key"'] +
                                 ["  " + shown for shown in self.NAMES.values()]), r.out)
         # The warning about the link names it escaped, on one line.
-        self.assertIn("ralon: warning: sec rets/ln\\001.key is a symbolic link", self.audit_err(r))
+        self.assertTrue([l for l in self.audit_err(r).splitlines() if l.startswith(
+            "ralon: warning: sec rets/ln\\001\\n.key is a symbolic link")], r.err)
 
     def test_check_quotes_what_it_was_given(self):
         root = self.awkward_project()
@@ -1222,6 +1225,32 @@ class AwkwardNamesTest(RalonTestCase):
                          ["locked    %s  (matches `sec rets/*.key`)" % shown
                           for shown in self.NAMES.values()] +
                          ["writable  sec rets/plain.txt", 'writable  "sec rets/new\\nfile.txt"'])
+
+    def test_patterns_are_escaped_too(self):
+        """agent.lock is the project's too, and YAML's double quotes make
+        any character: a pattern is shown with its controls escaped."""
+        root = self.project('protect:\n  - "esc\\e(0.txt"\n  - "c1\\x9b2J"\n')
+        write(os.path.join(root, "esc\x1b(0.txt"))
+        r = self.run_ralon("check", "esc\x1b(0.txt", cwd=root)
+        self.assertEqual(r.rc, 1, r)
+        self.assertShowable(r)
+        self.assertEqual(r.out, 'locked    "esc\\033(0.txt"  (matches `esc\\033(0.txt`)\n')
+        r = self.run_ralon("status", cwd=root)
+        self.assertShowable(r)
+        self.assertIn("  esc\\033(0.txt", r.out)
+        self.assertIn("  c1\\302\\2332J", r.out)
+        self.assertIn("ralon: warning: `c1\\302\\2332J` matches nothing on disk", r.err)
+
+    def test_hook_install_dry_run_shows_settings_escaped(self):
+        """The settings `hook install --dry-run` prints are the project's:
+        a C1 control in them (JSON's \\u009b, written back as it is) is
+        shown escaped."""
+        root = self.project(GOLDEN, dirs=[".claude"])
+        write(os.path.join(root, ".claude", "settings.json"), '{"note": "\\u009b2J\\u007f"}\n')
+        r = self.run_ralon("hook", "install", "--agent", "claude", "--dry-run", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertShowable(r)
+        self.assertIn('"note": "\\302\\2332J\\177"', r.out)
 
     def test_a_project_root_with_an_awkward_name(self):
         """The project's own directory may be named so too: every line that
@@ -1259,7 +1288,7 @@ class AwkwardNamesTest(RalonTestCase):
             return bytes(v) if isinstance(v, list) else v.encode("utf-8")
 
         got = sorted(name(e["path"]) for e in doc["protected"])
-        want = sorted([b"agent.lock", os.fsencode("sec rets/ln\x01.key")] +
+        want = sorted([b"agent.lock", os.fsencode("sec rets/ln\x01\n.key")] +
                       [os.fsencode("sec rets/" + n) for n in self.NAMES])
         self.assertEqual(got, want)
         # Only the name that is not UTF-8 is an array.
@@ -1267,8 +1296,8 @@ class AwkwardNamesTest(RalonTestCase):
         self.assertEqual(arrays, [list(b"sec rets/bad\xffbyte.key")])
         # A finding's message is text, escaped; its subject the name itself.
         link = [f for f in doc["findings"] if f["kind"] == "symlink"]
-        self.assertEqual([f["subject"] for f in link], ["sec rets/ln\x01.key"], doc["findings"])
-        self.assertTrue(link[0]["message"].startswith("sec rets/ln\\001.key is a symbolic link"),
+        self.assertEqual([f["subject"] for f in link], ["sec rets/ln\x01\n.key"], doc["findings"])
+        self.assertTrue(link[0]["message"].startswith("sec rets/ln\\001\\n.key is a symbolic link"),
                         link)
 
 

@@ -85,7 +85,7 @@ class Runner:
         self.localedir = localedir
         self.catalogs = catalogs
 
-    def run(self, args, env, cwd=None):
+    def run(self, args, env, cwd=None, text=True):
         full_env = {k: v for k, v in os.environ.items()
                     if not k.startswith("LC_") and k not in ("LANG", "LANGUAGE")}
         full_env.update(env)
@@ -93,7 +93,7 @@ class Runner:
         cmd = ["unshare", "-rm", sys.executable, os.path.abspath(__file__), "--in-namespace",
                "--localedir", self.localedir, "--catalogs", self.catalogs, "--",
                self.ralon] + args
-        return subprocess.run(cmd, env=full_env, cwd=cwd, capture_output=True, text=True)
+        return subprocess.run(cmd, env=full_env, cwd=cwd, capture_output=True, text=text)
 
 
 GERMAN = {"LANG": "de_DE.UTF-8"}
@@ -178,6 +178,35 @@ def test_error_unknown_option(r, entries):
     print("    " + de.stderr.strip())
 
 
+def test_latin1_is_not_escaped(r, locales):
+    """In a German locale whose character set is ISO 8859-1, gettext gives
+    the messages in that set: ralon shows them as they are (only names are
+    escaped, and only their control characters), not as bytes that are not
+    UTF-8. A name's escape sequence is escaped all the same."""
+    latin1 = next((l for l in locales if l.lower().replace("-", "") == "de_de.iso88591"), None)
+    if latin1 is None:
+        if os.environ.get("RALON_REQUIRE_I18N") == "1":
+            raise Failed("the de_DE.ISO-8859-1 locale is not generated (scripts/bootstrap "
+                         "generates it)")
+        print("skip: the de_DE.ISO-8859-1 locale is not generated")
+        return
+    with tempfile.TemporaryDirectory(prefix="ralon-i18n-") as d:
+        cwd = os.path.join(d, "w\x1b[2Jx")
+        os.mkdir(cwd)
+        utf8 = r.run(["check"], GERMAN, cwd=cwd, text=False)
+        lat = r.run(["check"], {"LANG": latin1}, cwd=cwd, text=False)
+    check(utf8.returncode == 2 and lat.returncode == 2,
+          f"ralon check without agent.lock exits {utf8.returncode} (UTF-8), "
+          f"{lat.returncode} (ISO 8859-1), not 2")
+    german = utf8.stderr.decode("utf-8")
+    check("\u00fc" in german, f"the German error has no \u00fc: {german!r}")
+    check("w\\033[2Jx" in german, f"the name is not escaped: {german!r}")
+    check(lat.stderr == german.encode("latin-1"),
+          f"in ISO 8859-1 the error is not the German text in that set:\n"
+          f"  UTF-8:      {utf8.stderr!r}\n  ISO 8859-1: {lat.stderr!r}")
+    print("ok: in de_DE.ISO-8859-1 the German error is shown in that set, the name escaped")
+
+
 def test_check_columns(r):
     """`ralon check PATH...` prints the same lines in every language: scripts
     written for the Rust ralon parse them."""
@@ -242,7 +271,8 @@ def main():
     failures = 0
     tests = [lambda: test_help(r, entries), lambda: test_help_c_utf8(r),
              lambda: test_error_no_policy(r, entries),
-             lambda: test_error_unknown_option(r, entries), lambda: test_check_columns(r)]
+             lambda: test_error_unknown_option(r, entries), lambda: test_check_columns(r),
+             lambda: test_latin1_is_not_escaped(r, locales)]
     for t in tests:
         try:
             t()

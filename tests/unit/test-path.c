@@ -149,6 +149,33 @@ START_TEST(test_display) {
 }
 END_TEST
 
+/* A message for the terminal keeps its lines and tabs; in UTF-8 it
+ * escapes what text_display does, and in a character set of single bytes
+ * (this test runs in the C locale, where MB_CUR_MAX is 1) only the C0 and
+ * C1 controls and DEL, leaving that set's letters (0xE4 is ä in ISO
+ * 8859-1) alone. */
+START_TEST(test_text_display_terminal) {
+  static const struct {
+    const char *in, *utf8, *bytes;
+  } table[] = {
+      {"line one\n\tline two", "line one\n\tline two", "line one\n\tline two"},
+      {"esc\x1b[2J\r", "esc\\033[2J\\r", "esc\\033[2J\\r"},
+      {"d\xC3\xA4t", "d\xC3\xA4t", "d\xC3\xA4t"},
+      {"d\xE4t", "d\\344t", "d\xE4t"},
+      {"c1\xC2\x9B" "2J", "c1\\302\\2332J", "c1\xC2\\2332J"},
+      {"csi\x9B" "2J", "csi\\2332J", "csi\\2332J"},
+      {"del\x7f back\\slash \"q\"", "del\\177 back\\slash \"q\"", "del\\177 back\\slash \"q\""},
+  };
+  ck_assert_uint_eq(MB_CUR_MAX, 1);
+  for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+    _cleanup_free_ char *u = text_display_terminal(table[i].in, true);
+    ck_assert_str_eq(u, table[i].utf8);
+    _cleanup_free_ char *b = text_display_terminal(table[i].in, false);
+    ck_assert_str_eq(b, table[i].bytes);
+  }
+}
+END_TEST
+
 START_TEST(test_utf8_char_length) {
   ck_assert_uint_eq(utf8_char_length((const unsigned char *)"a", 1), 1);
   ck_assert_uint_eq(utf8_char_length((const unsigned char *)"\xC3\xA4", 2), 2);
@@ -843,6 +870,7 @@ static Suite *path_suite(void) {
   tcase_add_loop_test(tc, test_path_unescape_mountinfo, 0, (int)ELEMENTSOF(unescape_table));
   tcase_add_loop_test(tc, test_display, 0, (int)ELEMENTSOF(display_table));
   tcase_add_test(tc, test_utf8_char_length);
+  tcase_add_test(tc, test_text_display_terminal);
   tcase_add_loop_test(tc, test_path_normalize, 0, (int)ELEMENTSOF(normalize_table));
   tcase_add_loop_test(tc, test_path_absolute, 0, (int)ELEMENTSOF(absolute_table));
   tcase_add_loop_test(tc, test_path_relative, 0, (int)ELEMENTSOF(relative_table));
