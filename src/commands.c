@@ -407,7 +407,7 @@ static const char *hook_state_text(const char *state) {
 static void print_hook_state(const HookState *h) {
   const char *scope = h->user ? _("user") : _("project");
   if (h->error != NULL) {
-    _cleanup_free_ char *error = text_display(h->error);
+    _cleanup_free_ char *error = text_display_terminal(h->error, output_utf8(), false);
     printf("  %-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), error);
   } else {
     _cleanup_free_ char *path = shown(h->path, false);
@@ -1175,7 +1175,7 @@ static int hook_install_command(const Options *o, bool remove, Error *err) {
     } else if (o->dry_run && change && !remove) {
       _cleanup_free_ char *path = shown(c.path, false);
       /* The project's own settings, changed: they may hold anything. */
-      _cleanup_free_ char *content = text_display_terminal(c.content, output_utf8());
+      _cleanup_free_ char *content = text_display_terminal(c.content, output_utf8(), true);
       printf("%s %s\n%s", hook_change_verb(c.kind, true), path, content);
     } else if (!remove || c.kind != HOOK_CHANGE_ABSENT) {
       _cleanup_free_ char *path = shown(c.path, false);
@@ -1222,7 +1222,7 @@ static int hook_list_command(const Options *o, Error *err) {
       const HookState *h = &states[i];
       const char *scope = h->user ? _("user") : _("project");
       if (h->error != NULL) {
-        _cleanup_free_ char *error = text_display(h->error);
+        _cleanup_free_ char *error = text_display_terminal(h->error, output_utf8(), false);
         printf("%-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), error);
       } else {
         _cleanup_free_ char *path = shown(h->path, false);

@@ -93,7 +93,7 @@ __attribute__((format(printf, 3, 0))) static void emit(Color c, const char *labe
   if (vasprintf(&msg, fmt, ap) < 0) {
     oom();
   }
-  _cleanup_free_ char *shown = text_display_terminal(msg, output_utf8());
+  _cleanup_free_ char *shown = text_display_terminal(msg, output_utf8(), true);
   free(msg);
   fputs(shown, stderr);
   fputc('\n', stderr);

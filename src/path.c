@@ -324,8 +324,8 @@ char *text_display(const char *s) {
   return display(s, SHOW_TEXT, true);
 }
 
-char *text_display_terminal(const char *s, bool utf8) {
-  return display(s, SHOW_TERMINAL, utf8);
+char *text_display_terminal(const char *s, bool utf8, bool lines) {
+  return display(s, lines ? SHOW_TERMINAL : SHOW_TEXT, utf8);
 }
 
 char *path_find_program(const char *path_env, const char *name) {

@@ -56,11 +56,12 @@ char *path_display(const char *name);
 char *text_display(const char *s);
 
 /* A message for the terminal, in the locale's character set (`utf8`: it
- * is UTF-8): control characters escaped, but its newlines and tabs kept;
- * bytes that are not UTF-8 and C1 controls escaped only in UTF-8, and in
- * another character set only 0x80-0x9F where each byte is a character
- * (ISO 8859), so that a translation is never mangled. Caller frees. */
-char *text_display_terminal(const char *s, bool utf8);
+ * is UTF-8): control characters escaped, but with `lines` its newlines and
+ * tabs kept; bytes that are not UTF-8 and C1 controls escaped only in
+ * UTF-8, and in another character set only 0x80-0x9F where each byte is a
+ * character (ISO 8859), so that a translation is never mangled. Caller
+ * frees. */
+char *text_display_terminal(const char *s, bool utf8, bool lines);
 
 /* Where execvp(3) would find the program `name` with `path_env` as PATH
  * (NULL: the system's default): `name` itself when it holds a slash, else

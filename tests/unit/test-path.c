@@ -167,10 +167,14 @@ START_TEST(test_text_display_terminal) {
       {"del\x7f back\\slash \"q\"", "del\\177 back\\slash \"q\"", "del\\177 back\\slash \"q\""},
   };
   ck_assert_uint_eq(MB_CUR_MAX, 1);
+  /* On one line: the newline and the tab escaped too, the set's letters
+   * kept. */
+  _cleanup_free_ char *one = text_display_terminal("a\nb\tc \xE4", false, false);
+  ck_assert_str_eq(one, "a\\nb\\tc \xE4");
   for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-    _cleanup_free_ char *u = text_display_terminal(table[i].in, true);
+    _cleanup_free_ char *u = text_display_terminal(table[i].in, true, true);
     ck_assert_str_eq(u, table[i].utf8);
-    _cleanup_free_ char *b = text_display_terminal(table[i].in, false);
+    _cleanup_free_ char *b = text_display_terminal(table[i].in, false, true);
     ck_assert_str_eq(b, table[i].bytes);
   }
 }
