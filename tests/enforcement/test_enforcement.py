@@ -1220,6 +1220,14 @@ class Base(unittest.TestCase):
     def users(self):
         return [u for u in ALL_USERS if u in USERS]
 
+    def each_backend_and_user(self):
+        """Every backend the kernel offers, with every user that can run
+        it (a missing required backend fails the test)."""
+        for backend in BACKENDS:
+            for user in self.users():
+                if self.available(backend, user):
+                    yield backend, user
+
     def available(self, backend, user):
         if user not in USERS:
             return False
@@ -1241,12 +1249,6 @@ class Base(unittest.TestCase):
 
 
 class TestDryRun(Base):
-    def each_backend_and_user(self):
-        for backend in BACKENDS:
-            for user in self.users():
-                if self.available(backend, user):
-                    yield backend, user
-
     def test_dry_run_names_backend_and_protected_paths(self):
         for backend, user in self.each_backend_and_user():
             with self.subTest(backend=backend, user=user):
@@ -1890,34 +1892,31 @@ class TestMissingLiteral(Base):
         policy = POLICY.replace("Cargo.lock]", "Cargo.lock, .env.production]")
         warning = ("ralon: warning: `.env.production` matches nothing on disk, so there is "
                    "nothing to lock")
-        for backend in BACKENDS:
-            for user in self.users():
-                if not self.available(backend, user):
-                    continue
-                with self.subTest(backend=backend, user=user):
-                    pr = self.project(user)
-                    with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
-                        f.write(policy)
-                    env_file = os.path.join(pr.proj, ".env.production")
-                    before = snapshot(pr)
-                    r = run(ralon_run(backend, "echo '%s' >&2; echo TOKEN=x > .env.production"
-                                      % STARTED, quiet=False), user, pr.proj, pr.env())
-                    self.assertIn(STARTED, r.stderr, r)
-                    self.assertIn(warning, r.stderr, r)
-                    self.assertUnchanged(before, pr, repr(r))
-                    if backend == "mount":  # documented: nothing to bind
-                        self.assertEqual(r.rc, 0, r)
-                        self.assertEqual(read_text(env_file), "TOKEN=x\n")
-                        os.unlink(env_file)
-                    else:
-                        self.assertNotEqual(r.rc, 0, r)
-                        self.assertFalse(os.path.exists(env_file), r)
-                    r = run(ralon_run(backend, "echo '%s' >&2; echo TOKEN=x > .env.production"
-                                      % STARTED, extra=["--strict"]), user, pr.proj, pr.env())
-                    self.assertEqual(r.rc, 2, r)
-                    self.assertNotIn(STARTED, r.stderr, r)
-                    self.assertIn("(refusing to run with --strict)", r.stderr, r)
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(policy)
+                env_file = os.path.join(pr.proj, ".env.production")
+                before = snapshot(pr)
+                r = run(ralon_run(backend, "echo '%s' >&2; echo TOKEN=x > .env.production"
+                                  % STARTED, quiet=False), user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertIn(warning, r.stderr, r)
+                self.assertUnchanged(before, pr, repr(r))
+                if backend == "mount":  # documented: nothing to bind
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertEqual(read_text(env_file), "TOKEN=x\n")
+                    os.unlink(env_file)
+                else:
+                    self.assertNotEqual(r.rc, 0, r)
                     self.assertFalse(os.path.exists(env_file), r)
+                r = run(ralon_run(backend, "echo '%s' >&2; echo TOKEN=x > .env.production"
+                                  % STARTED, extra=["--strict"]), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertNotIn(STARTED, r.stderr, r)
+                self.assertIn("(refusing to run with --strict)", r.stderr, r)
+                self.assertFalse(os.path.exists(env_file), r)
 
 
 class TestAwkwardNames(Base):
@@ -1953,22 +1952,19 @@ class TestAwkwardNames(Base):
         return pr
 
     def test_awkward_names_kept(self):
-        for backend in BACKENDS:
-            for user in self.users():
-                if not self.available(backend, user):
-                    continue
-                with self.subTest(backend=backend, user=user):
-                    pr = self.awkward_project(user)
-                    extra = ["keys/" + n for n in self.NAMES]
-                    before = snapshot(pr, extra)
-                    r = run(ralon_run(backend, "echo '%s' >&2; %s" % (STARTED, self.ATTEMPTS)),
-                            user, pr.proj, pr.env())
-                    self.assertIn(STARTED, r.stderr, r)
-                    self.assertUnchanged(before, pr, repr(r), extra)
-                    self.assertEqual(sorted(os.listdir(os.path.join(pr.proj, "keys"))),
-                                     sorted(self.NAMES + ("plain.txt",)), r)
-                    self.assertEqual(read_text(os.path.join(pr.proj, "keys", "plain.txt")),
-                                     "fine\n", r)
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.awkward_project(user)
+                extra = ["keys/" + n for n in self.NAMES]
+                before = snapshot(pr, extra)
+                r = run(ralon_run(backend, "echo '%s' >&2; %s" % (STARTED, self.ATTEMPTS)),
+                        user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertUnchanged(before, pr, repr(r), extra)
+                self.assertEqual(sorted(os.listdir(os.path.join(pr.proj, "keys"))),
+                                 sorted(self.NAMES + ("plain.txt",)), r)
+                self.assertEqual(read_text(os.path.join(pr.proj, "keys", "plain.txt")),
+                                 "fine\n", r)
 
     def test_plan_shows_each_name_once(self):
         for backend in BACKENDS:
@@ -2003,46 +1999,43 @@ class TestGlobThroughLink(Base):
     that directory stays writable on the mount backend."""
 
     def test_glob_through_link(self):
-        for backend in BACKENDS:
-            for user in self.users():
-                if not self.available(backend, user):
-                    continue
-                with self.subTest(backend=backend, user=user):
-                    pr = self.project(user)
-                    uid = USERS[user]
-                    for rel, content in (("vendor/a/config.yml", "a: 1\n"),
-                                         ("lib/b/config.yml", "b: 1\n")):
-                        p = os.path.join(pr.proj, rel)
-                        os.makedirs(os.path.dirname(p), exist_ok=True)
-                        with open(p, "w", encoding="utf-8") as f:
-                            f.write(content)
-                    os.symlink("../vendor/a", os.path.join(pr.proj, "lib", "a"))
-                    policy = POLICY.replace("Cargo.lock]", "Cargo.lock, 'lib/*/config.yml']")
-                    with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
-                        f.write(policy)
-                    if uid is not None:
-                        for top, dirs, files in os.walk(pr.proj):
-                            for n in dirs + files:
-                                os.lchown(os.path.join(top, n), uid, uid)
-                    real = os.path.join(pr.proj, "vendor", "a", "config.yml")
-                    before = os.stat(real)
-                    r = run(ralon_run(backend, "echo '%s' >&2; "
-                                      "echo x >> lib/a/config.yml; "
-                                      "echo x >> vendor/a/config.yml; "
-                                      "echo x >> lib/b/config.yml; "
-                                      "echo new > src/new.c" % STARTED, quiet=False),
-                            user, pr.proj, pr.env())
-                    self.assertIn(STARTED, r.stderr, r)
-                    self.assertIn("ralon: warning: lib/a is a symbolic link the policy reaches "
-                                  "through", r.stderr)
-                    self.assertEqual(read_text(real), "a: 1\n", r)
-                    after = os.stat(real)
-                    self.assertEqual((after.st_ino, after.st_mtime_ns, after.st_nlink),
-                                     (before.st_ino, before.st_mtime_ns, before.st_nlink), r)
-                    self.assertEqual(read_text(os.path.join(pr.proj, "lib", "b", "config.yml")),
-                                     "b: 1\n", r)
-                    self.assertEqual(read_text(os.path.join(pr.proj, "src", "new.c")), "new\n",
-                                     "unprotected work was refused: %r" % r)
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                uid = USERS[user]
+                for rel, content in (("vendor/a/config.yml", "a: 1\n"),
+                                     ("lib/b/config.yml", "b: 1\n")):
+                    p = os.path.join(pr.proj, rel)
+                    os.makedirs(os.path.dirname(p), exist_ok=True)
+                    with open(p, "w", encoding="utf-8") as f:
+                        f.write(content)
+                os.symlink("../vendor/a", os.path.join(pr.proj, "lib", "a"))
+                policy = POLICY.replace("Cargo.lock]", "Cargo.lock, 'lib/*/config.yml']")
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(policy)
+                if uid is not None:
+                    for top, dirs, files in os.walk(pr.proj):
+                        for n in dirs + files:
+                            os.lchown(os.path.join(top, n), uid, uid)
+                real = os.path.join(pr.proj, "vendor", "a", "config.yml")
+                before = os.stat(real)
+                r = run(ralon_run(backend, "echo '%s' >&2; "
+                                  "echo x >> lib/a/config.yml; "
+                                  "echo x >> vendor/a/config.yml; "
+                                  "echo x >> lib/b/config.yml; "
+                                  "echo new > src/new.c" % STARTED, quiet=False),
+                        user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertIn("ralon: warning: lib/a is a symbolic link the policy reaches "
+                              "through", r.stderr)
+                self.assertEqual(read_text(real), "a: 1\n", r)
+                after = os.stat(real)
+                self.assertEqual((after.st_ino, after.st_mtime_ns, after.st_nlink),
+                                 (before.st_ino, before.st_mtime_ns, before.st_nlink), r)
+                self.assertEqual(read_text(os.path.join(pr.proj, "lib", "b", "config.yml")),
+                                 "b: 1\n", r)
+                self.assertEqual(read_text(os.path.join(pr.proj, "src", "new.c")), "new\n",
+                                 "unprotected work was refused: %r" % r)
 
 
 class TestDanglingProtectedLink(Base):
@@ -2277,12 +2270,9 @@ class TestAliasMadeBeforeLaunch(Base):
     def test_alias_is_named_and_strict_refuses(self):
         if not IS_ROOT:
             self.skipTest("making the alias needs root")
-        for backend in BACKENDS:
-            for user in self.users():
-                if not self.available(backend, user):
-                    continue
-                with self.subTest(backend=backend, user=user):
-                    self.check_alias(backend, user)
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                self.check_alias(backend, user)
 
     def check_alias(self, backend, user):
         pr = self.project(user)
