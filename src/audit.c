@@ -1127,11 +1127,36 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
     if (streq(dir, "/")) {
       continue;
     }
-    add(out, AUDIT_LANDLOCK_NO_NEW_ENTRIES, display_path(root, dir),
-        xstrdup(_("accepts no new entries while the agent runs, and none of its entries can be "
-                  "removed or renamed: it leads to a protected path, and Landlock can only take "
-                  "rights from a whole directory (move protected files into a directory of their "
-                  "own, or use the mount backend)")));
+    /* What it costs, and what helps, depends on where the directory is:
+     * the generic advice (move the protected files) cannot apply to the
+     * root, which always holds agent.lock, to the git directory, or to
+     * a directory above the project. */
+    const char *rel = root != NULL ? path_relative(root, dir) : NULL;
+    const char *detail;
+    if (rel == NULL) {
+      detail = _("accepts no new entries while the agent runs, and none of its entries can be "
+                 "removed or renamed: the project lies below it, and Landlock can only take "
+                 "rights from a whole directory, so programs that make files there (temporary "
+                 "files, dotfiles in a home directory) fail (use the mount backend, or keep the "
+                 "project where nothing else needs to make files beside the way to it)");
+    } else if (rel[0] == '\0') {
+      detail = _("accepts no new entries while the agent runs, and none of its entries can be "
+                 "removed or renamed: it holds agent.lock, and Landlock can only take rights "
+                 "from a whole directory, so new files can be made only in its subdirectories "
+                 "(use the mount backend where it is available)");
+    } else if (streq(rel, ".git")) {
+      detail = _("accepts no new entries while the agent runs, and none of its entries can be "
+                 "removed or renamed: agent.lock protects something in it, and Landlock can only "
+                 "take rights from a whole directory, so git cannot stage, commit or switch "
+                 "branches here (it creates .git/index.lock) (use the mount backend, or leave "
+                 "git to yourself while the agent runs)");
+    } else {
+      detail = _("accepts no new entries while the agent runs, and none of its entries can be "
+                 "removed or renamed: it leads to a protected path, and Landlock can only take "
+                 "rights from a whole directory (move protected files into a directory of their "
+                 "own, or use the mount backend)");
+    }
+    add(out, AUDIT_LANDLOCK_NO_NEW_ENTRIES, display_path(root, dir), xstrdup(detail));
   }
   for (size_t i = 0; i < plan->carve.n_withheld; i++) {
     add(out, AUDIT_LANDLOCK_LINKED_FILE, display_path(root, plan->carve.withheld[i]),

@@ -1405,8 +1405,8 @@ END_TEST
 /* ---- Landlock (injected plans) ------------------------------------------- */
 
 static char *landlock_kinds(Backend backend, int abi, const char *root, AuditFindings *keep) {
-  char *restricted[] = {(char *)"/", (char *)"/home", (char *)"/home/dev", (char *)MI_PROJ,
-                        (char *)MI_PROJ "/tests"};
+  char *restricted[] = {(char *)"/",        (char *)"/home",          (char *)"/home/dev",
+                        (char *)MI_PROJ,    (char *)MI_PROJ "/.git", (char *)MI_PROJ "/tests"};
   Plan plan = {.backend = backend};
   plan.carve.restricted = restricted;
   plan.carve.n_restricted = ELEMENTSOF(restricted);
@@ -1434,20 +1434,36 @@ START_TEST(test_landlock) {
                         "landlock-no-new-entries /home\n"
                         "landlock-no-new-entries /home/dev\n"
                         "landlock-no-new-entries .\n"
+                        "landlock-no-new-entries .git\n"
                         "landlock-no-new-entries tests\n"
                         "landlock-linked-file linked.txt\n"
                         "landlock-unlisted-directory /home/dev\n");
   assert_contains(f.items[0].detail, "mode, owner, times and extended attributes");
-  assert_contains(f.items[5].detail, "read-only while the agent runs");
-  assert_contains(f.items[5].detail, "hard links");
-  ck_assert(!audit_weakens(f.items[5].kind));
-  assert_contains(f.items[6].detail, "cannot be listed");
+  assert_contains(f.items[6].detail, "read-only while the agent runs");
+  assert_contains(f.items[6].detail, "hard links");
   ck_assert(!audit_weakens(f.items[6].kind));
+  assert_contains(f.items[7].detail, "cannot be listed");
+  ck_assert(!audit_weakens(f.items[7].kind));
   assert_contains(f.items[0].detail, "chmod, chown, utime or setxattr");
-  assert_contains(f.items[1].detail, "accepts no new entries");
-  assert_contains(f.items[1].detail, "leads to a protected path");
   ck_assert(audit_weakens(f.items[0].kind));
-  ck_assert(!audit_weakens(f.items[1].kind));
+  /* Each directory on the way is told apart by where it is: above the
+   * project, the root itself, the git directory, inside the project. */
+  for (size_t i = 1; i <= 5; i++) {
+    assert_contains(f.items[i].detail, "accepts no new entries");
+    ck_assert(!audit_weakens(f.items[i].kind));
+  }
+  assert_contains(f.items[1].detail, "the project lies below it");
+  assert_contains(f.items[1].detail, "temporary files");
+  assert_contains(f.items[2].detail, "the project lies below it");
+  assert_contains(f.items[3].detail, "it holds agent.lock");
+  assert_contains(f.items[3].detail, "only in its subdirectories");
+  assert_contains(f.items[4].detail, "git cannot stage, commit");
+  assert_contains(f.items[4].detail, ".git/index.lock");
+  assert_contains(f.items[5].detail, "leads to a protected path");
+  assert_contains(f.items[5].detail, "move protected files into a directory of their own");
+  for (size_t i = 1; i <= 4; i++) {
+    ck_assert_ptr_null(strstr(f.items[i].detail, "move protected files"));
+  }
   audit_findings_clear(&f);
 
   /* Before ABI 3, truncation is not governed either. */
@@ -1471,6 +1487,7 @@ START_TEST(test_landlock) {
   /* Without a root, paths stay absolute. */
   _cleanup_free_ char *abs = landlock_kinds(BACKEND_LANDLOCK, 4, NULL, NULL);
   assert_contains(abs, "landlock-no-new-entries /home/dev/proj\n"
+                       "landlock-no-new-entries /home/dev/proj/.git\n"
                        "landlock-no-new-entries /home/dev/proj/tests\n");
 
   /* Another backend: nothing. */
