@@ -16,11 +16,14 @@ that every path and its ancestors still lead to the same inode.
 Expected outcomes, per backend:
 
   BLOCKED        the command ran (it prints a marker first, so ralon
-                 failing to start does not count), failed (non-zero exit),
+                 failing to start does not count), failed (non-zero exit)
+                 with the kernel's refusal in its output (EACCES, EROFS,
+                 EBUSY, EPERM, EXDEV, EINVAL; not a missing file or tool),
                  and nothing protected changed
-  UNCHANGED      nothing protected changed on disk; the exit status is
-                 ignored (shadowing in a nested namespace only changes the
-                 agent's own view)
+  SHADOWED(op)   nothing protected changed on disk, and the shadowing
+                 operation op succeeded; the exit status is ignored
+                 (shadowing in a nested namespace only changes the agent's
+                 own view)
   ALLOWED(check) exit 0, and `check` sees the intended effect from outside
   GAP(path, check)
                  the documented Landlock metadata gap: exit 0, the metadata
@@ -125,7 +128,7 @@ libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c
                            ctypes.c_uint]
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
-MS_REC, MS_PRIVATE, MS_RELATIME = 16384, 1 << 18, 1 << 21
+MS_REC, MS_PRIVATE, MS_RELATIME, MS_MOVE = 16384, 1 << 18, 1 << 21, 8192
 MNT_DETACH = 2
 
 
@@ -250,6 +253,37 @@ def fsmount_over(p):
     raw(SYS_MOVE_MOUNT, mfd, b"", AT_FDCWD, b(p), MOVE_MOUNT_F_EMPTY_PATH)
 
 
+def clone_write(src, name):
+    """A detached copy of the one mount at src, without what is mounted
+    below it (ATTACKS #44: a look under the cover), and a write to name
+    through it."""
+    fd = raw(SYS_OPEN_TREE, AT_FDCWD, b(src), OPEN_TREE_CLONE)
+    w = os.open(name, os.O_WRONLY | os.O_APPEND, dir_fd=fd)
+    os.write(w, b"forged\n")
+
+
+SYS_NAME_TO_HANDLE_AT, SYS_OPEN_BY_HANDLE_AT = 303, 304
+
+
+def handle_write(p):
+    """The file at p reopened for writing from a file handle, through the
+    mount of the working directory (ATTACKS #48)."""
+    handle = ctypes.create_string_buffer(8 + 128)  # handle_bytes, handle_type, f_handle
+    ctypes.c_uint.from_buffer(handle).value = 128
+    mount_id = ctypes.c_int()
+    raw(SYS_NAME_TO_HANDLE_AT, AT_FDCWD, b(p), handle, ctypes.byref(mount_id), 0)
+    mfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    w = raw(SYS_OPEN_BY_HANDLE_AT, mfd, handle, os.O_WRONLY | os.O_APPEND)
+    os.write(w, b"forged\n")
+
+
+def ptrace_seize(pid):
+    PTRACE_SEIZE, PTRACE_DETACH = 0x4206, 17
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    check(libc.ptrace(PTRACE_SEIZE, int(pid), None, None))
+    libc.ptrace(PTRACE_DETACH, int(pid), None, None)
+
+
 FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_NODUMP_FL = 0x80086601, 0x40086602, 0x40
 
 
@@ -301,6 +335,10 @@ OPS = {
     "rbind": (2, lambda a, c: mount(a, c, None, MS_BIND | MS_REC)),
     "setattr_rw": (1, lambda p: clear_rdonly(AT_FDCWD, p, 0)),
     "clone_rw": (2, clone_rw),
+    "clone_write": (2, clone_write),
+    "move": (2, lambda a, c: mount(a, c, None, MS_MOVE)),
+    "handle_write": (1, handle_write),
+    "ptrace": (1, ptrace_seize),
     "fsmount_over": (1, fsmount_over),
     "write": (1, write),
 }
@@ -335,6 +373,12 @@ class Blocked:
 
 
 class Unchanged:
+    """Nothing protected changed on disk; `output`: a regex the output
+    must match (that the shadowing itself happened)."""
+
+    def __init__(self, output=None):
+        self.output = output
+
     def __repr__(self):
         return "UNCHANGED"
 
@@ -356,7 +400,23 @@ class Gap:
 
 
 BLOCKED = Blocked()
-UNCHANGED = Unchanged()
+
+
+def SHADOWED(op):
+    """UNCHANGED on disk, and the shadowing operation `op` did succeed in
+    the agent's own namespace (or the row would prove nothing)."""
+    return Unchanged(output=r"(?m)^%s: OK\r?$" % op)
+
+
+# What a BLOCKED row's output must show (unless the row names its own):
+# the kernel's refusal, as the tools and the helpers print it, so that a
+# row cannot pass because a tool is missing, a path was mistyped or the
+# nested namespace could not be made.
+DENIAL = (r"(?m)(Permission denied|Read-only file system|Device or resource busy"
+          r"|Operation not permitted|Invalid cross-device link"
+          r"|^[a-z_A-Z]+: E(ACCES|ROFS|BUSY|PERM|XDEV|INVAL)\r?$)")
+NOT_A_DENIAL = (r"(?m)(^nest: E|No such file or directory|not found|: ENOENT\r?$"
+                r"|^(?!PermissionError)[A-Za-z]*Error: )")
 
 
 def ALLOWED(check):
@@ -559,6 +619,11 @@ ROWS = [
     Row("rm_policy", "rm -f agent.lock", BLOCKED),
     Row("rm_in_protected_dir", "rm -f tests/golden/a.txt", BLOCKED),
     Row("rm_rf_protected_dir", "rm -rf .github/workflows", BLOCKED),
+    # An empty one: nothing in it stops rmdir but the protection.
+    Row("rmdir_empty_protected_dir", "rmdir data/empty", BLOCKED,
+        setup="mkdir -p data/empty && printf 'protect: [tests/golden/**, conf/secret.yml,"
+              " .github/workflows, Cargo.lock, data/empty]\\n' > agent.lock",
+        protected=("data/empty",)),
     Row("mv_away", "mv conf/secret.yml conf/secret.old", BLOCKED),
     Row("mv_out_of_protected_dir", "mv tests/golden/a.txt src/a.txt", BLOCKED),
     Row("editor_atomic_save", "printf 'forged\\n' > conf/.secret.yml.swp"
@@ -581,7 +646,9 @@ ROWS = [
     Row("hard_link_into_src_then_write", "ln Cargo.lock src/hl && echo forged >> src/hl", BLOCKED),
     Row("hard_link_same_dir_then_write", "ln conf/secret.yml conf/alias"
         " && echo forged >> conf/alias", BLOCKED),
-    Row("symlink_swap", "rm Cargo.lock; ln -s src/main.c Cargo.lock", BLOCKED),
+    # The swap itself: a link made elsewhere, renamed over the protected
+    # name (not `rm; ln -s`, whose `ln` fails on the name `rm` left).
+    Row("symlink_swap", "ln -s src/main.c src/lnk && mv -fT src/lnk Cargo.lock", BLOCKED),
     Row("touch_in_protected_dir", "touch tests/golden/new.txt", BLOCKED),
     Row("mkdir_in_protected_dir", "mkdir tests/golden/sub", BLOCKED),
     Row("mkfifo_in_protected_dir", "mkfifo tests/golden/fifo", BLOCKED),
@@ -635,15 +702,34 @@ ROWS = [
     Row("nested_clone_rw_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest clone_rw'
         ' tests/golden "$HOME/m" write "$HOME/m/a.txt"', BLOCKED),
     Row("nested_fsmount_over_syscall", 'python3 "$OP" nest fsmount_over tests/golden'
-        ' write tests/golden/a.txt', UNCHANGED, BLOCKED),
+        ' write tests/golden/a.txt', SHADOWED("fsmount_over"), BLOCKED),
     Row("nested_rbind_elsewhere_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest rbind .'
         ' "$HOME/m" write "$HOME/m/agent.lock"', BLOCKED),
     Row("nested_remount_rw_dir_syscall", 'python3 "$OP" nest remount_rw tests/golden'
         ' write tests/golden/a.txt', BLOCKED),
     Row("nested_tmpfs_shadow_syscall", 'python3 "$OP" nest tmpfs tests/golden'
-        ' write tests/golden/a.txt', UNCHANGED, BLOCKED),
+        ' write tests/golden/a.txt', SHADOWED("tmpfs"), BLOCKED),
     Row("nested_bind_shadow_syscall", 'python3 "$OP" nest bind README.md agent.lock'
-        ' write agent.lock', UNCHANGED, BLOCKED),
+        ' write agent.lock', SHADOWED("bind"), BLOCKED),
+    # What the nested rows above rely on: inside the mount backend's
+    # sandbox a namespace of the agent's own may mount (Landlock forbids
+    # every mount), so their refusals come from the locked mounts.
+    Row("nested_mount_unprotected", 'python3 "$OP" nest tmpfs src',
+        ALLOWED(stdout_has("tmpfs: OK")), BLOCKED),
+    # Looking under the cover (ATTACKS #44): a bind or a detached copy of
+    # a directory without the read-only mounts below it.
+    Row("nested_bind_ancestor_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest bind conf'
+        ' "$HOME/m" write "$HOME/m/secret.yml"', BLOCKED),
+    Row("nested_clone_ancestor_syscall", 'python3 "$OP" nest clone_write conf secret.yml',
+        BLOCKED),
+    # Moving a locked mount away (ATTACKS #46).
+    Row("nested_move_mount_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest move'
+        ' tests/golden "$HOME/m" write tests/golden/a.txt', BLOCKED),
+    # A file handle opened through a mount that is not read-only (ATTACKS
+    # #48), without and with the capabilities of a nested namespace.
+    Row("open_by_handle_syscall", 'python3 "$OP" handle_write conf/secret.yml', BLOCKED),
+    Row("nested_open_by_handle_syscall", 'python3 "$OP" nest handle_write conf/secret.yml',
+        BLOCKED),
     # -- ralon inside ralon
     Row("nested_ralon_write", "\"$RALON\" run -q -- sh -c 'echo forged >> agent.lock'", BLOCKED),
     Row("nested_ralon_harmless", "\"$RALON\" run -q -- sh -c 'echo nested > src/nested.txt'",
@@ -703,6 +789,15 @@ ROWS = [
         protected=("src/copy.yml",)),
     # A literal pattern through a symbolic link on the way: the file it
     # names is protected, though the scan does not follow the link.
+    # A protected name that is a symbolic link (ATTACKS #35): a bind
+    # follows it, so under the mount backend the file it leads to is
+    # read-only but the link itself can be replaced (documented; the
+    # audit warns, `symlink`, and --strict refuses). Under Landlock it
+    # lies in the root, which accepts no new entries.
+    Row("protected_symlink_replaced", "rm lnk.yml && echo forged > lnk.yml",
+        ALLOWED(file_is("lnk.yml", "forged\n")), BLOCKED,
+        setup="ln -s conf/secret.yml lnk.yml && printf 'protect: [tests/golden/**,"
+              " conf/secret.yml, .github/workflows, Cargo.lock, lnk.yml]\\n' > agent.lock"),
     Row("literal_through_symlinked_dir", "echo forged >> src/lnk/key.pem", BLOCKED,
         setup="mkdir src/real && echo key > src/real/key.pem && ln -s real src/lnk"
               " && printf 'protect: [tests/golden/**, conf/secret.yml, .github/workflows,"
@@ -733,6 +828,14 @@ ROWS = [
         ALLOWED(file_is("src/out.txt", "hello, world\n"))),
     Row("git_commit", "echo '/* agent */' >> src/main.c && git add src/main.c"
         " && git commit -q -m agent-change", ALLOWED(git_head_subject("agent-change"))),
+    # With .git/hooks and .git/config protected, as `ralon init` suggests,
+    # .git is on Landlock's chain: git cannot make .git/index.lock
+    # (documented, and the warning says so).
+    Row("git_commit_hooks_protected", "echo '/* agent */' >> src/main.c && git add src/main.c"
+        " && git commit -q -m agent-change", ALLOWED(git_head_subject("agent-change")), BLOCKED,
+        setup="printf 'protect: [tests/golden/**, conf/secret.yml, .github/workflows,"
+              " Cargo.lock, .git/hooks, .git/config]\\n' > agent.lock",
+        protected=(".git/hooks", ".git/config")),
     Row("mv_cross_dir", "mv src/main.c docs/main.c", ALLOWED(moved("src/main.c", "docs/main.c",
                                                                   HELLO_C))),
     Row("read_protected", "cat agent.lock conf/secret.yml tests/golden/a.txt",
@@ -1156,9 +1259,16 @@ def run_row(tc, row, backend, user):
                 tc.assertEqual(res.rc, expect.rc, what)
             if expect.output is not None:
                 tc.assertRegex(res.output, expect.output, what)
+            elif expect.started:
+                tc.assertRegex(res.output, DENIAL, "no refusal by the kernel in the output; "
+                               + what)
+                tc.assertNotRegex(res.output, NOT_A_DENIAL, "the command failed for another "
+                                  "reason; " + what)
             tc.assertEqual(d, [], "protected paths changed; " + what)
         elif isinstance(expect, Unchanged):
             tc.assertTrue(started, "the command never ran inside the sandbox; " + what)
+            if expect.output is not None:
+                tc.assertRegex(res.output, expect.output, "the shadowing did not happen; " + what)
             tc.assertEqual(d, [], "protected paths changed; " + what)
         elif isinstance(expect, Allowed):
             tc.assertEqual(res.rc, 0, "the command failed; " + what)
@@ -2315,6 +2425,77 @@ class TestAliasMadeBeforeLaunch(Base):
         # the protected file.
         self.assertIn("wrote alias", r.stdout, r)
         self.assertEqual(read_text(cargo), before + "aliased\n", r)
+
+
+class TestOutsideProcess(Base):
+    """ATTACKS #53 and #54: a process of the same user started before the
+    sandbox (the user's editor, a shell, another agent) is a way back to
+    the unrestricted view: /proc/PID/cwd and /proc/PID/root lead through
+    its mounts, and ptrace would let the agent run code in it. Outside
+    the sandbox both work (checked first, so that the refusals inside
+    come from the sandbox); inside, both are refused and nothing
+    changes."""
+
+    def test_outside_process_is_out_of_reach(self):
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                self.check_outside(backend, user)
+
+    def check_outside(self, backend, user):
+        pr = self.project(user)
+        outside = subprocess.Popen(["sleep", "300"], cwd=pr.proj, stdin=subprocess.DEVNULL,
+                                   preexec_fn=_preexec(USERS[user], False))
+        self.addCleanup(outside.wait)
+        self.addCleanup(outside.kill)
+        pid = outside.pid
+        main_c = os.path.join(pr.proj, "src", "main.c")
+        r = run(["sh", "-c", 'echo control >> /proc/%d/cwd/src/main.c && python3 "$OP" ptrace %d'
+                 % (pid, pid)], user, pr.proj, pr.env())
+        self.assertEqual(r.rc, 0, "the control fails outside the sandbox: %r" % (r,))
+        self.assertIn("ptrace: OK", r.stdout, r)
+        self.assertEqual(read_text(main_c), HELLO_C + "control\n", r)
+
+        before = snapshot(pr, ())
+        inner = ("echo '%s' >&2; echo forged >> /proc/%d/cwd/Cargo.lock;"
+                 " echo forged >> /proc/%d/root%s/agent.lock;"
+                 " echo forged >> /proc/%d/cwd/src/main.c; python3 \"$OP\" ptrace %d"
+                 % (STARTED, pid, pid, pr.proj, pid, pid))
+        r = run(ralon_run(backend, inner), user, pr.proj, pr.env())
+        self.assertIn(STARTED, r.stderr, r)
+        self.assertEqual(r.rc, 1, r)
+        self.assertRegex(r.stdout, r"(?m)^ptrace: EPERM$", r)
+        self.assertEqual(r.stderr.count("Permission denied"), 3, r)
+        self.assertEqual(diff(before, snapshot(pr, ())), [], r)
+        self.assertEqual(read_text(main_c), HELLO_C + "control\n", r)
+
+
+class TestRootIsNotProtected(Base):
+    """ATTACKS #65, pinned: an agent running as root keeps owner access
+    to what root owns outside the protected paths, such as
+    /proc/sys/kernel/core_pattern (whose pipe helper the kernel runs as
+    root outside any sandbox), on both backends, even with every
+    capability dropped. ralon says so when it starts; an ordinary user
+    cannot open it. Nothing is written: the file is only opened."""
+
+    def test_root_keeps_owner_access(self):
+        if not IS_ROOT:
+            self.skipTest("needs root")
+        probe = ("echo '%s' >&2; python3 -c \"import os; os.close(os.open("
+                 "'/proc/sys/kernel/core_pattern', os.O_WRONLY)); print('opened')\"" % STARTED)
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                r = run(ralon_run(backend, probe, quiet=False), user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                if user == "root":
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertIn("opened", r.stdout, r)
+                    self.assertIn("ralon: warning: running as root: an agent running as root is "
+                                  "not a protected configuration", r.stderr, r)
+                else:
+                    self.assertNotEqual(r.rc, 0, r)
+                    self.assertIn("PermissionError", r.stderr, r)
+                    self.assertNotIn("running as root", r.stderr, r)
 
 
 class TestTerminalControl(Base):
