@@ -599,7 +599,8 @@ static const char *plural_dirs(size_t n) {
   return P_("directory", "directories", (unsigned long)n);
 }
 
-static void print_plan(const Plan *plan, const Project *p, const Options *o, const char *why) {
+static void print_plan(const Plan *plan, const Project *p, const Options *o, const char *why,
+                       bool scoped) {
   _cleanup_free_ char *root = shown(p->policy->root, false);
   printf("%-11s%s\n", _("root"), root);
   printf("%-11s%s  (%s)\n", _("backend"), backend_to_string(plan->backend), why);
@@ -609,6 +610,11 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
     printf("%s%s", i ? " " : "", arg);
   }
   printf("\n");
+  if (o->seal) {
+    printf("%-11s%s\n", _("seal"),
+           scoped ? _("no mounts; signals and abstract sockets scoped to the sandbox")
+                  : _("no mounts (scoping signals and abstract sockets needs Landlock ABI 6)"));
+  }
   size_t n_present = 0;
   for (size_t i = 0; i < plan->n_targets; i++) {
     n_present += !plan->targets[i].missing;
@@ -674,7 +680,8 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
   }
 }
 
-static json_object *json_plan(const Plan *plan, const Project *p, const char *why) {
+static json_object *json_plan(const Plan *plan, const Project *p, const char *why, bool seal,
+                              bool scoped) {
   json_object *doc = json_project(p);
   json_add_string(doc, "backend", backend_to_string(plan->backend));
   json_add_string(doc, "reason", why);
@@ -723,6 +730,17 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
     json_object_array_add(nc, json_object_new_string("metadata"));
   }
   json_object_object_add(doc, "not_covered", nc);
+  /* What --seal refuses beyond writes; null without it. */
+  json_object *sealed = NULL;
+  if (seal) {
+    sealed = json_object_new_array();
+    json_object_array_add(sealed, json_object_new_string("mount"));
+    if (scoped) {
+      json_object_array_add(sealed, json_object_new_string("signal"));
+      json_object_array_add(sealed, json_object_new_string("abstract-unix-socket"));
+    }
+  }
+  json_object_object_add(doc, "seal", sealed);
   json_object_object_add(doc, "findings", json_findings(&p->findings));
   return doc;
 }
@@ -919,14 +937,23 @@ int command_run(const Options *o, Error *err) {
   _cleanup_free_ char *why = NULL;
   _cleanup_error_ Error select_err = {0};
   bool enforceable = enforce_select(requested, &av, &chosen, &why, &select_err) == 0;
+  /* --seal: the Landlock backend's domain is the seal; the mount
+   * backend adds one. */
+  bool scoped = false;
+  if (enforceable && o->seal && enforce_seal_check(chosen, av.landlock_abi, &scoped,
+                                                   &select_err) < 0) {
+    enforceable = false; /* `chosen` and `why` stay: the backend is not the problem */
+  }
   if (!enforceable) {
     if (!o->dry_run) {
       log_failure(o, &p, requested, &select_err);
       project_clear(&p);
       return error_set(err, select_err.errnum, "%s", select_err.message);
     }
-    chosen = requested == BACKEND_MOUNT ? BACKEND_MOUNT : BACKEND_LANDLOCK;
-    why = xstrdup(_("not available here"));
+    if (why == NULL) {
+      chosen = requested == BACKEND_MOUNT ? BACKEND_MOUNT : BACKEND_LANDLOCK;
+      why = xstrdup(_("not available here"));
+    }
   }
 
   PlanTarget *targets = NULL;
@@ -969,13 +996,13 @@ int command_run(const Options *o, Error *err) {
 
   if (o->dry_run) {
     if (o->json) {
-      json_object *doc = json_plan(&plan, &p, why);
+      json_object *doc = json_plan(&plan, &p, why, o->seal, scoped);
       json_object_object_add(doc, "enforceable", json_object_new_boolean(enforceable));
       json_add_string(doc, "error", enforceable ? NULL : select_err.message);
       json_print(doc);
       log_findings(&p, "run --dry-run");
     } else {
-      print_plan(&plan, &p, o, why);
+      print_plan(&plan, &p, o, why, scoped);
       if (!enforceable) {
         printf("\n%s %s\n", _("would fail:"), select_err.message);
       }
@@ -999,16 +1026,12 @@ int command_run(const Options *o, Error *err) {
       }
     }
   }
-  if (chosen == BACKEND_LANDLOCK && o->seal) {
-    r = error_set(err, EINVAL, _("--seal works with the mount backend only"));
-  } else {
-    /* What a wrapper inside looks at, so it does not wrap again. */
-    if (setenv(RALON_ACTIVE_ROOT, p.policy->root, 1) < 0) {
-      oom();
-    }
-    RunReport report = {o, &p, &plan, &av, requested, why};
-    r = enforce_exec(&plan, &av, o->seal, o->paths, run_ready, &report, err);
+  /* What a wrapper inside looks at, so it does not wrap again. */
+  if (setenv(RALON_ACTIVE_ROOT, p.policy->root, 1) < 0) {
+    oom();
   }
+  RunReport report = {o, &p, &plan, &av, requested, why};
+  r = enforce_exec(&plan, &av, o->seal, o->paths, run_ready, &report, err);
   /* Only reached when nothing was executed. */
   log_failure(o, &p, chosen, err);
   plan_clear(&plan);

@@ -255,6 +255,18 @@ void enforce_withhold_mounted(Plan *plan) {
   }
 }
 
+int enforce_seal_check(Backend backend, int abi, bool *ret_scoped, Error *err) {
+  *ret_scoped = landlock_seal_scopes(abi) != 0;
+  if (abi < 1) {
+    return error_set(err, ENOTSUP, _("--seal needs Landlock, which this kernel does not offer"));
+  }
+  if (backend == BACKEND_MOUNT && abi < 2) {
+    return error_set(err, ENOTSUP,
+                     _("--seal needs Landlock ABI 2 or later; this kernel has ABI %d"), abi);
+  }
+  return 0;
+}
+
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err) {
   if (plan->backend == BACKEND_MOUNT) {
@@ -265,7 +277,7 @@ int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const
       return -1;
     }
   } else if (plan->backend == BACKEND_LANDLOCK) {
-    if (landlock_apply(plan, a->landlock_abi, err) < 0) {
+    if (landlock_apply(plan, a->landlock_abi, seal, err) < 0) {
       return -1;
     }
   } else {

@@ -61,6 +61,12 @@ typedef void (*EnforceReady)(void *userdata);
  * with this process's mount table). */
 void enforce_withhold_mounted(Plan *plan);
 
+/* Whether --seal holds with `backend` at Landlock `abi`: a Landlock
+ * domain refuses every mount, and the mount backend's extra one needs ABI
+ * 2. Fails with why not. *ret_scoped: whether the domain also scopes
+ * signals and abstract unix sockets to the sandbox (ABI 6). */
+int enforce_seal_check(Backend backend, int abi, bool *ret_scoped, Error *err);
+
 /* Applies the backend (and the seal), drops every privilege, calls
  * `ready` (when not NULL) and executes argv; inherited descriptors that
  * would bypass the plan are refused before (sys_check_inherited_fds()).

@@ -359,14 +359,14 @@ class JournalTest(unittest.TestCase):
                           if x["RALON_FINDING"] == "unmatched-path"], ["1"])
 
     def test_enforcement_failure(self):
-        # A backend that cannot work here: --seal with Landlock.
+        # Restricted, and then the command cannot be started.
         p = self.project()
-        r = p.run("run", "--backend", "landlock", "--seal", "--", "true")
+        r = p.run("run", "--backend", "landlock", "--", "ralon-no-such-command")
         self.assertEqual(r.returncode, 2)
         fails = JOURNAL.records({"MESSAGE_ID": ID_FAIL, "RALON_ROOT": p.root})
         self.assertEqual(len(fails), 1, fails)
-        self.assertIn("--seal", fails[0]["RALON_ERROR"])
-        self.assertEqual(fails[0]["ERRNO"], str(22))
+        self.assertIn("ralon-no-such-command", fails[0]["RALON_ERROR"])
+        self.assertEqual(fails[0]["ERRNO"], str(2))
         # Refused once the plan is made (a descriptor open for writing on
         # agent.lock): a failure record, and no record of paths locked.
         r = p.run("run", "--backend", "landlock", "--", "true", launcher="exec 7>>agent.lock")

@@ -414,6 +414,34 @@ START_TEST(describe_landlock_abi) {
 }
 END_TEST
 
+START_TEST(seal_check_by_backend_and_abi) {
+  bool scoped = true;
+  _cleanup_error_ Error err = {0};
+  /* No Landlock: no seal with either backend. */
+  ck_assert_int_eq(enforce_seal_check(BACKEND_MOUNT, -EOPNOTSUPP, &scoped, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.message, "does not offer"));
+  ck_assert(!scoped);
+  error_clear(&err);
+  ck_assert_int_eq(enforce_seal_check(BACKEND_LANDLOCK, 0, &scoped, &err), -1);
+  error_clear(&err);
+  /* ABI 1: the Landlock backend's own domain is the seal; the mount
+   * backend's layer needs REFER (ABI 2). */
+  ck_assert_int_eq(enforce_seal_check(BACKEND_LANDLOCK, 1, &scoped, &err), 0);
+  ck_assert(!scoped);
+  ck_assert_int_eq(enforce_seal_check(BACKEND_MOUNT, 1, &scoped, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.message, "ABI 2 or later; this kernel has ABI 1"));
+  error_clear(&err);
+  for (int abi = 2; abi <= 7; abi++) {
+    for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
+      scoped = abi < 6;
+      ck_assert_int_eq(enforce_seal_check(b, abi, &scoped, &err), 0);
+      /* Signals and abstract sockets from ABI 6 on. */
+      ck_assert(scoped == (abi >= 6));
+    }
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("carve");
   TCase *tc = tcase_create("core");
@@ -432,6 +460,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, select_nothing_available_fails);
   tcase_add_test(tc, select_requested_unavailable_fails);
   tcase_add_test(tc, describe_landlock_abi);
+  tcase_add_test(tc, seal_check_by_backend_and_abi);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -204,7 +204,7 @@ complete -c ralon -n '__ralon_using run' -l dry-run -d 'print the plan instead'
 complete -c ralon -n '__ralon_using run' -s q -l quiet -d 'no summary line and no warnings'
 complete -c ralon -n '__ralon_using run' -l if-policy -d 'without an agent.lock, run COMMAND unchanged'
 complete -c ralon -n '__ralon_using run' -l strict -d 'make every warning that weakens protection fatal'
-complete -c ralon -n '__ralon_using run' -l seal -d 'also forbid every mount (mount backend)'
+complete -c ralon -n '__ralon_using run' -l seal -d 'also forbid mounts, scope signals and sockets'
 complete -c ralon -n __ralon_in_run_command -a '(__ralon_run_complete)'
 
 # guard

@@ -202,9 +202,16 @@ static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t ha
   return 0;
 }
 
-int landlock_apply(const Plan *plan, int abi, Error *err) {
+uint64_t landlock_seal_scopes(int abi) {
+  return abi >= 6 ? LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET : 0;
+}
+
+int landlock_apply(const Plan *plan, int abi, bool seal, Error *err) {
   uint64_t handled = landlock_write_access(abi);
-  struct ralon_landlock_ruleset_attr attr = {.handled_access_fs = handled};
+  struct ralon_landlock_ruleset_attr attr = {
+      .handled_access_fs = handled,
+      .scoped = seal ? landlock_seal_scopes(abi) : 0,
+  };
   _cleanup_close_ int ruleset = sys_landlock_create_ruleset(&attr, attr_size(abi), 0);
   if (ruleset < 0) {
     return error_set(err, errno, _("cannot create a Landlock ruleset: %m"));
@@ -304,9 +311,7 @@ int landlock_seal(int abi, Error *err) {
   struct ralon_landlock_ruleset_attr attr = {
       .handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_REFER,
   };
-  if (abi >= 6) {
-    attr.scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
-  }
+  attr.scoped = landlock_seal_scopes(abi);
   _cleanup_close_ int ruleset = sys_landlock_create_ruleset(&attr, attr_size(abi), 0);
   if (ruleset < 0) {
     return error_set(err, errno, _("cannot create a Landlock ruleset: %m"));
