@@ -518,6 +518,12 @@ def moved(src, dst, content=None):
     return check
 
 
+def gone(rel):
+    def check(ctx):
+        expect(not os.path.lexists(os.path.join(ctx.proj, rel)), "%s still exists" % rel)
+    return check
+
+
 def stdout_has(text):
     def check(ctx):
         expect(text in ctx.stdout, "output lacks %r: %r" % (text, ctx.stdout))
@@ -610,6 +616,10 @@ ROWS = [
         needs="io_uring"),
     Row("uring_write_unprotected", '"$URING" write src/main.c',
         ALLOWED(file_endswith("src/main.c", "forged\n")), needs="io_uring"),
+    Row("uring_unlink_unprotected", '"$URING" unlink src/main.c', ALLOWED(gone("src/main.c")),
+        needs="io_uring"),
+    Row("uring_rename_unprotected", '"$URING" rename src/main.c docs/main.c',
+        ALLOWED(moved("src/main.c", "docs/main.c", HELLO_C)), needs="io_uring"),
     Row("mmap_shared_write", 'python3 "$OP" mmap agent.lock', BLOCKED),
     Row("reopen_o_path_fd_wronly", 'python3 "$OP" reopen agent.lock', BLOCKED),
     Row("cp_over_policy", "cp README.md agent.lock", BLOCKED),

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "enforce/linux/landlock.h"
 #include "enforce/linux/mount.h"
 #include "enforce/linux/sys.h"
 #include "enforce/plan.h"
@@ -295,6 +296,89 @@ START_TEST(mount_apply_refuses_a_link_on_the_way) {
 }
 END_TEST
 
+/* ---- landlock_apply's checks of each grant ---------------------------------
+ *
+ * The grants are opened when the rules are made, after the plan: by then
+ * a grant's name may lead to the protected file itself (renamed over it),
+ * and a rule there would let it be written. landlock_apply must refuse,
+ * naming both; with nothing changed it must apply. In a child, which the
+ * domain restricts and which then ends. */
+
+static void landlock_after_swap(FILE *out, void *userdata) {
+  const SwapCase *c = userdata;
+  int abi = sys_landlock_abi();
+  if (abi < 1) {
+    const char *need = getenv("RALON_REQUIRE_BACKENDS");
+    fprintf(out, "%s Landlock is not available here\n",
+            need != NULL && strstr(need, "landlock") ? "ERROR" : "SKIP");
+    return;
+  }
+  PlanTarget *target = xcalloc(1, sizeof(*target));
+  target->path_owned = path_join(c->t, "d/f");
+  target->path = target->path_owned;
+  target->relative = "d/f";
+  struct stat st;
+  if (stat(target->path, &st) < 0) {
+    fprintf(out, "ERROR stat: %s\n", strerror(errno));
+    return;
+  }
+  target->dev = st.st_dev;
+  target->ino = st.st_ino;
+  target->mode = st.st_mode;
+  Plan plan;
+  Error err = {0};
+  if (plan_build(BACKEND_LANDLOCK, target, 1, sys_list_dir, NULL, &plan, &err) < 0) {
+    fprintf(out, "ERROR plan: %s\n", err.message);
+    return;
+  }
+  _cleanup_free_ char *g = path_join(c->t, "d/g");
+  if (c->swap == SWAP_FILE && rename(target->path, g) < 0) {
+    fprintf(out, "ERROR swap: %s\n", strerror(errno));
+    return;
+  }
+  if (landlock_apply(&plan, abi, false, &err) == 0) {
+    fputs("applied\n", out);
+  } else {
+    /* The paths as the test names them, not the scratch directory's. */
+    char *m = err.message;
+    for (char *at; (at = strstr(m, c->t)) != NULL;) {
+      fprintf(out, "%.*sT", (int)(at - m), m);
+      m = at + strlen(c->t);
+    }
+    fprintf(out, "%s\n", m);
+  }
+  error_clear(&err);
+  plan_clear(&plan);
+}
+
+static char *landlock_with(const char *test, Swap swap) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "d");
+  make_file(t, "d/f", "protected\n");
+  make_file(t, "d/g", "other\n");
+  SwapCase c = {.t = t, .swap = swap};
+  return run_in_child(test, landlock_after_swap, &c);
+}
+
+START_TEST(landlock_apply_unchanged) {
+  _cleanup_free_ char *got = landlock_with(__func__, SWAP_NONE);
+  if (got != NULL) {
+    ck_assert_str_eq(got, "applied\n");
+  }
+}
+END_TEST
+
+START_TEST(landlock_apply_refuses_a_grant_that_became_protected) {
+  /* d/f renamed over d/g: the grant's name now leads to the protected
+   * file, with one link, nothing mounted on it. */
+  _cleanup_free_ char *got = landlock_with(__func__, SWAP_FILE);
+  if (got != NULL) {
+    ck_assert_str_eq(got, "T/d/g became the protected T/d/f while ralon started; refusing to "
+                          "run\n");
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sys");
   TCase *tc = tcase_create("core");
@@ -309,6 +393,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, mount_apply_unchanged);
   tcase_add_test(tc, mount_apply_refuses_a_replaced_file);
   tcase_add_test(tc, mount_apply_refuses_a_link_on_the_way);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("landlock_apply");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, landlock_apply_unchanged);
+  tcase_add_test(tc, landlock_apply_refuses_a_grant_that_became_protected);
   suite_add_tcase(s, tc);
   return s;
 }
