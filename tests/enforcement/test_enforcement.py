@@ -334,6 +334,7 @@ OPS = {
     "bind": (2, lambda a, c: mount(a, c, None, MS_BIND)),
     "rbind": (2, lambda a, c: mount(a, c, None, MS_BIND | MS_REC)),
     "setattr_rw": (1, lambda p: clear_rdonly(AT_FDCWD, p, 0)),
+    "setattr_rw_rec": (1, lambda p: clear_rdonly(AT_FDCWD, p, AT_RECURSIVE)),
     "clone_rw": (2, clone_rw),
     "clone_write": (2, clone_write),
     "move": (2, lambda a, c: mount(a, c, None, MS_MOVE)),
@@ -709,12 +710,18 @@ ROWS = [
         BLOCKED),
     Row("nested_setattr_rw_dir_syscall", 'python3 "$OP" nest setattr_rw tests/golden'
         ' write tests/golden/a.txt', BLOCKED),
+    Row("nested_setattr_rw_recursive_syscall", 'python3 "$OP" nest setattr_rw_rec tests/golden'
+        ' write tests/golden/a.txt', BLOCKED),
     Row("nested_clone_rw_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest clone_rw'
         ' tests/golden "$HOME/m" write "$HOME/m/a.txt"', BLOCKED),
     Row("nested_fsmount_over_syscall", 'python3 "$OP" nest fsmount_over tests/golden'
         ' write tests/golden/a.txt', SHADOWED("fsmount_over"), BLOCKED),
     Row("nested_rbind_elsewhere_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest rbind .'
         ' "$HOME/m" write "$HOME/m/agent.lock"', BLOCKED),
+    # ... and the copy made writable again (ATTACKS #45).
+    Row("nested_rbind_elsewhere_remount_syscall", 'mkdir -p "$HOME/m" && python3 "$OP" nest'
+        ' rbind . "$HOME/m" remount_rw "$HOME/m/agent.lock" write "$HOME/m/agent.lock"',
+        BLOCKED),
     Row("nested_remount_rw_dir_syscall", 'python3 "$OP" nest remount_rw tests/golden'
         ' write tests/golden/a.txt', BLOCKED),
     Row("nested_tmpfs_shadow_syscall", 'python3 "$OP" nest tmpfs tests/golden'
