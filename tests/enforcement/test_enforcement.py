@@ -2485,6 +2485,54 @@ class TestAliasMadeBeforeLaunch(Base):
         self.assertEqual(read_text(cargo), before + "aliased\n", r)
 
 
+class TestHardLinkMadeBeforeLaunch(Base):
+    """ATTACKS #29 and #30, pinned: a hard link of a protected file made
+    before ralon starts, in a directory the agent may write (src/), is
+    another name for the same file. Neither backend can take write access
+    from a name it does not know of, so a write through it lands; the
+    audit names the file (its link count), and where nothing else weakens
+    the protection (the mount backend, an ordinary user, git's hooks and
+    config protected) --strict refuses to run. The protected name itself
+    stays blocked."""
+
+    POLICY = POLICY.replace("Cargo.lock]", "Cargo.lock, .git/hooks, .git/config]")
+
+    def test_link_is_named_and_strict_refuses(self):
+        inner = ("echo '%s' >&2; echo forged >> tests/golden/a.txt && echo 'wrote name';"
+                 " echo aliased >> src/golden-alias && echo 'wrote alias'" % STARTED)
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(self.POLICY)
+                golden = os.path.join(pr.proj, "tests/golden/a.txt")
+                before = read_text(golden)
+                if backend == "mount" and user != "root":
+                    r = run(ralon_run(backend, inner, extra=["--strict"]), user, pr.proj,
+                            pr.env())
+                    self.assertIn("wrote alias", r.stdout, r)  # no alias yet: a plain file
+                    os.unlink(os.path.join(pr.proj, "src/golden-alias"))
+                r = run(["ln", "tests/golden/a.txt", "src/golden-alias"], user, pr.proj,
+                        pr.env())
+                self.assertEqual(r.rc, 0, r)
+                warning = ("tests/golden/a.txt has 2 hard links; the other names are not "
+                           "protected and writing one changes this file")
+                if backend == "mount" and user != "root":
+                    r = run(ralon_run(backend, inner, extra=["--strict"]), user, pr.proj,
+                            pr.env())
+                    self.assertEqual(r.rc, 2, r)
+                    self.assertNotIn(STARTED, r.stderr, r)
+                    self.assertIn("ralon: %s (refusing to run with --strict)" % warning,
+                                  r.stderr, r)
+                    self.assertEqual(read_text(golden), before, r)
+                r = run(ralon_run(backend, inner, quiet=False), user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertIn("ralon: warning: " + warning, r.stderr, r)
+                self.assertNotIn("wrote name", r.stdout, r)
+                self.assertIn("wrote alias", r.stdout, r)
+                self.assertEqual(read_text(golden), before + "aliased\n", r)
+
+
 class TestOutsideProcess(Base):
     """ATTACKS #53 and #54: a process of the same user started before the
     sandbox (the user's editor, a shell, another agent) is a way back to
