@@ -194,6 +194,82 @@ START_TEST(stat_aliased_mount_point) {
 }
 END_TEST
 
+/* ---- sys_make_read_only ------------------------------------------------------
+ *
+ * Read-only must reach what is mounted below the path too (ATTACKS #51).
+ * mount_setattr(AT_RECURSIVE) does it; before Linux 5.12 (ENOSYS, made
+ * here by a seccomp filter) each mount below is remounted on its own. */
+
+static void read_only_tree(FILE *out, void *userdata) {
+  const char *t = userdata;
+  if (!child_enter_mount_namespace(out)) {
+    return;
+  }
+  _cleanup_free_ char *d = path_join(t, "d"), *sub = path_join(t, "d/sub");
+  _cleanup_free_ char *src = path_join(t, "elsewhere");
+  if (mount(d, d, NULL, MS_BIND, NULL) < 0 || mount(src, sub, NULL, MS_BIND, NULL) < 0) {
+    fprintf(out, "SKIP cannot bind mount here: %s\n", strerror(errno));
+    return;
+  }
+  int r = sys_make_read_only(d);
+  fprintf(out, "make_read_only: %s\n", r == 0 ? "OK" : strerror(-r));
+  static const char *const files[] = {"d/f", "d/sub/g"};
+  for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+    _cleanup_free_ char *p = path_join(t, files[i]);
+    int fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+    fprintf(out, "%s: %s\n", files[i], fd >= 0 ? "writable" : strerrorname_np(errno));
+    if (fd >= 0) {
+      close(fd);
+    }
+  }
+}
+
+static void read_only_tree_without_setattr(FILE *out, void *userdata) {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mount_setattr, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {.len = ELEMENTSOF(f), .filter = f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) {
+    fprintf(out, "SKIP cannot load a seccomp filter: %s\n", strerror(errno));
+    return;
+  }
+  read_only_tree(out, userdata);
+}
+
+static char *read_only_with(const char *test, ChildFn fn) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "d");
+  make_dir(t, "d/sub");
+  make_file(t, "d/f", "protected\n");
+  make_dir(t, "elsewhere");
+  make_file(t, "elsewhere/g", "mounted below\n");
+  return run_in_child(test, fn, t);
+}
+
+static const char read_only_expected[] = "make_read_only: OK\n"
+                                         "d/f: EROFS\n"
+                                         "d/sub/g: EROFS\n";
+
+START_TEST(make_read_only_reaches_submounts) {
+  _cleanup_free_ char *got = read_only_with(__func__, read_only_tree);
+  if (got != NULL) {
+    ck_assert_str_eq(got, read_only_expected);
+  }
+}
+END_TEST
+
+START_TEST(make_read_only_reaches_submounts_without_mount_setattr) {
+  _cleanup_free_ char *got = read_only_with(__func__, read_only_tree_without_setattr);
+  if (got != NULL) {
+    ck_assert_str_eq(got, read_only_expected);
+  }
+}
+END_TEST
+
 /* ---- mount_apply's checks after locking ------------------------------------
  *
  * Between the plan and the binds another process of the user may change
@@ -387,6 +463,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, open_no_symlinks_without_openat2);
   tcase_add_test(tc, stat_aliased);
   tcase_add_test(tc, stat_aliased_mount_point);
+  tcase_add_test(tc, make_read_only_reaches_submounts);
+  tcase_add_test(tc, make_read_only_reaches_submounts_without_mount_setattr);
   suite_add_tcase(s, tc);
   tc = tcase_create("mount_apply");
   tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
