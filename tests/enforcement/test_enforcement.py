@@ -806,6 +806,22 @@ ROWS = [
         protected=("src/copy.yml",)),
     # A literal pattern through a symbolic link on the way: the file it
     # names is protected, though the scan does not follow the link.
+    # A symbolic link made before the run, in a directory the agent may
+    # write, leading to a protected file (ATTACKS #33): the file is
+    # judged, not the link's name.
+    Row("symlink_sibling_made_before", "echo forged >> src/secret-link", BLOCKED,
+        setup="ln -s ../conf/secret.yml src/secret-link"),
+    # The project reached through a symbolic link to it (ATTACKS #34):
+    # ralon started there protects the real paths, and the names through
+    # the link lead to them.
+    Row("via_symlinked_ancestor", 'echo forged >> Cargo.lock;'
+        ' echo forged >> "$BASE/plink/agent.lock"', BLOCKED,
+        launcher='ln -s code/proj "$BASE/plink" && cd "$BASE/plink"'),
+    Row("via_symlinked_ancestor_unprotected", 'echo more >> README.md'
+        ' && echo more >> "$BASE/plink/src/main.c"',
+        ALLOWED(all_of(file_endswith("README.md", "more\n"),
+                       file_endswith("src/main.c", "more\n"))),
+        launcher='ln -s code/proj "$BASE/plink" && cd "$BASE/plink"'),
     # A protected name that is a symbolic link (ATTACKS #35): a bind
     # follows it, so under the mount backend the file it leads to is
     # read-only but the link itself can be replaced (documented; the
