@@ -822,6 +822,11 @@ ROWS = [
         ALLOWED(all_of(file_endswith("README.md", "more\n"),
                        file_endswith("src/main.c", "more\n"))),
         launcher='ln -s code/proj "$BASE/plink" && cd "$BASE/plink"'),
+    # Started with its working directory inside a protected directory: the
+    # directory it stands in is the read-only one (the mount backend
+    # enters it again after the binds), not the one below them.
+    Row("cwd_in_protected_dir", "echo forged >> a.txt; echo forged > new.txt;"
+        " echo forged >> ../../Cargo.lock", BLOCKED, launcher="cd tests/golden"),
     # A protected name that is a symbolic link (ATTACKS #35): a bind
     # follows it, so under the mount backend the file it leads to is
     # read-only but the link itself can be replaced (documented; the
