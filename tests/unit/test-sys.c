@@ -290,20 +290,31 @@ typedef struct {
   Swap swap;
 } SwapCase;
 
-static void apply_after_swap(FILE *out, void *userdata) {
-  const SwapCase *c = userdata;
+/* The protected file d/f of a swap case's tree, as planned; NULL after
+ * writing the ERROR line. */
+static PlanTarget *target_d_f(FILE *out, const char *t) {
   PlanTarget *target = xcalloc(1, sizeof(*target));
-  target->path_owned = path_join(c->t, "d/f");
+  target->path_owned = path_join(t, "d/f");
   target->path = target->path_owned;
   target->relative = "d/f";
   struct stat st;
   if (stat(target->path, &st) < 0) {
     fprintf(out, "ERROR stat: %s\n", strerror(errno));
-    return;
+    plan_targets_free(target, 1);
+    return NULL;
   }
   target->dev = st.st_dev;
   target->ino = st.st_ino;
   target->mode = st.st_mode;
+  return target;
+}
+
+static void apply_after_swap(FILE *out, void *userdata) {
+  const SwapCase *c = userdata;
+  PlanTarget *target = target_d_f(out, c->t);
+  if (target == NULL) {
+    return;
+  }
   Plan plan;
   Error err = {0};
   if (plan_build(BACKEND_MOUNT, target, 1, NULL, NULL, &plan, &err) < 0) {
@@ -337,13 +348,18 @@ static void apply_after_swap(FILE *out, void *userdata) {
   plan_clear(&plan);
 }
 
-static char *apply_with(const char *test, Swap swap) {
+/* d/f (protected) and d/g, swapped as `swap` says, then fn in a child. */
+static char *swap_case(const char *test, Swap swap, ChildFn fn) {
   _cleanup_free_ char *t = make_tmpdir();
   make_dir(t, "d");
   make_file(t, "d/f", "protected\n");
   make_file(t, "d/g", "other\n");
   SwapCase c = {.t = t, .swap = swap};
-  return run_in_child(test, apply_after_swap, &c);
+  return run_in_child(test, fn, &c);
+}
+
+static char *apply_with(const char *test, Swap swap) {
+  return swap_case(test, swap, apply_after_swap);
 }
 
 START_TEST(mount_apply_unchanged) {
@@ -416,18 +432,10 @@ static void landlock_after_swap(FILE *out, void *userdata) {
             need != NULL && strstr(need, "landlock") ? "ERROR" : "SKIP");
     return;
   }
-  PlanTarget *target = xcalloc(1, sizeof(*target));
-  target->path_owned = path_join(c->t, "d/f");
-  target->path = target->path_owned;
-  target->relative = "d/f";
-  struct stat st;
-  if (stat(target->path, &st) < 0) {
-    fprintf(out, "ERROR stat: %s\n", strerror(errno));
+  PlanTarget *target = target_d_f(out, c->t);
+  if (target == NULL) {
     return;
   }
-  target->dev = st.st_dev;
-  target->ino = st.st_ino;
-  target->mode = st.st_mode;
   Plan plan;
   Error err = {0};
   if (plan_build(BACKEND_LANDLOCK, target, 1, sys_list_dir, NULL, &plan, &err) < 0) {
@@ -455,12 +463,7 @@ static void landlock_after_swap(FILE *out, void *userdata) {
 }
 
 static char *landlock_with(const char *test, Swap swap) {
-  _cleanup_free_ char *t = make_tmpdir();
-  make_dir(t, "d");
-  make_file(t, "d/f", "protected\n");
-  make_file(t, "d/g", "other\n");
-  SwapCase c = {.t = t, .swap = swap};
-  return run_in_child(test, landlock_after_swap, &c);
+  return swap_case(test, swap, landlock_after_swap);
 }
 
 START_TEST(landlock_apply_unchanged) {
