@@ -2648,6 +2648,121 @@ class TestTerminalControl(Base):
                     self.assertRegex(r.output, r"(?m)^x?%s: OK\r?$" % name, r)
 
 
+SOURCE_ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+# The rogue agent's attempts (examples/rogue-agent) and what each backend
+# makes of them: the README's first command shows exactly this.
+DEMO_ATTACKS = ("overwrite the golden test output", "append to a migration",
+                "truncate the npm lock file", "delete the CI workflow",
+                "add a workflow next to it", "editor-style save (write, rename over)",
+                "sed -i on the golden file", "rename the tests directory away",
+                "rewrite the policy itself", "delete the policy",
+                "make the policy world-writable", "hard-link the migration, then write",
+                "replace the lock file with a symlink", "mount a tmpfs over the golden files")
+DEMO_WORK = ("edit the source code", "create a new source file", "compile and run",
+             "read a protected file")
+# Landlock does not govern chmod (ATTACKS #8): pinned, and the demo says so.
+DEMO_ALLOWED_ATTACKS = {"mount": (), "landlock": ("make the policy world-writable",)}
+
+# Stands in for ralon in the demo's negative controls: claims $FAKE_BACKEND
+# in the dry run and, asked to run the agent, does $FAKE_ACTION instead of
+# protecting anything.
+FAKE_RALON = """#!/bin/sh
+case "$1" in
+run)
+  for a in "$@"; do
+    if [ "$a" = --dry-run ]; then
+      printf '{\\n  "backend": "%s",\\n}\\n' "$FAKE_BACKEND"
+      exit 0
+    fi
+  done
+  while [ "$1" != -- ]; do shift; done
+  shift
+  [ "$FAKE_ACTION" = agent ] && exec "$@"
+  exec sh -c "$FAKE_ACTION"
+  ;;
+esac
+exit 0
+"""
+
+
+class TestDemo(Base):
+    """scripts/demo, the README's first command, under every backend and
+    user: each attempt of the rogue agent gets its backend's verdict, the
+    ordinary work succeeds, and the demo's own check from outside passes;
+    with nothing protecting the files, that check fails."""
+
+    def demo_tree(self, user):
+        """scripts/demo and examples/ copied where `user` can read them,
+        and a TMPDIR of its own."""
+        pr = self.project(user)
+        root = os.path.join(pr.base, "src")
+        os.makedirs(os.path.join(root, "scripts"))
+        shutil.copy2(os.path.join(SOURCE_ROOT, "scripts", "demo"),
+                     os.path.join(root, "scripts", "demo"))
+        shutil.copytree(os.path.join(SOURCE_ROOT, "examples"), os.path.join(root, "examples"),
+                        symlinks=True)
+        uid = USERS[user]
+        if uid is not None:
+            for top, dirs, files in os.walk(root):
+                os.lchown(top, uid, uid)
+                for n in dirs + files:
+                    os.lchown(os.path.join(top, n), uid, uid)
+        return pr, os.path.join(root, "scripts", "demo")
+
+    def demo(self, user, ralon, args=(), env=()):
+        pr, script = self.demo_tree(user)
+        e = pr.env()
+        e.update({"RALON_BINARY": ralon, "TMPDIR": pr.tmp})
+        e.update(dict(env))
+        return run(["bash", script] + list(args), user, pr.base, e)
+
+    def test_demo_under_each_backend(self):
+        if shutil.which("cc", path=SAFE_PATH) is None:
+            self.skipTest("no C compiler for the rogue agent's ordinary work")
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                r = self.demo(user, Tools.ralon, ["--backend", backend])
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("5 path(s) locked via the %s backend" % backend, r.stderr, r)
+                allowed = DEMO_ALLOWED_ATTACKS[backend]
+                for what in DEMO_ATTACKS:
+                    verdict = "allowed" if what in allowed else "BLOCKED"
+                    self.assertRegex(r.stdout, r"(?m)^  %s  %s$" % (verdict, re.escape(what)), r)
+                for what in DEMO_WORK:
+                    self.assertRegex(r.stdout, r"(?m)^  allowed  %s$" % re.escape(what), r)
+                n_allowed = len(allowed) + len(DEMO_WORK)
+                self.assertIn("%d blocked, %d allowed" % (len(DEMO_ATTACKS) - len(allowed),
+                                                        n_allowed), r.stdout, r)
+                if backend == "mount":
+                    self.assertIn("every protected file is exactly as it was", r.stdout, r)
+                else:
+                    self.assertIn("every protected file has the content and", r.stdout, r)
+                    self.assertRegex(r.stdout, r"(?m)^> -rw-rw-rw- .* agent\.lock$", r)
+
+    def test_demo_detects_what_an_unprotected_agent_does(self):
+        fake = os.path.join(Tools.dir, "fake-ralon")
+        if not os.path.exists(fake):
+            with open(fake, "w", encoding="utf-8") as f:
+                f.write(FAKE_RALON)
+            os.chmod(fake, 0o755)
+        # The rogue agent with nothing in its way: its writes are seen.
+        r = self.demo(ME, fake, env={"FAKE_BACKEND": "mount", "FAKE_ACTION": "agent"})
+        self.assertEqual(r.rc, 1, r)
+        self.assertIn("PROTECTED FILES CHANGED", r.stdout, r)
+        self.assertRegex(r.stdout, r"(?m)^  allowed  overwrite the golden test output$", r)
+        # A mode change alone: a failure where the backend governs modes,
+        # the documented gap where it is Landlock.
+        chmod = {"FAKE_ACTION": "chmod 666 agent.lock"}
+        r = self.demo(ME, fake, env=dict(chmod, FAKE_BACKEND="mount"))
+        self.assertEqual(r.rc, 1, r)
+        self.assertIn("PROTECTED MODES CHANGED", r.stdout, r)
+        r = self.demo(ME, fake, env=dict(chmod, FAKE_BACKEND="landlock"))
+        self.assertEqual(r.rc, 0, r)
+        self.assertIn("which the Landlock backend does not govern", r.stdout, r)
+        self.assertNotIn("CHANGED", r.stdout, r)
+
+
 def tearDownModule():
     Tools.cleanup()
 
