@@ -52,6 +52,7 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_LANDLOCK_LINKED_FILE] = "landlock-linked-file",
     [AUDIT_LANDLOCK_UNLISTED] = "landlock-unlisted-directory",
     [AUDIT_ENCLOSING_POLICY] = "enclosing-policy",
+    [AUDIT_GIT_DIR_OUTSIDE] = "git-dir-outside-project",
 };
 
 bool audit_weakens(AuditKind k) {
@@ -72,6 +73,7 @@ bool audit_weakens(AuditKind k) {
   case AUDIT_GIT_CONFIG:
   case AUDIT_UNREADABLE:
   case AUDIT_ENCLOSING_POLICY:
+  case AUDIT_GIT_DIR_OUTSIDE:
   case AUDIT_ROOT:
   case AUDIT_SECOND_MOUNT:
   case AUDIT_BIND_MOUNT:
@@ -426,8 +428,71 @@ static void audit_git_config(const char *root, const char *canon_root, const Mat
   git_core_clear(&core);
 }
 
+bool audit_git_is_file(const char *root) {
+  _cleanup_free_ char *git = path_join(root, ".git");
+  struct stat st;
+  return lstat(git, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The directory whose hooks and configuration git uses in a project
+ * whose .git is a file ("gitdir: PATH": a worktree, a submodule, `git
+ * init --separate-git-dir`): PATH/commondir names it, relative to PATH,
+ * for a worktree; else it is PATH. NULL when the file names none. */
+static char *git_common_dir(const char *root) {
+  _cleanup_free_ char *file = path_join(root, ".git");
+  _cleanup_free_ char *text = read_text_file(file, 4096);
+  if (text == NULL || !startswith(text, "gitdir: ")) {
+    return NULL;
+  }
+  char *named = text + strlen("gitdir: ");
+  named[strcspn(named, "\r\n")] = '\0';
+  if (named[0] == '\0') {
+    return NULL;
+  }
+  _cleanup_free_ char *gitdir = named[0] == '/' ? xstrdup(named) : path_join(root, named);
+  _cleanup_free_ char *commondir = path_join(gitdir, "commondir");
+  _cleanup_free_ char *common = read_text_file(commondir, 4096);
+  _cleanup_free_ char *dir = NULL;
+  if (common != NULL) {
+    common[strcspn(common, "\r\n")] = '\0';
+    dir = common[0] == '/' ? xstrdup(common) : path_join(gitdir, common);
+  } else {
+    dir = steal_pointer(&gitdir);
+  }
+  char *canon = realpath(dir, NULL);
+  return canon != NULL ? canon : steal_pointer(&dir);
+}
+
+static void audit_git_file(const Policy *policy, const Matcher *m, AuditFindings *out) {
+  _cleanup_free_ char *common = git_common_dir(policy->root);
+  _cleanup_free_ char *shown = common != NULL ? path_display(common) : NULL;
+  const char *where = shown != NULL ? shown : _("the directory it names");
+  if (matcher_match(m, ".git") >= 0) {
+    add(out, AUDIT_GIT_DIR_OUTSIDE, xstrdup(".git"),
+        xasprintf(_("is a file that sends git elsewhere (a worktree or a submodule): the hooks "
+                    "and configuration git runs here are in %s, outside the project, where "
+                    "agent.lock cannot protect them, so a hook an agent places there runs "
+                    "outside any sandbox at your next git command (let agents work in a clone "
+                    "of their own)"),
+                  where));
+  } else {
+    add(out, AUDIT_GIT_DIR_OUTSIDE, xstrdup(".git"),
+        xasprintf(_("is a file that sends git elsewhere (a worktree or a submodule), and it is "
+                    "not protected: an agent can point it at a directory of its own, and the "
+                    "hooks and configuration git runs here are in %s, outside the project, "
+                    "where agent.lock cannot protect them; either way a hook runs outside any "
+                    "sandbox at your next git command (add `.git` to agent.lock, and let agents "
+                    "work in a clone of their own)"),
+                  where));
+  }
+}
+
 static void audit_git(const Policy *policy, const Matcher *m, const char *canon_root,
                       AuditFindings *out) {
+  if (audit_git_is_file(policy->root)) {
+    audit_git_file(policy, m, out);
+    return;
+  }
   _cleanup_free_ char *git = path_join(policy->root, ".git");
   struct stat st;
   if (lstat(git, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -1127,6 +1192,13 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
     if (streq(dir, "/")) {
       continue;
     }
+    /* A file on the way to a path that cannot exist below it (`.git/hooks`
+     * where .git is a worktree's file): it is left without a write rule,
+     * and has no entries to refuse. */
+    struct stat st;
+    if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+      continue;
+    }
     /* What it costs, and what helps, depends on where the directory is:
      * the generic advice (move the protected files) cannot apply to the
      * root, which always holds agent.lock, to the git directory, or to
@@ -1142,7 +1214,9 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
     } else if (rel[0] == '\0') {
       detail = _("accepts no new entries while the agent runs, and none of its entries can be "
                  "removed or renamed: it holds agent.lock, and Landlock can only take rights "
-                 "from a whole directory, so new files can be made only in its subdirectories "
+                 "from a whole directory, so new files can be made only in its subdirectories, "
+                 "and its files can be changed only in place: saving by writing a new file and "
+                 "renaming it over the old one (`sed -i`, many editors and formatters) fails "
                  "(use the mount backend where it is available)");
     } else if (streq(rel, ".git")) {
       detail = _("accepts no new entries while the agent runs, and none of its entries can be "
@@ -1153,7 +1227,9 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
     } else {
       detail = _("accepts no new entries while the agent runs, and none of its entries can be "
                  "removed or renamed: it leads to a protected path, and Landlock can only take "
-                 "rights from a whole directory (move protected files into a directory of their "
+                 "rights from a whole directory, so its files can be changed only in place: "
+                 "saving by writing a new file and renaming it over the old one (`sed -i`, many "
+                 "editors and formatters) fails (move protected files into a directory of their "
                  "own, or use the mount backend)");
     }
     add(out, AUDIT_LANDLOCK_NO_NEW_ENTRIES, display_path(root, dir), xstrdup(detail));
@@ -1357,6 +1433,9 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
         f->pattern = xstrdup(pat);
       }
       continue;
+    }
+    if (abs != NULL && startswith(pat, ".git/") && audit_git_is_file(policy->root)) {
+      continue; /* git-dir-outside-project says where that is */
     }
     if (abs != NULL) {
       f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", pat),

@@ -50,9 +50,15 @@ typedef enum {
   /* An agent.lock further up: only the nearest applies, so what that one
    * protects here is not protected (and this one may have been planted). */
   AUDIT_ENCLOSING_POLICY,
+  /* .git is a file (a worktree, a submodule): the hooks and configuration
+   * git runs are in a directory outside the project. */
+  AUDIT_GIT_DIR_OUTSIDE,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;
+
+/* Whether the project's .git is a file, not a directory. */
+bool audit_git_is_file(const char *root);
 
 typedef struct {
   AuditKind kind;

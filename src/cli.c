@@ -105,8 +105,8 @@ void cli_print_help(FILE *f, Command c) {
             "\n"
             "Options:\n"
             "      --backend B  auto (default), mount or landlock\n"
-            "      --dry-run    print the plan instead; exit 0 if it can be enforced\n"
-            "                   here, 1 if not\n"
+            "      --dry-run    print the plan instead; exit 0 if the run would start\n"
+            "                   COMMAND here, 1 if not\n"
             "      --json       with --dry-run: print the plan as JSON\n"
             "  -q, --quiet      no summary line and no warnings on stderr\n"
             "      --if-policy  without an agent.lock, run COMMAND unchanged\n"
@@ -166,7 +166,7 @@ void cli_print_help(FILE *f, Command c) {
           "\n"
           "Options:\n"
           "  -C, --dir DIR    look for agent.lock from DIR instead of here\n"
-          "      --json       machine-readable output (check, status, run --dry-run)\n"
+          "      --json       machine-readable output (check, status, run --dry-run, hook)\n"
           "  -h, --help       show this help\n"
           "  -V, --version    show the version\n"
           "\n"
@@ -181,7 +181,34 @@ void cli_print_help(FILE *f, Command c) {
     "version", no_argument, NULL, 'V'                     \
   }
 
-static int bad_option(const char *cmd, int argc, char **argv, int c, Error *err) {
+/* getopt_long(3) takes any unambiguous prefix of a long option; a prefix
+ * of several comes back like an unknown option. The options it could be,
+ * joined with ", ", or NULL when it is not ambiguous. */
+static char *ambiguous_as(const struct option *longopts, const char *arg) {
+  if (!startswith(arg, "--")) {
+    return NULL;
+  }
+  const char *name = arg + 2;
+  size_t len = strcspn(name, "=");
+  char *list = NULL;
+  size_t n = 0;
+  for (const struct option *lo = longopts; lo->name != NULL; lo++) {
+    if (len > 0 && strncmp(lo->name, name, len) == 0) {
+      char *more = xasprintf("%s%s--%s", list ? list : "", list ? ", " : "", lo->name);
+      free(list);
+      list = more;
+      n++;
+    }
+  }
+  if (n < 2) {
+    free(list);
+    return NULL;
+  }
+  return list;
+}
+
+static int bad_option(const char *cmd, const struct option *longopts, int argc, char **argv,
+                      int c, Error *err) {
   const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
   if (c == ':') {
     return error_set(err, EINVAL, _("option `%s` needs a value; see `ralon %s%s--help`"), arg,
@@ -190,6 +217,20 @@ static int bad_option(const char *cmd, int argc, char **argv, int c, Error *err)
   if (optopt != 0 && !startswith(arg, "--")) {
     return error_set(err, EINVAL, _("unknown option `-%c`; see `ralon %s%s--help`"), optopt,
                      cmd ? cmd : "", cmd ? " " : "");
+  }
+  if (optopt != 0 && strchr(arg, '=') != NULL) {
+    for (const struct option *lo = longopts; lo->name != NULL; lo++) {
+      if (lo->val == optopt && lo->has_arg == no_argument) {
+        return error_set(err, EINVAL, _("option `--%s` takes no value; see `ralon %s%s--help`"),
+                         lo->name, cmd ? cmd : "", cmd ? " " : "");
+      }
+    }
+  }
+  _cleanup_free_ char *could_be = ambiguous_as(longopts, arg);
+  if (could_be != NULL) {
+    /* TRANSLATORS: the second %s lists options, e.g. "--strict, --seal". */
+    return error_set(err, EINVAL, _("option `%s` is ambiguous: it could be %s; see `ralon %s%s--help`"),
+                     arg, could_be, cmd ? cmd : "", cmd ? " " : "");
   }
   return error_set(err, EINVAL, _("unknown option `%s`; see `ralon %s%s--help`"), arg,
                    cmd ? cmd : "", cmd ? " " : "");
@@ -311,7 +352,7 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
       o->user = true;
       break;
     default:
-      return bad_option(name, argc, argv, c, err);
+      return bad_option(name, longopts, argc, argv, c, err);
     }
   }
   char **rest = argv + optind;
@@ -407,7 +448,7 @@ int cli_parse(int argc, char **argv, Options *o, Error *err) {
       o->command = CMD_VERSION;
       return 0;
     default:
-      return bad_option(NULL, argc, argv, c, err);
+      return bad_option(NULL, global_opts, argc, argv, c, err);
     }
   }
   if (optind >= argc) {

@@ -242,8 +242,9 @@ int command_init(const Options *o, Error *err) {
           "  ralon run -- <your agent>   the agent and everything it spawns\n"
           "\n"
           "An agent that reaches a protected path reports\n"
-          "`EROFS: read-only file system`, or `EACCES: permission denied`,\n"
-          "which is ralon refusing the write, not a damaged file.\n"),
+          "`EROFS: read-only file system`, `EBUSY: device or resource busy`\n"
+          "(removing or renaming one) or `EACCES: permission denied`, which is\n"
+          "ralon refusing the change, not a damaged file or a passing lock.\n"),
         stdout);
   return status;
 }
@@ -745,6 +746,27 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   return doc;
 }
 
+/* `run --if-policy --dry-run --json` where no agent.lock is found: the
+ * plan's members, with no policy, no backend, nothing protected, and the
+ * command started unchanged. */
+static json_object *json_plan_unchanged(void) {
+  json_object *doc = json_object_new_object();
+  json_add_string(doc, "policy", NULL);
+  json_add_string(doc, "root", NULL);
+  json_add_string(doc, "backend", NULL);
+  json_add_string(doc, "reason", _("no agent.lock here: the command would run unchanged"));
+  static const char *const lists[] = {"protected", "missing",  "pinned",   "granted",
+                                      "restricted", "withheld", "unlisted", "not_covered"};
+  for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
+    json_object_object_add(doc, lists[i], json_object_new_array());
+  }
+  json_object_object_add(doc, "seal", NULL);
+  json_object_object_add(doc, "findings", json_object_new_array());
+  json_object_object_add(doc, "enforceable", json_object_new_boolean(true));
+  json_add_string(doc, "error", NULL);
+  return doc;
+}
+
 /* The command line as a shell would read it back, for the journal. */
 static char *command_line(char *const argv[]) {
   char *buf = NULL;
@@ -896,6 +918,10 @@ int command_run(const Options *o, Error *err) {
     project_clear(&p);
     if (none && o->if_policy && o->dry_run) {
       error_clear(&discover_err);
+      if (o->json) {
+        json_print(json_plan_unchanged());
+        return EXIT_OK;
+      }
       _cleanup_free_ char *command = shown(o->paths[0], false);
       printf(_("no agent.lock here: `%s` would run unchanged\n"), command);
       return EXIT_OK;
@@ -971,8 +997,12 @@ int command_run(const Options *o, Error *err) {
       .files_unchecked = !audit && !o->dry_run,
       .keep_dirs = !o->dry_run,
   };
+  /* The dry run judges the inherited descriptors as the run would, and
+   * reports a refusal as what would fail. */
+  _cleanup_error_ Error fd_err = {0};
   if (enforce_targets(p.policy, p.matcher, p.scan, &targets, &n_targets, err) < 0 ||
-      (!o->dry_run && sys_check_inherited_fds(chosen, targets, n_targets, err) < 0) ||
+      (sys_check_inherited_fds(chosen, targets, n_targets, o->dry_run ? &fd_err : err) < 0 &&
+       !o->dry_run) ||
       plan_build(chosen, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, err) < 0) {
     if (!o->dry_run) {
       log_failure(o, &p, chosen, err);
@@ -994,6 +1024,24 @@ int command_run(const Options *o, Error *err) {
     }
   }
 
+  if (enforceable && fd_err.message != NULL) {
+    enforceable = false;
+    error_set(&select_err, fd_err.errnum, "%s", fd_err.message);
+  }
+  /* --strict refuses the first finding that weakens protection: the run
+   * before starting anything, the dry run by saying it would. */
+  const AuditFinding *weakening = NULL;
+  for (size_t i = 0; o->strict && i < p.findings.n && weakening == NULL; i++) {
+    if (audit_weakens(p.findings.items[i].kind)) {
+      weakening = &p.findings.items[i];
+    }
+  }
+  if (weakening != NULL && o->dry_run && enforceable) {
+    enforceable = false;
+    error_set(&select_err, EPERM, _("%s %s (refusing to run with --strict)"), weakening->subject,
+              weakening->detail);
+  }
+
   if (o->dry_run) {
     if (o->json) {
       json_object *doc = json_plan(&plan, &p, why, o->seal, scoped);
@@ -1006,25 +1054,25 @@ int command_run(const Options *o, Error *err) {
       if (!enforceable) {
         printf("\n%s %s\n", _("would fail:"), select_err.message);
       }
-      print_warnings(&p, "run --dry-run");
+      if (o->quiet) {
+        log_findings(&p, "run --dry-run");
+      } else {
+        print_warnings(&p, "run --dry-run");
+      }
     }
     plan_clear(&plan);
     project_clear(&p);
     return enforceable ? EXIT_OK : EXIT_PROTECTED;
   }
 
-  if (o->strict) {
-    for (size_t i = 0; i < p.findings.n; i++) {
-      if (audit_weakens(p.findings.items[i].kind)) {
-        r = error_set(err, EPERM, _("%s %s (refusing to run with --strict)"),
-                      p.findings.items[i].subject, p.findings.items[i].detail);
-        log_findings(&p, "run");
-        log_failure(o, &p, chosen, err);
-        plan_clear(&plan);
-        project_clear(&p);
-        return r;
-      }
-    }
+  if (weakening != NULL) {
+    r = error_set(err, EPERM, _("%s %s (refusing to run with --strict)"), weakening->subject,
+                  weakening->detail);
+    log_findings(&p, "run");
+    log_failure(o, &p, chosen, err);
+    plan_clear(&plan);
+    project_clear(&p);
+    return r;
   }
   /* What a wrapper inside looks at, so it does not wrap again. */
   if (setenv(RALON_ACTIVE_ROOT, p.policy->root, 1) < 0) {

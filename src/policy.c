@@ -756,6 +756,12 @@ char *policy_starter_text(const char *dir) {
   if (stat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
     fputs(_("  # Code placed here runs outside any sandbox at your next git command.\n"), f);
     fputs("  - .git/hooks\n  - .git/config\n", f);
+  } else if (lstat(git, &st) == 0 && S_ISREG(st.st_mode)) {
+    fputs(_("  # .git is a file here (a worktree or a submodule): kept from being\n"
+            "  # pointed elsewhere. The hooks and configuration git runs are outside\n"
+            "  # this project, where agent.lock cannot protect them.\n"),
+          f);
+    fputs("  - .git\n", f);
   }
   bool header = false;
   for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {

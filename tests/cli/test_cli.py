@@ -286,6 +286,29 @@ class VersionAndHelpTest(RalonTestCase):
         # Nothing written by a refused init.
         self.assertEqual(sorted(os.listdir(root)), ["agent.lock"])
 
+    def test_ambiguous_option_and_option_with_a_value(self):
+        # getopt_long takes an unambiguous prefix of a long option; an
+        # ambiguous one is named as such, with what it could be, and a
+        # value given to an option that takes none is refused by name.
+        root = self.project(GOLDEN)
+        cases = [
+            (["run", "--s", "--", "true"],
+             "option `--s` is ambiguous: it could be --strict, --seal; see `ralon run --help`"),
+            (["hook", "--d", "list"],
+             "option `--d` is ambiguous: it could be --dir, --dry-run; see `ralon hook --help`"),
+            (["run", "--dry-run=yes", "--", "true"],
+             "option `--dry-run` takes no value; see `ralon run --help`"),
+            (["--json=1", "status"], "option `--json` takes no value; see `ralon --help`"),
+            (["status", "--js=1"], "option `--json` takes no value; see `ralon status --help`"),
+        ]
+        for args, msg in cases:
+            with self.subTest(args=args):
+                self.assertFails(self.run_ralon(*args, cwd=root), err="ralon: %s\n" % msg)
+        # A prefix of one option is that option.
+        r = self.run_ralon("run", "--dry", "--if-pol", "--", "true", cwd=root)
+        self.assertIn(r.rc, (0, 1), r)  # 1 where no backend works
+        self.assertRegex(r.out, r"(?m)^command\s+true$", r)
+
     def test_missing_option_value(self):
         root = self.project(GOLDEN)
         for args, opt in ((["-C"], "-C"), (["--dir"], "--dir"),
@@ -419,6 +442,33 @@ class InitTest(RalonTestCase):
         c = self.run_ralon("check", ".git/hooks/pre-commit", ".git/config", cwd=root)
         self.assertLines(c, 1, [locked(".git/hooks/pre-commit", ".git/hooks"),
                                 locked(".git/config", ".git/config")])
+
+    def test_init_in_a_git_worktree(self):
+        # .git is a file naming a git directory elsewhere: init protects
+        # the file (so it keeps pointing there), not paths below it, and
+        # status says the hooks are outside the project.
+        main = self.project(None, dirs=[".git/hooks", ".git/worktrees/wt"],
+                            files=[".git/config"], name="main")
+        with open(os.path.join(main, ".git/worktrees/wt/commondir"), "w") as f:
+            f.write("../..\n")
+        root = self.project(None, name="wt")
+        with open(os.path.join(root, ".git"), "w") as f:
+            f.write("gitdir: %s\n" % os.path.join(main, ".git/worktrees/wt"))
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
+        self.assertIn(".git", items)
+        self.assertNotIn(".git/hooks", items)
+        self.assertNotIn(".git/config", items)
+        s = self.run_ralon("status", "--json", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        findings = {f["kind"]: f for f in json.loads(s.out)["findings"]}
+        self.assertIn("git-dir-outside-project", findings, s)
+        self.assertIn(os.path.realpath(os.path.join(main, ".git")),
+                      findings["git-dir-outside-project"]["message"], s)
+        self.assertNotIn("add `.git` to agent.lock",
+                         findings["git-dir-outside-project"]["message"], s)
+        c = self.run_ralon("check", ".git", cwd=root)
+        self.assertLines(c, 1, [locked(".git", ".git")])
 
     def test_init_outside_git_does_not_list_git(self):
         root = self.project(None)
@@ -1127,6 +1177,22 @@ class NoPolicyTest(RalonTestCase):
         r = self.run_ralon("run", "--if-policy", "--dry-run", *cmd[2:], cwd=empty)
         self.assertOutput(r, 0, "no agent.lock here: `sh` would run unchanged\n")
         self.assertFalse(os.path.exists(marker))
+        # With --json, the plan's members: none protected, no backend.
+        r = self.run_ralon("run", "--if-policy", "--dry-run", "--json", *cmd[2:], cwd=empty)
+        self.assertEqual((r.rc, r.err), (0, ""), r)
+        doc = json.loads(r.out)
+        self.assertFalse(os.path.exists(marker))
+        planned = self.run_ralon("run", "--dry-run", "--json", "--", "true",
+                                 cwd=self.project(GOLDEN))
+        self.assertIn(planned.rc, (0, 1), planned)  # 1 where no backend works
+        self.assertEqual(list(doc), list(json.loads(planned.out)), r)
+        for key in ("policy", "root", "backend", "seal", "error"):
+            self.assertIsNone(doc[key], key)
+        self.assertIs(doc["enforceable"], True)
+        self.assertEqual(doc["reason"], "no agent.lock here: the command would run unchanged")
+        self.assertEqual([k for k, v in doc.items() if v != [] and k not in
+                          ("policy", "root", "backend", "reason", "seal", "enforceable",
+                           "error")], [], r)
         # Without it, the command runs unchanged and its status is ralon's.
         r = self.run_ralon(*cmd, cwd=empty)
         self.assertOutput(r, 5, "")

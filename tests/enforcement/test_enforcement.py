@@ -1468,6 +1468,69 @@ class TestDryRun(Base):
                          % re.escape(os.path.join(root, "zz_golden")), r)
 
 
+    def test_dry_run_says_what_the_run_would_refuse(self):
+        # What makes `run` refuse after the plan (an inherited descriptor
+        # open for writing on a protected file, a weakening finding with
+        # --strict) makes the dry run exit 1 with the same error, in text
+        # and in JSON, and not otherwise.
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(POLICY.replace("Cargo.lock]", "Cargo.lock, not-yet.txt]"))
+                if USERS[user] is not None:
+                    os.lchown(os.path.join(pr.proj, "agent.lock"), USERS[user], USERS[user])
+                dry = [Tools.ralon, "run", "--backend", backend, "--dry-run"]
+                launcher = ["sh", "-c", 'exec 7>>agent.lock && exec "$@"', "launcher"]
+                before = snapshot(pr)
+
+                r = run(dry + ["--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertNotIn("would fail", r.stdout, r)
+                real = run(launcher + [Tools.ralon, "run", "-q", "--backend", backend, "--",
+                                       "true"], user, pr.proj, pr.env())
+                self.assertEqual(real.rc, 2, real)
+                refusal = real.stderr.strip()[len("ralon: "):]
+                self.assertRegex(refusal, r"^descriptor 7 is open for writing", real)
+                r = run(launcher + dry + ["--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 1, r)
+                self.assertIn("would fail: %s\n" % refusal, r.stdout, r)
+                r = run(launcher + dry + ["--json", "--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 1, r)
+                doc = json.loads(r.stdout)
+                self.assertIs(doc["enforceable"], False, r)
+                self.assertEqual(doc["error"], refusal, r)
+
+                real = run([Tools.ralon, "run", "-q", "--strict", "--backend", backend, "--",
+                            "true"], user, pr.proj, pr.env())
+                self.assertEqual(real.rc, 2, real)
+                refusal = real.stderr.strip()[len("ralon: "):]
+                self.assertRegex(refusal, r"\(refusing to run with --strict\)$", real)
+                r = run(dry + ["--strict", "--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 1, r)
+                self.assertIn("would fail: %s\n" % refusal, r.stdout, r)
+                r = run(dry + ["--strict", "--json", "--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 1, r)
+                self.assertEqual(json.loads(r.stdout)["error"], refusal, r)
+                self.assertUnchanged(before, pr, "dry runs")
+
+    def test_dry_run_quiet_prints_no_warnings(self):
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(POLICY.replace("Cargo.lock]", "Cargo.lock, not-yet.txt]"))
+                argv = [Tools.ralon, "run", "--backend", backend, "--dry-run"]
+                r = run(argv + ["--", "true"], ME, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertRegex(r.stderr, r"(?m)^ralon: warning: `not-yet.txt` matches nothing",
+                                 r)
+                q = run(argv + ["-q", "--", "true"], ME, pr.proj, pr.env())
+                self.assertEqual(q.rc, 0, q)
+                self.assertEqual(q.stderr, "", q)
+                self.assertEqual(q.stdout, r.stdout, q)
+
+
 class TestAutoFallback(Base):
     """`deny-userns` makes user namespaces unavailable, as some distributions
     do: auto must pick Landlock, and --backend mount must refuse."""
@@ -1967,6 +2030,65 @@ class TestChainDirectories(Base):
             self.assertNotEqual(r.rc, 0, r)
             self.assertFalse(os.path.exists(path), "the file was created")
         self._create_in_root("landlock", check)
+
+
+class TestGitWorktree(Base):
+    """A project that is a git worktree: .git is a file naming a git
+    directory outside it, whose hooks and configuration no policy of the
+    project can protect. Pinned: an agent plants a hook there under either
+    backend, and ralon says so (a weakening finding, refused by --strict);
+    the .git file itself, when the policy names it, cannot be pointed
+    elsewhere."""
+
+    HOOK = "#!/bin/sh\necho planted\n"
+
+    def worktree(self, user):
+        pr = self.project(user)
+        wt = os.path.join(pr.code, "wt")
+        r = run(["git", "worktree", "add", "-q", "-b", "wt", wt], user, pr.proj,
+                git_env(pr.home))
+        self.assertEqual(r.rc, 0, r)
+        with open(os.path.join(wt, "agent.lock"), "w", encoding="utf-8") as f:
+            f.write(POLICY.replace("protect: [", "protect: [.git, "))
+        if USERS[user] is not None:
+            os.lchown(os.path.join(wt, "agent.lock"), USERS[user], USERS[user])
+        return pr, wt
+
+    def test_worktree_hooks_are_outside_and_said_to_be(self):
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr, wt = self.worktree(user)
+                common = os.path.realpath(os.path.join(pr.proj, ".git"))
+                dot_git = read_text(os.path.join(wt, ".git"))
+                r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--json", "--",
+                         "true"], user, wt, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                found = [f for f in json.loads(r.stdout)["findings"]
+                         if f["kind"] == "git-dir-outside-project"]
+                self.assertEqual(len(found), 1, r)
+                self.assertEqual(found[0]["subject"], ".git", r)
+                self.assertIn(common, found[0]["message"], r)
+                # Not the directory advice: .git is a file, and git works.
+                r = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--", "true"],
+                        user, wt, pr.env())
+                self.assertNotRegex(r.stderr, r"(?m)^ralon: warning: \.git accepts", r)
+
+                hook = os.path.join(common, "hooks", "pre-commit")
+                r = run(ralon_run(backend, "echo '%s' >&2; printf '%s' > "
+                                  "\"$(git rev-parse --git-common-dir)/hooks/pre-commit\"; "
+                                  "echo 'gitdir: /tmp' > .git"
+                                  % (STARTED, self.HOOK.replace("\n", "\\n"))),
+                        user, wt, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertRegex(r.stderr, DENIAL, r)
+                # The gap: the hook is in the repository's own .git.
+                self.assertEqual(read_text(hook), self.HOOK)
+                # The pointer is protected.
+                self.assertEqual(read_text(os.path.join(wt, ".git")), dot_git)
+                r = run(ralon_run(backend, "true", extra=["--strict"]), user, wt, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertRegex(r.stderr, r"\Aralon: \.git is a file .*%s.*\(refusing to run "
+                                 r"with --strict\)\n\Z" % re.escape(common), r)
 
 
 class TestNextSession(Base):

@@ -103,6 +103,7 @@ static bool depends_on_machine(AuditKind k) {
   case AUDIT_LANDLOCK_UNLISTED:
   case AUDIT_INHERITED_FD:
   case AUDIT_ENCLOSING_POLICY:
+  case AUDIT_GIT_DIR_OUTSIDE:
   case _AUDIT_KIND_MAX:
   case _AUDIT_KIND_INVALID:
   default:
@@ -279,6 +280,7 @@ START_TEST(test_kind_names) {
       {AUDIT_LANDLOCK_LINKED_FILE, "landlock-linked-file"},
       {AUDIT_LANDLOCK_UNLISTED, "landlock-unlisted-directory"},
       {AUDIT_ENCLOSING_POLICY, "enclosing-policy"},
+      {AUDIT_GIT_DIR_OUTSIDE, "git-dir-outside-project"},
   };
   /* Every kind has a name here: a new kind must be added to this table. */
   ck_assert_int_eq(ELEMENTSOF(table), _AUDIT_KIND_MAX);
@@ -627,9 +629,55 @@ START_TEST(test_git_not_a_directory) {
   make_file(t, "README", "r");
   /* No .git at all. */
   assert_summary(t, "protect:\n  - README\n", "");
-  /* A worktree or submodule: .git is a file naming the real one. */
-  make_file(t, ".git", "gitdir: /somewhere/else\n");
-  assert_summary(t, "protect:\n  - README\n", "");
+
+  /* A worktree: .git is a file naming its git directory, whose commondir
+   * names the repository's, where the hooks and the configuration are:
+   * outside the project, beyond anything agent.lock can protect. */
+  _cleanup_free_ char *main_repo = make_tmpdir();
+  make_git_dir(main_repo);
+  make_dir(main_repo, ".git/worktrees");
+  make_dir(main_repo, ".git/worktrees/wt");
+  make_file(main_repo, ".git/worktrees/wt/commondir", "../..\n");
+  _cleanup_free_ char *gitdir = path_join(main_repo, ".git/worktrees/wt");
+  _cleanup_free_ char *line = xasprintf("gitdir: %s\n", gitdir);
+  make_file(t, ".git", line);
+  _cleanup_free_ char *common = path_join(main_repo, ".git");
+  _cleanup_free_ char *canon = realpath(common, NULL);
+  ck_assert_ptr_nonnull(canon);
+
+  AuditFindings f;
+  /* `.git/hooks` and `.git/config` name nothing here: not "create it",
+   * but where they are. */
+  audit(t, "protect:\n  - README\n  - .git/hooks\n  - .git/config\n", &f);
+  _cleanup_free_ char *got = summary(&f);
+  ck_assert_str_eq(got, "git-dir-outside-project .git\n");
+  const char *detail = get(&f, AUDIT_GIT_DIR_OUTSIDE, ".git")->detail;
+  ck_assert_msg(strstr(detail, canon) != NULL, "%s does not name %s", detail, canon);
+  ck_assert_ptr_nonnull(strstr(detail, "add `.git` to agent.lock"));
+  ck_assert(audit_weakens(AUDIT_GIT_DIR_OUTSIDE));
+  audit_findings_clear(&f);
+
+  /* With .git itself protected, the common directory is still outside. */
+  audit(t, "protect:\n  - README\n  - .git\n", &f);
+  detail = get(&f, AUDIT_GIT_DIR_OUTSIDE, ".git")->detail;
+  ck_assert(strstr(detail, canon) != NULL);
+  ck_assert_ptr_null(strstr(detail, "add `.git`"));
+  audit_findings_clear(&f);
+
+  /* A submodule (or --separate-git-dir): no commondir, the git directory
+   * is the common one; a relative gitdir is the project's. */
+  make_dir(t, "modules");
+  make_dir(t, "modules/sub");
+  make_file(t, ".git", "gitdir: modules/sub\n");
+  _cleanup_free_ char *sub = path_join(t, "modules/sub");
+  _cleanup_free_ char *sub_canon = realpath(sub, NULL);
+  audit(t, "protect:\n  - README\n", &f);
+  ck_assert(strstr(get(&f, AUDIT_GIT_DIR_OUTSIDE, ".git")->detail, sub_canon) != NULL);
+  audit_findings_clear(&f);
+
+  /* A .git file that names nothing still sends git nowhere it can check. */
+  make_file(t, ".git", "not a gitdir line\n");
+  assert_summary(t, "protect:\n  - README\n", "git-dir-outside-project .git\n");
 }
 END_TEST
 
@@ -1389,11 +1437,12 @@ END_TEST
 START_TEST(test_git_config_no_repository) {
   _cleanup_free_ char *t = make_tmpdir();
   make_file(t, "README", "r");
-  /* Not a repository: a .git file (a worktree) is not read, and neither
-   * is a config lying anywhere else. */
+  /* Not a repository here: a .git file (a worktree) says only that the
+   * git directory is elsewhere, and a config lying anywhere else in the
+   * project is not read. */
   make_file(t, ".git", "gitdir: /somewhere/else\n");
   make_file(t, "config", "[core]\n\thooksPath = x\n\tfsmonitor = true\n");
-  assert_summary(t, "protect:\n  - README\n", "");
+  assert_summary(t, "protect:\n  - README\n", "git-dir-outside-project .git\n");
   /* A repository without a config. */
   _cleanup_free_ char *git = path_join(t, ".git");
   ck_assert_int_eq(unlink(git), 0);
