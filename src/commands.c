@@ -28,7 +28,6 @@
 #include "scan.h"
 
 /* Set by `run` for the command it starts: the project root it protects. */
-#define RALON_ACTIVE_ROOT "RALON_ACTIVE_ROOT"
 
 /* Everything a command needs to know about the project. */
 typedef struct {
@@ -891,6 +890,12 @@ static void run_ready(void *userdata) {
     log_findings(r->p, "run");
   }
   log_run(r->o, r->p, r->plan, r->av, r->requested, r->why);
+  /* What a wrapper inside looks at, so it does not wrap again; set once
+   * the restriction holds, so that ralon's own errors before it can tell
+   * an enclosing run from this one. */
+  if (setenv(RALON_ACTIVE_ROOT, r->p->policy->root, 1) < 0) {
+    oom();
+  }
 }
 
 /* Whether something other than the file's mode keeps this process from
@@ -1073,10 +1078,6 @@ int command_run(const Options *o, Error *err) {
     plan_clear(&plan);
     project_clear(&p);
     return r;
-  }
-  /* What a wrapper inside looks at, so it does not wrap again. */
-  if (setenv(RALON_ACTIVE_ROOT, p.policy->root, 1) < 0) {
-    oom();
   }
   RunReport report = {o, &p, &plan, &av, requested, why};
   r = enforce_exec(&plan, &av, o->seal, o->paths, run_ready, &report, err);

@@ -1581,8 +1581,31 @@ class TestAutoFallback(Base):
                 self.assertEqual(r.rc, 2, r)
                 self.assertNotIn(STARTED, r.output, r)
                 self.assertIn("unshare(CLONE_NEWUSER|CLONE_NEWNS)", r.stderr, r)
+                self.assertNotIn(NESTED_HINT, r.stderr, r)
                 self.assertNotRegex(r.stderr, LOCKED_LINE, r)
                 self.assertUnchanged(before, pr, repr(r))
+
+    def test_inside_another_run_the_failure_says_so(self):
+        # Under an outer Landlock run, whose domain refuses mounts, the
+        # mount backend fails: the error and status say where they run.
+        for user in self.users():
+            if not self.available("landlock", user):
+                continue
+            with self.subTest(user=user):
+                pr = self.project(user)
+                outer = [Tools.ralon, "run", "-q", "--backend", "landlock", "--"]
+                r = run(outer + [Tools.ralon, "run", "--backend", "mount", "--", "true"], user,
+                        pr.proj, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertRegex(r.stderr, r"\Aralon: the mount backend failed at [^\n]*%s\n\Z"
+                                 % re.escape(NESTED_HINT), r)
+                r = run(outer + [Tools.ralon, "status"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertRegex(r.stdout, r"(?m)^  mount +unavailable — .*%s$"
+                                 % re.escape(NESTED_HINT), r)
+
+
+NESTED_HINT = "(this runs inside another `ralon run`, whose restrictions stay in force here)"
 
 
 class TestLockedLine(Base):

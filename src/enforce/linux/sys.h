@@ -14,6 +14,9 @@
 #include "scan.h"
 #include "util.h"
 
+/* Set by `ralon run` for the command: the project root it protects. */
+#define RALON_ACTIVE_ROOT "RALON_ACTIVE_ROOT"
+
 #ifndef LANDLOCK_ACCESS_FS_REFER
 #define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
 #endif
