@@ -487,6 +487,70 @@ static void audit_git_file(const Policy *policy, const Matcher *m, AuditFindings
   }
 }
 
+/* Submodules keep their git directories in .git/modules/NAME (nested
+ * ones in .git/modules/NAME/modules/NAME): each has hooks and a
+ * configuration of its own, which `.git/hooks` and `.git/config` do not
+ * cover, and git runs them at the next command in the submodule. */
+#define GIT_MODULES_MAX_DEPTH 8u
+
+static int compare_names(const void *a, const void *b);
+
+static void audit_git_modules(const char *root, const char *rel, const Matcher *m,
+                              unsigned depth, AuditFindings *out) {
+  _cleanup_free_ char *dir = path_join(root, rel);
+  _cleanup_close_ int fd =
+      depth < GIT_MODULES_MAX_DEPTH
+          ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+          : -1;
+  if (fd < 0) {
+    return;
+  }
+  /* Sorted, for findings in the same order on every file system. */
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  char buf[4096];
+  DirReader dr = {.fd = fd, .buf = buf, .size = sizeof(buf)};
+  for (const struct dirent64 *de; (de = dir_reader_next(&dr)) != NULL;) {
+    if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+      continue;
+    }
+    char **slot = grow_array(&names, &n, &cap, sizeof(char *));
+    *slot = xstrdup(de->d_name);
+  }
+  if (n > 0) {
+    qsort(names, n, sizeof(char *), compare_names);
+  }
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_free_ char *module = xasprintf("%s/%s", rel, names[i]);
+    _cleanup_free_ char *abs = path_join(root, module);
+    _cleanup_free_ char *head = path_join(abs, "HEAD");
+    struct stat st;
+    if (lstat(abs, &st) < 0 || !S_ISDIR(st.st_mode) || lstat(head, &st) < 0) {
+      continue; /* not a git directory */
+    }
+    _cleanup_free_ char *hooks = xasprintf("%s/hooks", module);
+    _cleanup_free_ char *config = xasprintf("%s/config", module);
+    if (matcher_match(m, hooks) < 0) {
+      add(out, AUDIT_GIT_HOOKS, steal_pointer(&hooks),
+          xstrdup(_("is not protected: a hook an agent places there runs outside any sandbox at "
+                    "your next git command in that submodule (add `.git/modules/**/hooks` to "
+                    "agent.lock)")));
+    }
+    if (matcher_match(m, config) < 0) {
+      add(out, AUDIT_GIT_CONFIG, steal_pointer(&config),
+          xstrdup(_("is not protected: `core.hooksPath`, `core.fsmonitor` or an alias set there "
+                    "runs commands outside any sandbox at your next git command in that "
+                    "submodule (add `.git/modules/**/config` to agent.lock)")));
+    }
+    _cleanup_free_ char *nested = xasprintf("%s/modules", module);
+    audit_git_modules(root, nested, m, depth + 1, out);
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(names[i]);
+  }
+  free(names);
+}
+
 static void audit_git(const Policy *policy, const Matcher *m, const char *canon_root,
                       AuditFindings *out) {
   if (audit_git_is_file(policy->root)) {
@@ -510,6 +574,7 @@ static void audit_git(const Policy *policy, const Matcher *m, const char *canon_
                   "to agent.lock)")));
   }
   audit_git_config(policy->root, canon_root, m, out);
+  audit_git_modules(policy->root, ".git/modules", m, 0, out);
 }
 
 /* ---- symbolic links inside protected directories -------------------------- */

@@ -756,6 +756,11 @@ char *policy_starter_text(const char *dir) {
   if (stat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
     fputs(_("  # Code placed here runs outside any sandbox at your next git command.\n"), f);
     fputs("  - .git/hooks\n  - .git/config\n", f);
+    _cleanup_free_ char *modules = path_join(dir, ".git/modules");
+    if (stat(modules, &st) == 0 && S_ISDIR(st.st_mode)) {
+      fputs(_("  # The same for each submodule.\n"), f);
+      fputs("  - .git/modules/**/hooks\n  - .git/modules/**/config\n", f);
+    }
   } else if (lstat(git, &st) == 0 && S_ISREG(st.st_mode)) {
     fputs(_("  # .git is a file here (a worktree or a submodule): kept from being\n"
             "  # pointed elsewhere. The hooks and configuration git runs are outside\n"

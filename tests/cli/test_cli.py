@@ -443,6 +443,30 @@ class InitTest(RalonTestCase):
         self.assertLines(c, 1, [locked(".git/hooks/pre-commit", ".git/hooks"),
                                 locked(".git/config", ".git/config")])
 
+    def test_init_in_a_repository_with_submodules(self):
+        root = self.project(None, dirs=[".git/hooks", ".git/modules/lib/hooks"],
+                            files=[".git/config", ".git/modules/lib/config",
+                                   ".git/modules/lib/HEAD"])
+        # Before a policy covers them, status names the submodule's.
+        write(os.path.join(root, "agent.lock"), "protect: [.git/hooks, .git/config]\n")
+        s = self.run_ralon("status", "--json", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        subjects = {(f["kind"], f["subject"]) for f in json.loads(s.out)["findings"]}
+        self.assertIn(("git-hooks-unprotected", ".git/modules/lib/hooks"), subjects, s)
+        self.assertIn(("git-config-unprotected", ".git/modules/lib/config"), subjects, s)
+        os.unlink(os.path.join(root, "agent.lock"))
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
+        for p in (".git/hooks", ".git/config", ".git/modules/**/hooks",
+                  ".git/modules/**/config"):
+            self.assertIn(p, items)
+        s = self.run_ralon("status", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        self.assertNotIn(".git/", s.err)
+        c = self.run_ralon("check", ".git/modules/lib/hooks/post-checkout", cwd=root)
+        self.assertLines(c, 1, [locked(".git/modules/lib/hooks/post-checkout",
+                                       ".git/modules/**/hooks")])
+
     def test_init_in_a_git_worktree(self):
         # .git is a file naming a git directory elsewhere: init protects
         # the file (so it keeps pointing there), not paths below it, and

@@ -613,6 +613,40 @@ START_TEST(test_git_unprotected) {
 }
 END_TEST
 
+START_TEST(test_git_submodules) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "README", "r");
+  make_git_dir(t);
+  /* Submodule git directories, one nested; and a directory in modules
+   * that is not one (no HEAD). */
+  make_dir(t, ".git/modules");
+  make_dir(t, ".git/modules/lib");
+  make_file(t, ".git/modules/lib/HEAD", "ref: refs/heads/main\n");
+  make_dir(t, ".git/modules/lib/hooks");
+  make_file(t, ".git/modules/lib/config", "[core]\n");
+  make_dir(t, ".git/modules/lib/modules");
+  make_dir(t, ".git/modules/lib/modules/inner");
+  make_file(t, ".git/modules/lib/modules/inner/HEAD", "ref: refs/heads/main\n");
+  make_dir(t, ".git/modules/stray");
+  const char *top = "protect:\n  - README\n  - .git/hooks\n  - .git/config\n";
+  assert_summary(t, top,
+                 "git-hooks-unprotected .git/modules/lib/hooks\n"
+                 "git-config-unprotected .git/modules/lib/config\n"
+                 "git-hooks-unprotected .git/modules/lib/modules/inner/hooks\n"
+                 "git-config-unprotected .git/modules/lib/modules/inner/config\n");
+  AuditFindings f;
+  audit(t, top, &f);
+  ck_assert_ptr_nonnull(strstr(get(&f, AUDIT_GIT_HOOKS, ".git/modules/lib/hooks")->detail,
+                               "`.git/modules/**/hooks`"));
+  audit_findings_clear(&f);
+  /* What `ralon init` writes covers them all. */
+  assert_summary(t,
+                 "protect:\n  - README\n  - .git/hooks\n  - .git/config\n"
+                 "  - .git/modules/**/hooks\n  - .git/modules/**/config\n",
+                 "");
+}
+END_TEST
+
 START_TEST(test_git_protected) {
   _cleanup_free_ char *t = make_tmpdir();
   make_file(t, "README", "r");
@@ -1970,6 +2004,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_enclosing_policy);
   tcase_add_test(tc, test_git_unprotected);
   tcase_add_test(tc, test_git_protected);
+  tcase_add_test(tc, test_git_submodules);
   tcase_add_test(tc, test_git_not_a_directory);
   tcase_add_test(tc, test_unreadable);
   tcase_add_test(tc, test_unreadable_detail);
