@@ -434,31 +434,35 @@ bool audit_git_is_file(const char *root) {
   return lstat(git, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* The path on the first line of `file`, after `prefix`, relative to
+ * `base` unless absolute (how git reads .git files and commondir); NULL
+ * when the file is missing or says something else. */
+static char *git_path_in(const char *file, const char *prefix, const char *base) {
+  _cleanup_free_ char *text = read_text_file(file, 4096);
+  if (text == NULL || !startswith(text, prefix)) {
+    return NULL;
+  }
+  char *named = text + strlen(prefix);
+  named[strcspn(named, "\r\n")] = '\0';
+  if (named[0] == '\0') {
+    return NULL;
+  }
+  return named[0] == '/' ? xstrdup(named) : path_join(base, named);
+}
+
 /* The directory whose hooks and configuration git uses in a project
  * whose .git is a file ("gitdir: PATH": a worktree, a submodule, `git
  * init --separate-git-dir`): PATH/commondir names it, relative to PATH,
  * for a worktree; else it is PATH. NULL when the file names none. */
 static char *git_common_dir(const char *root) {
   _cleanup_free_ char *file = path_join(root, ".git");
-  _cleanup_free_ char *text = read_text_file(file, 4096);
-  if (text == NULL || !startswith(text, "gitdir: ")) {
+  _cleanup_free_ char *gitdir = git_path_in(file, "gitdir: ", root);
+  if (gitdir == NULL) {
     return NULL;
   }
-  char *named = text + strlen("gitdir: ");
-  named[strcspn(named, "\r\n")] = '\0';
-  if (named[0] == '\0') {
-    return NULL;
-  }
-  _cleanup_free_ char *gitdir = named[0] == '/' ? xstrdup(named) : path_join(root, named);
   _cleanup_free_ char *commondir = path_join(gitdir, "commondir");
-  _cleanup_free_ char *common = read_text_file(commondir, 4096);
-  _cleanup_free_ char *dir = NULL;
-  if (common != NULL) {
-    common[strcspn(common, "\r\n")] = '\0';
-    dir = common[0] == '/' ? xstrdup(common) : path_join(gitdir, common);
-  } else {
-    dir = steal_pointer(&gitdir);
-  }
+  _cleanup_free_ char *common = git_path_in(commondir, "", gitdir);
+  _cleanup_free_ char *dir = common != NULL ? steal_pointer(&common) : steal_pointer(&gitdir);
   char *canon = realpath(dir, NULL);
   return canon != NULL ? canon : steal_pointer(&dir);
 }

@@ -27,8 +27,6 @@
 #include "policy.h"
 #include "scan.h"
 
-/* Set by `run` for the command it starts: the project root it protects. */
-
 /* Everything a command needs to know about the project. */
 typedef struct {
   Policy *policy;

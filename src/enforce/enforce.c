@@ -53,16 +53,8 @@ char *enforce_describe(const Availability *a, Backend b) {
     if (a->mount.step == MOUNT_STEP_NONE) {
       return xstrdup(_("available (read-only bind mounts in a locked namespace)"));
     }
-    /* Inside another `ralon run` its restrictions hold (a Landlock domain
-     * refuses mounts; a locked namespace, new maps): a hint, not a proof,
-     * since anything can set the variable. */
-    if (getenv(RALON_ACTIVE_ROOT) != NULL) {
-      return xasprintf(_("unavailable — %s failed: %s (this runs inside another `ralon run`, "
-                         "whose restrictions stay in force here)"),
-                       mount_step_to_string(a->mount.step), strerror(a->mount.errnum));
-    }
-    return xasprintf(_("unavailable — %s failed: %s"), mount_step_to_string(a->mount.step),
-                     strerror(a->mount.errnum));
+    return xasprintf(_("unavailable — %s failed: %s%s"), mount_step_to_string(a->mount.step),
+                     strerror(a->mount.errnum), sys_nested_hint());
   }
   if (a->landlock_abi >= 3) {
     return xasprintf(_("available (kernel ABI v%d)"), a->landlock_abi);

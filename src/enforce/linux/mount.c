@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -16,14 +15,8 @@
 
 static int fail_step(Error *err, MountStep step, int r) {
   errno = -r;
-  /* A hint, as in enforce_describe. */
-  if (getenv(RALON_ACTIVE_ROOT) != NULL) {
-    return error_set(err, -r,
-                     _("the mount backend failed at %s: %m (this runs inside another `ralon "
-                       "run`, whose restrictions stay in force here)"),
-                     mount_step_to_string(step));
-  }
-  return error_set(err, -r, _("the mount backend failed at %s: %m"), mount_step_to_string(step));
+  return error_set(err, -r, _("the mount backend failed at %s: %m%s"), mount_step_to_string(step),
+                   sys_nested_hint());
 }
 
 /* `path`, opened without following a symbolic link: its identity and

@@ -209,6 +209,14 @@ static const char *const mount_step_names[_MOUNT_STEP_MAX] = {
     [MOUNT_STEP_LOCK] = "second unshare(CLONE_NEWUSER|CLONE_NEWNS)",
 };
 
+const char *sys_nested_hint(void) {
+  if (getenv(RALON_ACTIVE_ROOT) == NULL) {
+    return "";
+  }
+  /* TRANSLATORS: appended to a mount backend failure; keep the space. */
+  return _(" (this runs inside another `ralon run`, whose restrictions stay in force here)");
+}
+
 const char *mount_step_to_string(MountStep s) {
   if (s >= _MOUNT_STEP_MAX) {
     return "?";

@@ -87,6 +87,10 @@ typedef struct {
 
 void sys_mount_probe(const char *path, MountProbe *ret);
 const char *mount_step_to_string(MountStep s);
+/* Appended to a mount backend failure: "" outside `ralon run`; inside one
+ * (RALON_ACTIVE_ROOT set: a hint, not a proof, since anything can set
+ * it), that the enclosing run's restrictions hold here. */
+const char *sys_nested_hint(void);
 
 /* A DirLister on the real filesystem: opens `dir` with O_NOFOLLOW, names
  * the directory itself as "." (see DirLister), takes the identity of
