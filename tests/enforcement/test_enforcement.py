@@ -2793,6 +2793,159 @@ class TestTerminalControl(Base):
                     self.assertRegex(r.output, r"(?m)^x?%s: OK\r?$" % name, r)
 
 
+
+# An interactive program for TestInteractive: reports whether it is the
+# leader of the terminal's foreground process group and the window size,
+# then each window resize, each resumption and each line it reads. SIGINT
+# is left to its default action, as most programs leave it.
+INTERACTIVE_PROBE = r"""
+import fcntl, os, signal, struct, sys, termios
+
+def size():
+    rows, cols = struct.unpack("HHHH", fcntl.ioctl(0, termios.TIOCGWINSZ, bytes(8)))[:2]
+    return "%dx%d" % (rows, cols)
+
+def say(text):
+    os.write(1, ("probe: " + text + "\n").encode())
+
+def foreground():
+    return os.tcgetpgrp(0) == os.getpgrp()
+
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.signal(signal.SIGWINCH, lambda s, f: say("winch " + size()))
+signal.signal(signal.SIGCONT, lambda s, f: say("cont fg=%s" % foreground()))
+say("ready fg=%s leader=%s size=%s" % (foreground(), os.getpgrp() == os.getpid(), size()))
+for line in sys.stdin:
+    say("got " + line.strip())
+"""
+
+
+class Terminal:
+    """An interactive bash on a new pseudo terminal (its controlling
+    terminal), driven as a person would type into it."""
+
+    PROMPT = "PROMPT-7f3a$ "
+
+    def __init__(self, user, cwd, env):
+        self.master, slave = pty_module.openpty()
+        self.resize(24, 80)
+        env = dict(env, PS1=self.PROMPT, TERM="dumb")
+        try:
+            self.proc = subprocess.Popen(
+                ["bash", "--norc", "--noprofile", "--noediting", "-i"], cwd=cwd, env=env,
+                stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                preexec_fn=_preexec(USERS[user], True))
+        finally:
+            os.close(slave)
+        self.seen = b""
+        self.pending = b""
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=TIMEOUT)
+        os.close(self.master)
+
+    def resize(self, rows, cols):
+        import fcntl
+        import termios
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    def send(self, text):
+        os.write(self.master, text.encode())
+
+    def expect(self, pattern, timeout=30):
+        """The first match of pattern in what the terminal shows next."""
+        rx = re.compile(pattern.encode())
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rx.search(self.pending)
+            if m:
+                self.seen += self.pending[:m.end()]
+                self.pending = self.pending[m.end():]
+                return m.group(1).decode() if rx.groups else m.group(0).decode()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("the terminal never showed %r; it showed:\n%s" % (
+                    pattern, (self.seen + self.pending).decode("utf-8", "replace")))
+            r, _, _ = select.select([self.master], [], [], min(left, 1.0))
+            if r:
+                try:
+                    self.pending += os.read(self.master, 65536)
+                except OSError as e:
+                    if e.errno != errno.EIO:
+                        raise
+
+    def session(self, command):
+        """Runs command (the probe, or something starting it) as a job and
+        goes through what a person does with an interactive program; returns
+        what the program and the shell showed at each step."""
+        prompt = re.escape(self.PROMPT)
+        self.expect(prompt)
+        self.send(command + "\n")
+        steps = [("start", self.expect(r"probe: ready ([^\r\n]*)"))]
+        self.resize(40, 100)
+        steps.append(("resize", self.expect(r"probe: winch ([^\r\n]*)")))
+        self.send("first line\n")
+        steps.append(("type", self.expect(r"probe: got ([^\r\n]*)")))
+        self.send("\x1a")  # Ctrl-Z: the job stops, the shell takes the terminal back
+        steps.append(("ctrl-z", self.expect(r"(Stopped)")))
+        self.expect(prompt)
+        self.send("fg\n")
+        steps.append(("fg", self.expect(r"probe: cont ([^\r\n]*)")))
+        self.send("second line\n")
+        steps.append(("type again", self.expect(r"probe: got ([^\r\n]*)")))
+        self.send("\x03")  # Ctrl-C: the job dies of SIGINT, as it would started directly
+        self.expect(prompt)
+        self.send('echo "status=$?"\n')
+        steps.append(("ctrl-c", self.expect(r"status=(\d+)")))
+        self.expect(prompt)
+        return steps
+
+
+class TestInteractive(Base):
+    """`run` becomes the command: typed into an interactive shell, the
+    command under ralon is the job's process group leader in the terminal's
+    foreground, sees the window and its resizes, reads what is typed, stops
+    on Ctrl-Z, resumes in the foreground with `fg`, and dies of Ctrl-C, as
+    the same command started directly does, step for step."""
+
+    def transcript(self, user, pr, command):
+        term = Terminal(user, pr.proj, pr.env())
+        try:
+            return term.session(command)
+        finally:
+            term.close()
+
+    def test_interactive_job_control_as_if_started_directly(self):
+        Tools.setup()
+        for user in self.users():
+            pr = self.project(user)
+            probe = os.path.join(pr.tmp, "probe.py")
+            with open(probe, "w", encoding="utf-8") as f:
+                f.write(INTERACTIVE_PROBE)
+            if USERS[user] is not None:
+                os.chown(probe, USERS[user], USERS[user])
+            start = "python3 %s" % probe
+            direct = self.transcript(user, pr, start)
+            with self.subTest(user=user, command="directly"):
+                # The harness sees what it is here to see.
+                self.assertEqual(direct, [
+                    ("start", "fg=True leader=True size=24x80"), ("resize", "40x100"),
+                    ("type", "first line"), ("ctrl-z", "Stopped"), ("fg", "fg=True"),
+                    ("type again", "second line"), ("ctrl-c", str(128 + signal.SIGINT))])
+            with self.subTest(user=user, command="a wrapper that forks"):
+                # A wrapper that starts the program as its child instead of
+                # becoming it is told apart: the program leads no group.
+                forked = self.transcript(user, pr, "sh -c '%s; exit $?'" % start)
+                self.assertEqual(forked[0], ("start", "fg=True leader=False size=24x80"))
+            for backend in self.any_backend(user):
+                with self.subTest(user=user, backend=backend):
+                    got = self.transcript(user, pr, "%s run -q --backend %s -- %s" % (
+                        Tools.ralon, backend, start))
+                    self.assertEqual(got, direct)
+
+
 SOURCE_ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 # The rogue agent's attempts (examples/rogue-agent) and what each backend
