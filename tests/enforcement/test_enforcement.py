@@ -1605,6 +1605,32 @@ class TestAutoFallback(Base):
                                  % re.escape(NESTED_HINT), r)
 
 
+    def test_auto_falls_back_when_the_namespace_is_made_but_mounts_are_refused(self):
+        # Where a user namespace can be made but mounting in it is refused
+        # (AppArmor's restriction of unprivileged user namespaces, or here an
+        # outer Landlock domain), a successful unshare proves nothing: the
+        # probe must go on to the mounts, and auto must pick Landlock.
+        for user in self.users():
+            if not self.available("landlock", user):
+                continue
+            with self.subTest(user=user):
+                pr = self.project(user)
+                outer = [Tools.ralon, "run", "-q", "--backend", "landlock", "--"]
+                r = run(outer + [Tools.ralon, "status"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                why = re.search(r"(?m)^  mount +unavailable — (.*)$", r.stdout)
+                self.assertIsNotNone(why, r)
+                self.assertNotIn("unshare", why.group(1), r)
+                r = run(outer + [Tools.ralon, "run", "--", "sh", "-c",
+                                 "echo '%s' >&2; echo ok > src/ok.txt" % STARTED],
+                        user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertRegex(r.stderr, r"(?m)^ralon: %d path\(s\) locked via the landlock "
+                                 r"backend$" % len(EXPECTED_PROTECTED), r)
+                self.assertEqual(read_text(os.path.join(pr.proj, "src/ok.txt")), "ok\n")
+
+
 NESTED_HINT = "(this runs inside another `ralon run`, whose restrictions stay in force here)"
 
 
