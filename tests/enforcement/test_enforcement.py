@@ -2902,14 +2902,19 @@ class Terminal:
                     if e.errno != errno.EIO:
                         raise
 
-    def session(self, command):
+    def session(self, command, start_only=False):
         """Runs command (the probe, or something starting it) as a job and
         goes through what a person does with an interactive program; returns
-        what the program and the shell showed at each step."""
+        what the program and the shell showed at each step (with
+        start_only, the first; the job is then ended with Ctrl-C)."""
         prompt = re.escape(self.PROMPT)
         self.expect(prompt)
         self.send(command + "\n")
         steps = [("start", self.expect(r"probe: ready ([^\r\n]*)"))]
+        if start_only:
+            self.send("\x03")
+            self.expect(prompt)
+            return steps
         self.resize(40, 100)
         steps.append(("resize", self.expect(r"probe: winch ([^\r\n]*)")))
         self.send("first line\n")
@@ -2936,10 +2941,10 @@ class TestInteractive(Base):
     on Ctrl-Z, resumes in the foreground with `fg`, and dies of Ctrl-C, as
     the same command started directly does, step for step."""
 
-    def transcript(self, user, pr, command):
+    def transcript(self, user, pr, command, start_only=False):
         term = Terminal(user, pr.proj, pr.env())
         try:
-            return term.session(command)
+            return term.session(command, start_only)
         finally:
             term.close()
 
@@ -2963,8 +2968,8 @@ class TestInteractive(Base):
             with self.subTest(user=user, command="a wrapper that forks"):
                 # A wrapper that starts the program as its child instead of
                 # becoming it is told apart: the program leads no group.
-                forked = self.transcript(user, pr, "sh -c '%s; exit $?'" % start)
-                self.assertEqual(forked[0], ("start", "fg=True leader=False size=24x80"))
+                forked = self.transcript(user, pr, "sh -c '%s; exit $?'" % start, True)
+                self.assertEqual(forked, [("start", "fg=True leader=False size=24x80")])
             for backend in self.any_backend(user):
                 with self.subTest(user=user, backend=backend):
                     got = self.transcript(user, pr, "%s run -q --backend %s -- %s" % (
