@@ -53,6 +53,8 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_LANDLOCK_UNLISTED] = "landlock-unlisted-directory",
     [AUDIT_ENCLOSING_POLICY] = "enclosing-policy",
     [AUDIT_GIT_DIR_OUTSIDE] = "git-dir-outside-project",
+    [AUDIT_GIT_COMMONDIR_UNPROTECTED] = "git-commondir-unprotected",
+    [AUDIT_GIT_COMMONDIR] = "git-commondir",
 };
 
 bool audit_weakens(AuditKind k) {
@@ -74,6 +76,8 @@ bool audit_weakens(AuditKind k) {
   case AUDIT_UNREADABLE:
   case AUDIT_ENCLOSING_POLICY:
   case AUDIT_GIT_DIR_OUTSIDE:
+  case AUDIT_GIT_COMMONDIR_UNPROTECTED:
+  case AUDIT_GIT_COMMONDIR:
   case AUDIT_ROOT:
   case AUDIT_SECOND_MOUNT:
   case AUDIT_BIND_MOUNT:
@@ -491,13 +495,84 @@ static void audit_git_file(const Policy *policy, const Matcher *m, AuditFindings
   }
 }
 
+static int compare_names(const void *a, const void *b);
+
+/* The names in directory `fd` but `.` and `..`, sorted (for findings in
+ * the same order on every file system); *ret_n of them. */
+static char **sorted_names(int fd, size_t *ret_n) {
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  char buf[4096];
+  DirReader dr = {.fd = fd, .buf = buf, .size = sizeof(buf)};
+  for (const struct dirent64 *de; (de = dir_reader_next(&dr)) != NULL;) {
+    if (!streq(de->d_name, ".") && !streq(de->d_name, "..")) {
+      char **slot = grow_array(&names, &n, &cap, sizeof(char *));
+      *slot = xstrdup(de->d_name);
+    }
+  }
+  if (n > 0) {
+    qsort(names, n, sizeof(char *), compare_names);
+  }
+  *ret_n = n;
+  return names;
+}
+
+/* `git init` and `git clone` make no commondir file; only a linked
+ * worktree's git directory has one. Where it is found in another git
+ * directory (`rel`: .git, or a submodule's), git takes that repository's
+ * hooks and configuration from the directory it names instead, and
+ * `.git/hooks` and `.git/config` in agent.lock protect nothing git runs. */
+static void audit_git_planted_commondir(const char *root, const char *rel, AuditFindings *out) {
+  _cleanup_free_ char *dir = path_join(root, rel);
+  _cleanup_free_ char *file = path_join(dir, "commondir");
+  struct stat st;
+  if (lstat(file, &st) < 0) {
+    return;
+  }
+  _cleanup_free_ char *named = git_path_in(file, "", dir);
+  _cleanup_free_ char *canon = named != NULL ? realpath(named, NULL) : NULL;
+  _cleanup_free_ char *shown =
+      canon != NULL ? path_display(canon) : named != NULL ? path_display(named) : NULL;
+  add(out, AUDIT_GIT_COMMONDIR, xasprintf("%s/commondir", rel),
+      xasprintf(_("sends git elsewhere: git takes the hooks and configuration it runs for this "
+                  "repository from %s instead, and neither `git init` nor `git clone` makes "
+                  "such a file, so an agent may have placed it (look at it, and remove it "
+                  "unless you made it)"),
+                shown != NULL ? shown : _("the directory it names")));
+}
+
+/* Linked worktrees (`git worktree add`) keep their git directories in
+ * .git/worktrees/NAME; NAME/commondir names the repository whose hooks and
+ * configuration git runs in that worktree, normally this one. */
+static void audit_git_worktrees(const char *root, const Matcher *m, AuditFindings *out) {
+  _cleanup_free_ char *dir = path_join(root, ".git/worktrees");
+  _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  size_t n;
+  char **names = sorted_names(fd, &n);
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_free_ char *rel = xasprintf(".git/worktrees/%s/commondir", names[i]);
+    _cleanup_free_ char *abs = path_join(root, rel);
+    struct stat st;
+    if (lstat(abs, &st) == 0 && matcher_match(m, rel) < 0) {
+      add(out, AUDIT_GIT_COMMONDIR_UNPROTECTED, steal_pointer(&rel),
+          xstrdup(_("is not protected: it names the repository whose hooks and configuration "
+                    "git runs in that linked worktree, so an agent that points it at a "
+                    "directory of its own runs code outside any sandbox at your next git "
+                    "command there (add `.git/worktrees/*/commondir` to agent.lock)")));
+    }
+    free(names[i]);
+  }
+  free(names);
+}
+
 /* Submodules keep their git directories in .git/modules/NAME (nested
  * ones in .git/modules/NAME/modules/NAME): each has hooks and a
  * configuration of its own, which `.git/hooks` and `.git/config` do not
  * cover, and git runs them at the next command in the submodule. */
 #define GIT_MODULES_MAX_DEPTH 8u
-
-static int compare_names(const void *a, const void *b);
 
 static void audit_git_modules(const char *root, const char *rel, const Matcher *m,
                               unsigned depth, AuditFindings *out) {
@@ -509,21 +584,8 @@ static void audit_git_modules(const char *root, const char *rel, const Matcher *
   if (fd < 0) {
     return;
   }
-  /* Sorted, for findings in the same order on every file system. */
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  char buf[4096];
-  DirReader dr = {.fd = fd, .buf = buf, .size = sizeof(buf)};
-  for (const struct dirent64 *de; (de = dir_reader_next(&dr)) != NULL;) {
-    if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
-      continue;
-    }
-    char **slot = grow_array(&names, &n, &cap, sizeof(char *));
-    *slot = xstrdup(de->d_name);
-  }
-  if (n > 0) {
-    qsort(names, n, sizeof(char *), compare_names);
-  }
+  size_t n;
+  char **names = sorted_names(fd, &n);
   for (size_t i = 0; i < n; i++) {
     _cleanup_free_ char *module = xasprintf("%s/%s", rel, names[i]);
     _cleanup_free_ char *abs = path_join(root, module);
@@ -546,6 +608,7 @@ static void audit_git_modules(const char *root, const char *rel, const Matcher *
                     "runs commands outside any sandbox at your next git command in that "
                     "submodule (add `.git/modules/**/config` to agent.lock)")));
     }
+    audit_git_planted_commondir(root, module, out);
     _cleanup_free_ char *nested = xasprintf("%s/modules", module);
     audit_git_modules(root, nested, m, depth + 1, out);
   }
@@ -577,7 +640,9 @@ static void audit_git(const Policy *policy, const Matcher *m, const char *canon_
                   "runs commands outside any sandbox at your next git command (add `.git/config` "
                   "to agent.lock)")));
   }
+  audit_git_planted_commondir(policy->root, ".git", out);
   audit_git_config(policy->root, canon_root, m, out);
+  audit_git_worktrees(policy->root, m, out);
   audit_git_modules(policy->root, ".git/modules", m, 0, out);
 }
 

@@ -53,6 +53,12 @@ typedef enum {
   /* .git is a file (a worktree, a submodule): the hooks and configuration
    * git runs are in a directory outside the project. */
   AUDIT_GIT_DIR_OUTSIDE,
+  /* A linked worktree's .git/worktrees/NAME/commondir, which names the
+   * repository whose hooks and configuration git runs there. */
+  AUDIT_GIT_COMMONDIR_UNPROTECTED,
+  /* A commondir file in a git directory where git makes none (.git, a
+   * submodule's): git takes hooks and configuration from where it says. */
+  AUDIT_GIT_COMMONDIR,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;

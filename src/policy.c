@@ -761,6 +761,11 @@ char *policy_starter_text(const char *dir) {
       fputs(_("  # The same for each submodule.\n"), f);
       fputs("  - .git/modules/**/hooks\n  - .git/modules/**/config\n", f);
     }
+    _cleanup_free_ char *worktrees = path_join(dir, ".git/worktrees");
+    if (stat(worktrees, &st) == 0 && S_ISDIR(st.st_mode)) {
+      fputs(_("  # Which repository's hooks and configuration each linked worktree uses.\n"), f);
+      fputs("  - .git/worktrees/*/commondir\n", f);
+    }
   } else if (lstat(git, &st) == 0 && S_ISREG(st.st_mode)) {
     fputs(_("  # .git is a file here (a worktree or a submodule): kept from being\n"
             "  # pointed elsewhere. The hooks and configuration git runs are outside\n"

@@ -467,6 +467,48 @@ class InitTest(RalonTestCase):
         self.assertLines(c, 1, [locked(".git/modules/lib/hooks/post-checkout",
                                        ".git/modules/**/hooks")])
 
+    def test_init_in_a_repository_with_linked_worktrees(self):
+        # Each linked worktree's .git/worktrees/NAME/commondir names the
+        # repository whose hooks and configuration git runs there.
+        root = self.project(None, files=["README"])
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", HOME=self.base,
+                   GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+        for args in (["init", "-q"], ["add", "README"], ["commit", "-q", "-m", "c"],
+                     ["worktree", "add", "-q", os.path.join(self.base, "wt")]):
+            subprocess.run(["git"] + args, cwd=root, env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+        commondir = ".git/worktrees/wt/commondir"
+        self.assertTrue(os.path.isfile(os.path.join(root, commondir)))
+        write(os.path.join(root, "agent.lock"), "protect: [.git/hooks, .git/config]\n")
+        s = self.run_ralon("status", "--json", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        subjects = {(f["kind"], f["subject"]) for f in json.loads(s.out)["findings"]}
+        self.assertIn(("git-commondir-unprotected", commondir), subjects, s)
+        os.unlink(os.path.join(root, "agent.lock"))
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
+        self.assertIn(".git/worktrees/*/commondir", items)
+        s = self.run_ralon("status", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        self.assertNotIn(".git/", s.err)
+        c = self.run_ralon("check", commondir, cwd=root)
+        self.assertLines(c, 1, [locked(commondir, ".git/worktrees/*/commondir")])
+
+        # A commondir in .git itself, which git never makes there, sends
+        # git elsewhere for hooks and configuration: a weakening finding
+        # whatever the policy says, naming where.
+        elsewhere = os.path.join(self.base, "elsewhere")
+        os.makedirs(elsewhere)
+        write(os.path.join(root, ".git/commondir"), elsewhere + "\n")
+        s = self.run_ralon("status", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        self.assertRegex(s.err, r"(?m)^ralon: warning: \.git/commondir sends git elsewhere: .*%s"
+                         % re.escape(os.path.realpath(elsewhere)), s)
+        r = self.run_ralon("run", "--strict", "--dry-run", "--", "true", cwd=root)
+        self.assertEqual(r.rc, 1, r)
+        self.assertIn(".git/commondir", r.err)
+
     def test_init_in_a_git_worktree(self):
         # .git is a file naming a git directory elsewhere: init protects
         # the file (so it keeps pointing there), not paths below it, and

@@ -2140,6 +2140,57 @@ class TestGitWorktree(Base):
                                  r"with --strict\)\n\Z" % re.escape(common), r)
 
 
+    def test_linked_worktrees_commondir_protected_as_init_writes(self):
+        # In the main repository, .git/worktrees/wt/commondir names the
+        # repository whose hooks and configuration git runs in the linked
+        # worktree: with init's pattern it cannot be pointed elsewhere.
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr, wt = self.worktree(user)
+                policy = POLICY.replace("protect: [", "protect: [.git/worktrees/*/commondir, ")
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(policy)
+                commondir = os.path.join(pr.proj, ".git", "worktrees", "wt", "commondir")
+                before = read_text(commondir)
+                r = run(ralon_run(backend, "echo '%s' >&2; echo \"$HOME\" > "
+                                  ".git/worktrees/wt/commondir" % STARTED),
+                        user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertNotEqual(r.rc, 0, r)
+                self.assertRegex(r.stderr, DENIAL, r)
+                self.assertEqual(read_text(commondir), before)
+
+    def test_planted_commondir_in_the_main_repository(self):
+        # git reads .git/commondir in any repository, and takes hooks and
+        # configuration from where it points. Under Landlock, .git is on
+        # the chain (its hooks and config are protected): the file cannot
+        # be made. The mount backend cannot keep a missing file from being
+        # made (the documented gap): pinned here, and the next ralon says so.
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(POLICY.replace("protect: [", "protect: [.git/hooks, .git/config, "))
+                planted = os.path.join(pr.proj, ".git", "commondir")
+                r = run(ralon_run(backend, "echo '%s' >&2; echo \"$HOME\" > .git/commondir"
+                                  % STARTED), user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                if backend == "landlock":
+                    self.assertNotEqual(r.rc, 0, r)
+                    self.assertRegex(r.stderr, DENIAL, r)
+                    self.assertFalse(os.path.lexists(planted))
+                    continue
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(read_text(planted), pr.home + "\n")
+                r = run([Tools.ralon, "status"], user, pr.proj, pr.env())
+                self.assertRegex(r.stderr, r"(?m)^ralon: warning: \.git/commondir sends git "
+                                 r"elsewhere: .*%s" % re.escape(os.path.realpath(pr.home)), r)
+                r = run(ralon_run(backend, "true", extra=["--strict"]), user, pr.proj,
+                        pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertIn(".git/commondir", r.stderr, r)
+
+
 class TestNextSession(Base):
     """What one session leaves behind must not weaken the next. An agent
     can change the mode of unprotected directories (neither backend

@@ -104,6 +104,8 @@ static bool depends_on_machine(AuditKind k) {
   case AUDIT_INHERITED_FD:
   case AUDIT_ENCLOSING_POLICY:
   case AUDIT_GIT_DIR_OUTSIDE:
+  case AUDIT_GIT_COMMONDIR_UNPROTECTED:
+  case AUDIT_GIT_COMMONDIR:
   case _AUDIT_KIND_MAX:
   case _AUDIT_KIND_INVALID:
   default:
@@ -281,6 +283,8 @@ START_TEST(test_kind_names) {
       {AUDIT_LANDLOCK_UNLISTED, "landlock-unlisted-directory"},
       {AUDIT_ENCLOSING_POLICY, "enclosing-policy"},
       {AUDIT_GIT_DIR_OUTSIDE, "git-dir-outside-project"},
+      {AUDIT_GIT_COMMONDIR_UNPROTECTED, "git-commondir-unprotected"},
+      {AUDIT_GIT_COMMONDIR, "git-commondir"},
   };
   /* Every kind has a name here: a new kind must be added to this table. */
   ck_assert_int_eq(ELEMENTSOF(table), _AUDIT_KIND_MAX);
@@ -644,6 +648,79 @@ START_TEST(test_git_submodules) {
                  "protect:\n  - README\n  - .git/hooks\n  - .git/config\n"
                  "  - .git/modules/**/hooks\n  - .git/modules/**/config\n",
                  "");
+}
+END_TEST
+
+START_TEST(test_git_worktrees) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "README", "r");
+  make_git_dir(t);
+  /* Two linked worktrees' git directories, and one without commondir. */
+  make_dir(t, ".git/worktrees");
+  make_dir(t, ".git/worktrees/wt");
+  make_file(t, ".git/worktrees/wt/commondir", "../..\n");
+  make_dir(t, ".git/worktrees/b");
+  make_file(t, ".git/worktrees/b/commondir", "../..\n");
+  make_dir(t, ".git/worktrees/empty");
+  const char *top = "protect:\n  - README\n  - .git/hooks\n  - .git/config\n";
+  assert_summary(t, top,
+                 "git-commondir-unprotected .git/worktrees/b/commondir\n"
+                 "git-commondir-unprotected .git/worktrees/wt/commondir\n");
+  AuditFindings f;
+  audit(t, top, &f);
+  ck_assert_ptr_nonnull(
+      strstr(get(&f, AUDIT_GIT_COMMONDIR_UNPROTECTED, ".git/worktrees/wt/commondir")->detail,
+             "`.git/worktrees/*/commondir`"));
+  ck_assert(audit_weakens(AUDIT_GIT_COMMONDIR_UNPROTECTED));
+  audit_findings_clear(&f);
+  /* What `ralon init` writes covers them; so does one named. */
+  assert_summary(t,
+                 "protect:\n  - README\n  - .git/hooks\n  - .git/config\n"
+                 "  - .git/worktrees/*/commondir\n",
+                 "");
+  assert_summary(t,
+                 "protect:\n  - README\n  - .git/hooks\n  - .git/config\n"
+                 "  - .git/worktrees/wt/commondir\n",
+                 "git-commondir-unprotected .git/worktrees/b/commondir\n");
+}
+END_TEST
+
+START_TEST(test_git_planted_commondir) {
+  _cleanup_free_ char *t = make_tmpdir();
+  _cleanup_free_ char *elsewhere = make_tmpdir();
+  make_file(t, "README", "r");
+  make_git_dir(t);
+  const char *top = "protect:\n  - README\n  - .git/hooks\n  - .git/config\n";
+  assert_summary(t, top, "");
+  /* git makes no commondir in .git: one there sends git elsewhere for
+   * hooks and configuration, whatever the policy protects. */
+  _cleanup_free_ char *line = xasprintf("%s\n", elsewhere);
+  make_file(t, ".git/commondir", line);
+  assert_summary(t, top, "git-commondir .git/commondir\n");
+  assert_summary(t, "protect:\n  - README\n  - .git\n", "git-commondir .git/commondir\n");
+  AuditFindings f;
+  audit(t, top, &f);
+  _cleanup_free_ char *canon = realpath(elsewhere, NULL);
+  ck_assert_ptr_nonnull(canon);
+  const char *detail = get(&f, AUDIT_GIT_COMMONDIR, ".git/commondir")->detail;
+  ck_assert_msg(strstr(detail, canon) != NULL, "%s does not name %s", detail, canon);
+  ck_assert(audit_weakens(AUDIT_GIT_COMMONDIR));
+  audit_findings_clear(&f);
+
+  /* The same in a submodule's git directory. */
+  _cleanup_free_ char *u = make_tmpdir();
+  make_file(u, "README", "r");
+  make_git_dir(u);
+  make_dir(u, ".git/modules");
+  make_dir(u, ".git/modules/lib");
+  make_file(u, ".git/modules/lib/HEAD", "ref: refs/heads/main\n");
+  make_dir(u, ".git/modules/lib/hooks");
+  make_file(u, ".git/modules/lib/config", "[core]\n");
+  make_file(u, ".git/modules/lib/commondir", "../../..\n");
+  assert_summary(u,
+                 "protect:\n  - README\n  - .git/hooks\n  - .git/config\n"
+                 "  - .git/modules/**/hooks\n  - .git/modules/**/config\n",
+                 "git-commondir .git/modules/lib/commondir\n");
 }
 END_TEST
 
@@ -2005,6 +2082,8 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_git_unprotected);
   tcase_add_test(tc, test_git_protected);
   tcase_add_test(tc, test_git_submodules);
+  tcase_add_test(tc, test_git_worktrees);
+  tcase_add_test(tc, test_git_planted_commondir);
   tcase_add_test(tc, test_git_not_a_directory);
   tcase_add_test(tc, test_unreadable);
   tcase_add_test(tc, test_unreadable_detail);
