@@ -1517,7 +1517,20 @@ static char *link_on_the_way(const char *root, const char *pat) {
  * the first one (like git), so the outer policy protects nothing here; an
  * agent can plant agent.lock in any directory it may write, and a session
  * started there obeys it. */
+static void add_enclosing(AuditFindings *out, char *file) {
+  add(out, AUDIT_ENCLOSING_POLICY, file,
+      xstrdup(_("also governs this directory, but only the nearest agent.lock applies: "
+                "what that one protects here is not protected now (if this project's "
+                "agent.lock was not written by you, an agent may have planted it; start "
+                "from that project's root)")));
+}
+
 static void audit_enclosing(const Policy *policy, AuditFindings *out) {
+  /* Along the way the shell came, through a symbolic link: the real
+   * path has not got it (policy_discover compared). */
+  if (policy->enclosing_by_link != NULL) {
+    add_enclosing(out, xstrdup(policy->enclosing_by_link));
+  }
   char *d = xstrdup(policy->root);
   while (!streq(d, "/")) {
     char *up = path_dirname(d);
@@ -1526,11 +1539,7 @@ static void audit_enclosing(const Policy *policy, AuditFindings *out) {
     _cleanup_free_ char *file = path_join(d, POLICY_FILE_NAME);
     struct stat st;
     if (stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
-      add(out, AUDIT_ENCLOSING_POLICY, steal_pointer(&file),
-          xstrdup(_("also governs this directory, but only the nearest agent.lock applies: "
-                    "what that one protects here is not protected now (if this project's "
-                    "agent.lock was not written by you, an agent may have planted it; start "
-                    "from that project's root)")));
+      add_enclosing(out, steal_pointer(&file));
       break;
     }
   }

@@ -27,6 +27,7 @@ void policy_free(Policy *p) {
   free(p->patterns);
   free(p->file);
   free(p->root);
+  free(p->enclosing_by_link);
   free(p);
 }
 
@@ -661,20 +662,13 @@ int policy_load(const char *file, Policy **ret, Error *err) {
   return policy_parse(file, text, len, ret, err);
 }
 
-int policy_find(const char *start, char **ret_file, Error *err) {
-  _cleanup_free_ char *dir = path_absolute(NULL, start ? start : ".");
-  if (dir == NULL) {
-    return error_set(err, errno, _("cannot determine the working directory: %m"));
-  }
-  struct stat st;
-  if (stat(dir, &st) < 0) {
-    return error_set(err, errno, _("cannot use %s: %m"), dir);
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    return error_set(err, ENOTDIR, _("cannot use %s: %s"), dir, strerror(ENOTDIR));
-  }
+/* The nearest agent.lock from `dir` up, each parent taken lexically: 0
+ * and *ret_file, -ENOENT when there is none (err untouched), or another
+ * error. */
+static int find_upward(const char *dir, char **ret_file, Error *err) {
   for (char *d = xstrdup(dir);;) {
     _cleanup_free_ char *candidate = path_join(d, POLICY_FILE_NAME);
+    struct stat st;
     if (stat(candidate, &st) == 0) {
       if (S_ISREG(st.st_mode)) {
         free(d);
@@ -694,26 +688,126 @@ int policy_find(const char *start, char **ret_file, Error *err) {
     }
     if (streq(d, "/")) {
       free(d);
-      break;
+      return -ENOENT;
     }
     char *parent = path_dirname(d);
     free(d);
     d = parent;
   }
-  error_set(err, ENOENT, _("no agent.lock found in %s or any parent directory (run `ralon init`)"),
-            dir);
-  return -ENOENT;
+}
+
+static bool same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return a != NULL && b != NULL && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The search starts from the working directory's real path, `dir`. When
+ * the shell reached it through a symbolic link ($PWD names the same
+ * directory by another path), the policy found along that way must be the
+ * same one: otherwise a directory of the project replaced by a link to a
+ * directory elsewhere (which an agent can do) would lead the next run to
+ * a policy of the agent's, or to none, and `--if-policy` would run the
+ * command unrestricted. `found` is what the real path gave, or NULL. When
+ * both ways agree, *ret_enclosing (if given) is the agent.lock further up
+ * the way through the link that the real path does not have. */
+static int check_logical_way(const char *dir, const struct stat *cwd, const char *found,
+                             char **ret_enclosing, Error *err) {
+  const char *pwd = getenv("PWD");
+  struct stat st;
+  if (pwd == NULL || pwd[0] != '/' || streq(pwd, dir) || stat(pwd, &st) < 0 ||
+      st.st_dev != cwd->st_dev || st.st_ino != cwd->st_ino) {
+    return 0;
+  }
+  _cleanup_free_ char *logical = path_normalize(pwd);
+  _cleanup_free_ char *other = NULL;
+  Error e = {0};
+  int r = find_upward(logical, &other, &e);
+  error_clear(&e);
+  if (r < 0) {
+    return 0; /* nothing along that way */
+  }
+  if (same_file(found, other)) {
+    /* The same one, found in or below the link. One further up that way
+     * is an enclosing policy (the audit reports it), unless the real
+     * path has it too. */
+    _cleanup_free_ char *above = NULL;
+    _cleanup_free_ char *from = path_dirname(other);
+    if (ret_enclosing != NULL && !streq(from, "/")) {
+      _cleanup_free_ char *up = path_dirname(from);
+      if (find_upward(up, &above, &e) == 0 && !same_file(above, found)) {
+        _cleanup_free_ char *real_dir = path_dirname(found);
+        _cleanup_free_ char *real_up = path_dirname(real_dir);
+        _cleanup_free_ char *real_above = NULL;
+        if (streq(real_dir, "/") || find_upward(real_up, &real_above, &e) < 0 ||
+            !same_file(above, real_above)) {
+          *ret_enclosing = steal_pointer(&above);
+        }
+      }
+      error_clear(&e);
+    }
+    return 0;
+  }
+  if (found == NULL) {
+    return error_set(err, EXDEV,
+                     _("the working directory %s is reached through a symbolic link: along that "
+                       "way the policy is %s, but from the directory's real path, %s, there is "
+                       "none (start from the project's real path, and look at the link: an "
+                       "agent may have replaced a directory with it)"),
+                     logical, other, dir);
+  }
+  return error_set(err, EXDEV,
+                   _("the working directory %s is reached through a symbolic link: along that "
+                     "way the policy is %s, but from the directory's real path, %s, it is %s "
+                     "(start from the project's real path, and look at the link: an agent may "
+                     "have replaced a directory with it)"),
+                   logical, other, dir, found);
+}
+
+static int find_policy(const char *start, char **ret_file, char **ret_enclosing, Error *err) {
+  _cleanup_free_ char *dir = path_absolute(NULL, start ? start : ".");
+  if (dir == NULL) {
+    return error_set(err, errno, _("cannot determine the working directory: %m"));
+  }
+  struct stat st;
+  if (stat(dir, &st) < 0) {
+    return error_set(err, errno, _("cannot use %s: %m"), dir);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return error_set(err, ENOTDIR, _("cannot use %s: %s"), dir, strerror(ENOTDIR));
+  }
+  _cleanup_free_ char *file = NULL;
+  int r = find_upward(dir, &file, err);
+  if (r < 0 && r != -ENOENT) {
+    return r;
+  }
+  if (start == NULL && check_logical_way(dir, &st, file, ret_enclosing, err) < 0) {
+    return -EXDEV;
+  }
+  if (r == -ENOENT) {
+    error_set(err, ENOENT,
+              _("no agent.lock found in %s or any parent directory (run `ralon init`)"), dir);
+    return -ENOENT;
+  }
+  *ret_file = steal_pointer(&file);
+  return 0;
+}
+
+int policy_find(const char *start, char **ret_file, Error *err) {
+  return find_policy(start, ret_file, NULL, err);
 }
 
 int policy_discover(const char *start, Policy **ret, Error *err) {
   _cleanup_free_ char *file = NULL;
-  int r = policy_find(start, &file, err);
+  _cleanup_free_ char *enclosing = NULL;
+  int r = find_policy(start, &file, &enclosing, err);
   if (r < 0) {
     return r;
   }
   if (policy_load(file, ret, err) < 0) {
     return -EINVAL;
   }
+  (*ret)->enclosing_by_link = steal_pointer(&enclosing);
   /* Found by walking up from getcwd(3)'s name, lexically. */
   (*ret)->root_canonical = start == NULL;
   return 0;

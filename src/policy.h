@@ -27,6 +27,10 @@ typedef struct {
   /* `root` is canonical already (no symbolic link, `.` or `..`): it was
    * found from the working directory, whose name getcwd(3) gives so. */
   bool root_canonical;
+  /* Found from a working directory the shell reached through a symbolic
+   * link: the agent.lock further up along that way, which the nearest one
+   * keeps from applying (NULL when there is none). */
+  char *enclosing_by_link;
   unsigned version;
   PolicyPattern *patterns; /* [0] is always agent.lock */
   size_t n_patterns;
@@ -54,7 +58,10 @@ char *policy_canonical_root(const Policy *p);
 
 /* The directory policy_discover would report, without parsing anything:
  * *ret_file is the absolute path of agent.lock. -ENOENT when there is none;
- * another negative errno when a directory on the way cannot be searched. */
+ * another negative errno when a directory on the way cannot be searched,
+ * and -EXDEV when, without `start`, the working directory was reached
+ * through a symbolic link ($PWD) along which another agent.lock applies
+ * than along its real path. */
 int policy_find(const char *start, char **ret_file, Error *err);
 
 /* Normalises one pattern as DESIGN.md §2 says. On rejection returns -1 and

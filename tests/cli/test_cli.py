@@ -1289,6 +1289,70 @@ class NoPolicyTest(RalonTestCase):
         r = self.run_ralon("check", "../a.txt", cwd=sub)
         self.assertEqual(r.rc, 1, r)
 
+    def test_working_directory_reached_through_a_link(self):
+        # $PWD, as a shell sets it, names the working directory through a
+        # link. Along that way and along the real path the policy must be
+        # the same: a project directory replaced by a link to one outside
+        # must not lead to another policy, or to none.
+        root = self.project("protect: [a.txt]\n", files=["a.txt"], dirs=["sub"])
+        link = os.path.join(self.base, "link")
+        os.symlink(root, link)
+
+        def env(pwd):
+            return dict(self.env, PWD=pwd)
+        # A project reached through a link (and a directory in it): the
+        # same policy both ways.
+        for pwd, cwd in ((link, root), (os.path.join(link, "sub"), os.path.join(root, "sub"))):
+            with self.subTest(pwd=pwd):
+                r = self.run_ralon("check", "a.txt" if cwd == root else "../a.txt", cwd=cwd,
+                                   env=env(pwd))
+                self.assertEqual(r.rc, 1, r)
+        # The directory replaced by a link to one outside, with no policy.
+        outside = os.path.join(self.base, "outside")
+        os.rename(os.path.join(root, "sub"), outside)
+        os.symlink(outside, os.path.join(root, "sub"))
+        logical = os.path.join(root, "sub")
+        marker = os.path.join(self.base, "ran")
+        run_if = ["run", "--if-policy", "--", "sh", "-c", 'echo > "$1"', "sh", marker]
+        msg = ("ralon: the working directory %s is reached through a symbolic link: along that "
+               "way the policy is %s/agent.lock, but from the directory's real path, %s, "
+               "there is none (start from the project's real path, and look at the link: an "
+               "agent may have replaced a directory with it)\n" % (logical, root, outside))
+        for args in (run_if, ["check", "x"], ["status"]):
+            with self.subTest(args=args[0]):
+                self.assertFails(self.run_ralon(*args, cwd=outside, env=env(logical)), err=msg)
+        self.assertFalse(os.path.exists(marker))
+        # ...and with a policy above it on the real path.
+        write(os.path.join(self.base, "agent.lock"), "protect: []\n")
+        r = self.run_ralon(*run_if, cwd=outside, env=env(logical))
+        self.assertFails(r, err_re=r"\Aralon: the working directory %s [^\n]* it is %s "
+                         % (re.escape(logical), re.escape(os.path.join(self.base, "agent.lock"))))
+        self.assertFalse(os.path.exists(marker))
+        os.unlink(os.path.join(self.base, "agent.lock"))
+        # A policy in the directory itself is the nearest both ways; the
+        # project's, further up only the way through the link, encloses
+        # it, as one above does on a real path: a weakening finding.
+        write(os.path.join(outside, "agent.lock"), "protect: []\n")
+        r = self.run_ralon("status", cwd=outside, env=env(logical))
+        self.assertEqual(r.rc, 0, r)
+        self.assertIn("ralon: warning: %s/agent.lock also governs this directory" % root, r.err)
+        r = self.run_ralon("run", "--strict", *run_if[2:], cwd=outside, env=env(logical))
+        self.assertFails(r, err_re=r"\Aralon: %s/agent.lock also governs [^\n]*--strict\)\n\Z"
+                         % re.escape(root))
+        self.assertFalse(os.path.exists(marker))
+        os.unlink(os.path.join(outside, "agent.lock"))
+        # $PWD naming another directory (stale), or relative, is not the
+        # way the working directory was reached: the real path decides.
+        for pwd in (root, "sub"):
+            with self.subTest(pwd=pwd):
+                r = self.run_ralon(*run_if, cwd=outside, env=env(pwd))
+                self.assertEqual(r.rc, 0, r)
+                self.assertTrue(os.path.exists(marker))
+                os.unlink(marker)
+        # -C names the directory itself: the walk goes up from that name.
+        r = self.run_ralon("-C", logical, "check", "../a.txt", cwd=self.base)
+        self.assertEqual(r.rc, 1, r)
+
     def test_missing_dash_C_directory(self):
         missing = os.path.join(self.base, "missing")
         for args in (["check"], ["check", "x"], ["status"]):

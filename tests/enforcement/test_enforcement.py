@@ -2223,6 +2223,45 @@ class TestNextSession(Base):
                 self.assertUnchanged(before, pr, repr(r))
 
 
+    def test_directory_replaced_by_a_link_does_not_lose_the_policy(self):
+        # In one session an agent moves an unprotected directory out of the
+        # project, puts a link in its place, and plants a policy that
+        # protects nothing beside the moved directory. The user later
+        # `cd`s into it: discovery from the real path finds the planted
+        # policy (or none), the way the user came finds the project's. The
+        # next run refuses, rather than protect nothing (--if-policy: run
+        # the command unrestricted).
+        for backend, user in self.each_backend_and_user():
+            for planted in (False, True):
+                with self.subTest(backend=backend, user=user, planted=planted):
+                    pr = self.project(user)
+                    lib = os.path.join(pr.proj, "src", "lib")
+                    os.makedirs(lib)
+                    if USERS[user] is not None:
+                        os.chown(lib, USERS[user], USERS[user])
+                    agent = ('mkdir -p "$HOME/ev" && mv src/lib "$HOME/ev/lib" && '
+                             'ln -s "$HOME/ev/lib" src/lib')
+                    if planted:
+                        agent += " && printf 'protect: []\\n' > \"$HOME/ev/agent.lock\""
+                    r = run(ralon_run(backend, agent), user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertTrue(os.path.islink(lib), r)
+                    before = snapshot(pr)
+                    marker = os.path.join(pr.base, "ran")
+                    next_run = ('cd src/lib && export PWD && exec "$RALON" run --if-policy '
+                                '--backend %s -- sh -c \'echo forged >> "$0"; echo ran > "$1"\' '
+                                '"%s" "%s"' % (backend, os.path.join(pr.proj, "Cargo.lock"),
+                                               marker))
+                    r = run(["sh", "-c", next_run], user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 2, r)
+                    self.assertRegex(r.stderr, r"\Aralon: the working directory %s is reached "
+                                     r"through a symbolic link: along that way the policy is "
+                                     r"%s, .*\n\Z" % (re.escape(lib), re.escape(
+                                         os.path.join(pr.proj, "agent.lock"))), r)
+                    self.assertFalse(os.path.exists(marker), "the command ran: %r" % r)
+                    self.assertUnchanged(before, pr, repr(r))
+
+
     def test_unreadable_directory_is_protected_whole(self):
         # Made unreadable in one session, a directory's protected files
         # were not found by the next: unbound by the mount backend, and
