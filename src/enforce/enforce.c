@@ -91,6 +91,14 @@ int enforce_select(Backend requested, const Availability *a, Backend *ret, char 
     return 0;
   }
   _cleanup_free_ char *md = enforce_describe(a, BACKEND_MOUNT);
+  if (sys_mount_probe_exhausted(&a->mount)) {
+    return error_set(err, a->mount.errnum,
+                     _("the mount backend is %s: the kernel ran out of resources, which "
+                       "something can use up on purpose, so auto does not fall back to the "
+                       "weaker landlock backend for it (end what holds them, such as processes "
+                       "an earlier session left behind, or choose --backend landlock)"),
+                     md);
+  }
   if (enforce_backend_available(a, BACKEND_LANDLOCK)) {
     *ret = BACKEND_LANDLOCK;
     *ret_why = xasprintf(_("the mount backend is %s"), md);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* deny-userns COMMAND [ARG...]: runs COMMAND where no new user namespace
- * can be created, like a distribution that restricts them.
+/* deny-userns [--enospc] COMMAND [ARG...]: runs COMMAND where no new user
+ * namespace can be created, like a distribution that restricts them, or
+ * (--enospc) as where the quota of user namespaces has been used up.
  *
  * A seccomp filter makes unshare(2) and clone(2) with CLONE_NEWUSER fail
  * with EPERM, and clone3(2) fail with ENOSYS (its flags live in a struct
@@ -23,8 +24,14 @@ static int fail(const char *what, int r) {
 }
 
 int main(int argc, char **argv) {
+  int refusal = EPERM;
+  if (argc > 1 && strcmp(argv[1], "--enospc") == 0) {
+    refusal = ENOSPC;
+    argv++;
+    argc--;
+  }
   if (argc < 2) {
-    fprintf(stderr, "usage: %s COMMAND [ARG...]\n", argv[0]);
+    fprintf(stderr, "usage: deny-userns [--enospc] COMMAND [ARG...]\n");
     return 125;
   }
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -46,11 +53,13 @@ int main(int argc, char **argv) {
       .datum_a = (scmp_datum_t)CLONE_NEWUSER,
       .datum_b = (scmp_datum_t)CLONE_NEWUSER,
   };
-  int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1, newuser0);
+  int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)refusal), SCMP_SYS(unshare), 1,
+                             newuser0);
   if (r < 0) {
     return fail("cannot add the unshare rule", r);
   }
-  r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, newuser_clone);
+  r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)refusal), SCMP_SYS(clone), 1,
+                         newuser_clone);
   if (r < 0) {
     return fail("cannot add the clone rule", r);
   }

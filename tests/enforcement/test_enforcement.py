@@ -1605,6 +1605,37 @@ class TestAutoFallback(Base):
                                  % re.escape(NESTED_HINT), r)
 
 
+    def test_auto_does_not_fall_back_when_namespaces_run_out(self):
+        # The quota of user namespaces is per user, and a process an agent
+        # leaves behind can use it up: then unshare fails with ENOSPC, and
+        # auto must not take that as the system's choice and drop to the
+        # weaker Landlock backend. --backend landlock still works.
+        for user in self.users():
+            with self.subTest(user=user):
+                pr = self.project(user)
+                before = snapshot(pr)
+                deny = [Tools.deny, "--enospc"]
+                r = run(deny + [Tools.ralon, "run", "--", "sh", "-c",
+                                "echo '%s' >&2; chmod 666 agent.lock" % STARTED],
+                        user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertNotIn(STARTED, r.output, r)
+                # (Root makes its mounts before a user namespace: the
+                # second unshare is where it first asks for one.)
+                self.assertRegex(r.stderr, r"\Aralon: the mount backend is unavailable — "
+                                 r"(second )?unshare\(CLONE_NEWUSER\|CLONE_NEWNS\) failed: No space left "
+                                 r"on device: [^\n]*auto does not fall back [^\n]*\n\Z", r)
+                self.assertUnchanged(before, pr, repr(r))
+                r = run(deny + [Tools.ralon, "run", "--dry-run", "--", "true"], user, pr.proj,
+                        pr.env())
+                self.assertEqual(r.rc, 1, r)
+                if self.available("landlock", user):
+                    r = run(deny + [Tools.ralon, "run", "-q", "--backend", "landlock", "--",
+                                    "sh", "-c", "echo ok > src/ok.txt"], user, pr.proj,
+                            pr.env())
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertEqual(read_text(os.path.join(pr.proj, "src/ok.txt")), "ok\n")
+
     def test_auto_falls_back_when_the_namespace_is_made_but_mounts_are_refused(self):
         # Where a user namespace can be made but mounting in it is refused
         # (AppArmor's restriction of unprivileged user namespaces, or here an

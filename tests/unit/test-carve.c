@@ -373,6 +373,54 @@ START_TEST(select_auto_falls_back_with_reason) {
 }
 END_TEST
 
+START_TEST(select_auto_does_not_fall_back_for_exhaustion) {
+  /* Out of namespaces (a quota something can use up), memory or
+   * processes: auto refuses rather than take the weaker backend, and an
+   * explicit --backend landlock still works. */
+  static const struct {
+    MountStep step;
+    int errnum;
+  } exhausted[] = {
+      {MOUNT_STEP_UNSHARE, ENOSPC}, {MOUNT_STEP_LOCK, ENOSPC}, {MOUNT_STEP_BIND, ENOSPC},
+      {MOUNT_STEP_UNSHARE, EUSERS}, {MOUNT_STEP_FORK, EAGAIN}, {MOUNT_STEP_UNSHARE, ENOMEM},
+  };
+  /* The quotas are read from the machine: where one is 0 (user namespaces
+   * turned off), ENOSPC at unshare is configuration, tested below. */
+  bool quotas_set = true;
+  for (size_t i = 0; i < 2; i++) {
+    const char *f[] = {"/proc/sys/user/max_user_namespaces", "/proc/sys/user/max_mnt_namespaces"};
+    _cleanup_free_ char *text = read_text_file(f[i], 64);
+    quotas_set = quotas_set && text != NULL && strtol(text, NULL, 10) != 0;
+  }
+  for (size_t i = 0; i < ELEMENTSOF(exhausted); i++) {
+    Availability a = avail(7, exhausted[i].step, exhausted[i].errnum);
+    MountProbe probe = a.mount;
+    if (!sys_mount_probe_exhausted(&probe)) {
+      ck_assert_msg(exhausted[i].errnum == ENOSPC && !quotas_set, "case %zu", i);
+      continue;
+    }
+    Backend b = _BACKEND_INVALID;
+    _cleanup_free_ char *why = NULL;
+    _cleanup_error_ Error err = {0};
+    ck_assert_int_eq(enforce_select(BACKEND_AUTO, &a, &b, &why, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.message, "auto does not fall back"));
+    ck_assert_ptr_nonnull(strstr(err.message, strerror(exhausted[i].errnum)));
+    ck_assert_int_eq(err.errnum, exhausted[i].errnum);
+    error_clear(&err);
+    ck_assert_int_eq(enforce_select(BACKEND_LANDLOCK, &a, &b, &why, &err), 0);
+    ck_assert_int_eq(b, BACKEND_LANDLOCK);
+  }
+  /* What configuration refuses is not exhaustion. */
+  static const int refused[] = {EPERM, EACCES, EINVAL};
+  for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+    MountProbe p = {MOUNT_STEP_UNSHARE, refused[i]};
+    ck_assert(!sys_mount_probe_exhausted(&p));
+  }
+  MountProbe none = {MOUNT_STEP_NONE, 0};
+  ck_assert(!sys_mount_probe_exhausted(&none));
+}
+END_TEST
+
 START_TEST(select_nothing_available_fails) {
   Availability a = avail(-ENOSYS, MOUNT_STEP_UNSHARE, EPERM);
   Backend b = _BACKEND_INVALID;
@@ -457,6 +505,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, backend_names_round_trip);
   tcase_add_test(tc, select_auto_prefers_mount);
   tcase_add_test(tc, select_auto_falls_back_with_reason);
+  tcase_add_test(tc, select_auto_does_not_fall_back_for_exhaustion);
   tcase_add_test(tc, select_nothing_available_fails);
   tcase_add_test(tc, select_requested_unavailable_fails);
   tcase_add_test(tc, describe_landlock_abi);

@@ -224,6 +224,40 @@ const char *mount_step_to_string(MountStep s) {
   return mount_step_names[s];
 }
 
+/* A /proc/sys/user/... quota: -1 when it cannot be read. */
+static long namespace_quota(const char *name) {
+  char file[64];
+  snprintf(file, sizeof(file), "/proc/sys/user/%s", name);
+  _cleanup_free_ char *text = read_text_file(file, 64);
+  if (text == NULL) {
+    return -1;
+  }
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  return errno == 0 && end != text ? v : -1;
+}
+
+bool sys_mount_probe_exhausted(const MountProbe *p) {
+  switch (p->errnum) {
+  case ENOSPC:
+    /* unshare(2): a quota of namespaces reached, or 32 nested user
+     * namespaces; mount(2): the mount count limit. A quota of 0 is how
+     * some systems turn user namespaces off. */
+    if (p->step == MOUNT_STEP_UNSHARE || p->step == MOUNT_STEP_LOCK) {
+      return namespace_quota("max_user_namespaces") != 0 &&
+             namespace_quota("max_mnt_namespaces") != 0;
+    }
+    return true;
+  case EUSERS: /* the nesting limit, before Linux 4.9 */
+  case ENOMEM:
+  case EAGAIN:
+    return true;
+  default:
+    return false;
+  }
+}
+
 void sys_mount_probe(const char *path, MountProbe *ret) {
   int fds[2];
   memset(ret, 0, sizeof(*ret));

@@ -87,6 +87,13 @@ typedef struct {
 
 void sys_mount_probe(const char *path, MountProbe *ret);
 const char *mount_step_to_string(MountStep s);
+
+/* Whether the probe failed for want of resources (the user namespace or
+ * mount namespace quota, the nesting limit, memory, processes) rather than
+ * by the system's configuration: something can use them up (a process an
+ * agent left behind), so `auto` must not take that as a reason to fall
+ * back to a weaker backend. A quota set to 0 is configuration. */
+bool sys_mount_probe_exhausted(const MountProbe *p);
 /* Appended to a mount backend failure: "" outside `ralon run`; inside one
  * (RALON_ACTIVE_ROOT set: a hint, not a proof, since anything can set
  * it), that the enclosing run's restrictions hold here. */
