@@ -140,11 +140,13 @@ typedef struct {
   char *hooks_path;
   char *fsmonitor;
   bool has_fsmonitor; /* set, even without a value (a bare key is true) */
+  char *worktree_config; /* extensions.worktreeConfig ("true" when bare) */
 } GitCore;
 
 static void git_core_clear(GitCore *c) {
   free(c->hooks_path);
   free(c->fsmonitor);
+  free(c->worktree_config);
   *c = (GitCore){0};
 }
 
@@ -244,7 +246,7 @@ static char *git_parse_value(const char **pp) {
  * when git would refuse the file as malformed. */
 static bool git_parse_config(const char *text, GitCore *out) {
   const char *p = text;
-  bool in_core = false;
+  bool in_core = false, in_extensions = false;
   while (*p != '\0') {
     if (is_blank(*p) || *p == '\n') {
       p++;
@@ -266,6 +268,7 @@ static bool git_parse_config(const char *text, GitCore *out) {
       size_t len = (size_t)(p - name);
       bool plain = *p == ']';
       in_core = plain && len == 4 && strncasecmp(name, "core", 4) == 0;
+      in_extensions = plain && len == 10 && strncasecmp(name, "extensions", 10) == 0;
       if (!plain) {
         /* A subsection: skip its quoted name to the `]`. */
         while (is_blank(*p)) {
@@ -324,6 +327,9 @@ static bool git_parse_config(const char *text, GitCore *out) {
       free(out->fsmonitor);
       out->fsmonitor = bare ? NULL : steal_pointer(&value);
       out->has_fsmonitor = true;
+    } else if (in_extensions && klen == 14 && strncasecmp(key, "worktreeConfig", 14) == 0) {
+      free(out->worktree_config);
+      out->worktree_config = bare ? xstrdup("true") : steal_pointer(&value);
     }
     free(value);
   }
@@ -374,15 +380,17 @@ static char *git_place(const char *root, const char *value) {
   return r != NULL ? r : path_normalize(abs);
 }
 
-static void audit_git_config(const char *root, const char *canon_root, const Matcher *m,
+/* Reads .git/config; returns whether it sets extensions.worktreeConfig. */
+static bool audit_git_config(const char *root, const char *canon_root, const Matcher *m,
                              AuditFindings *out) {
   _cleanup_free_ char *file = path_join(root, ".git/config");
   _cleanup_free_ char *text = read_text_file(file, 4u * 1024u * 1024u);
   GitCore core = {0};
   if (text == NULL || !git_parse_config(text, &core)) {
     git_core_clear(&core);
-    return;
+    return false;
   }
+  bool worktree_config = core.worktree_config != NULL && git_bool(core.worktree_config) == 1;
   if (core.hooks_path != NULL && core.hooks_path[0] != '\0') {
     _cleanup_free_ char *place = git_place(canon_root ? canon_root : root, core.hooks_path);
     if (place == NULL || !protects(m, canon_root, place)) {
@@ -430,6 +438,17 @@ static void audit_git_config(const char *root, const char *canon_root, const Mat
     }
   }
   git_core_clear(&core);
+  return worktree_config;
+}
+
+bool audit_git_worktree_config(const char *root) {
+  _cleanup_free_ char *file = path_join(root, ".git/config");
+  _cleanup_free_ char *text = read_text_file(file, 4u * 1024u * 1024u);
+  GitCore core = {0};
+  bool on = text != NULL && git_parse_config(text, &core) && core.worktree_config != NULL &&
+            git_bool(core.worktree_config) == 1;
+  git_core_clear(&core);
+  return on;
 }
 
 bool audit_git_is_file(const char *root) {
@@ -544,7 +563,8 @@ static void audit_git_planted_commondir(const char *root, const char *rel, Audit
 /* Linked worktrees (`git worktree add`) keep their git directories in
  * .git/worktrees/NAME; NAME/commondir names the repository whose hooks and
  * configuration git runs in that worktree, normally this one. */
-static void audit_git_worktrees(const char *root, const Matcher *m, AuditFindings *out) {
+static void audit_git_worktrees(const char *root, const Matcher *m, bool worktree_config,
+                                AuditFindings *out) {
   _cleanup_free_ char *dir = path_join(root, ".git/worktrees");
   _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
@@ -562,6 +582,16 @@ static void audit_git_worktrees(const char *root, const Matcher *m, AuditFinding
                     "git runs in that linked worktree, so an agent that points it at a "
                     "directory of its own runs code outside any sandbox at your next git "
                     "command there (add `.git/worktrees/*/commondir` to agent.lock)")));
+    }
+    _cleanup_free_ char *config = xasprintf(".git/worktrees/%s/config.worktree", names[i]);
+    _cleanup_free_ char *gitdir = xasprintf("%s/.git/worktrees/%s", root, names[i]);
+    if (worktree_config && lstat(gitdir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        matcher_match(m, config) < 0) {
+      add(out, AUDIT_GIT_CONFIG, steal_pointer(&config),
+          xstrdup(_("is not protected, and git reads it in that linked worktree "
+                    "(extensions.worktreeConfig is set): `core.hooksPath`, `core.fsmonitor` or "
+                    "an alias set there runs commands outside any sandbox at your next git "
+                    "command there (add `.git/worktrees/*/config.worktree` to agent.lock)")));
     }
     free(names[i]);
   }
@@ -591,8 +621,14 @@ static void audit_git_modules(const char *root, const char *rel, const Matcher *
     _cleanup_free_ char *abs = path_join(root, module);
     _cleanup_free_ char *head = path_join(abs, "HEAD");
     struct stat st;
-    if (lstat(abs, &st) < 0 || !S_ISDIR(st.st_mode) || lstat(head, &st) < 0) {
-      continue; /* not a git directory */
+    if (lstat(abs, &st) < 0 || !S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    if (lstat(head, &st) < 0) {
+      /* Not a git directory: a submodule at libs/foo keeps its own in
+       * .git/modules/libs/foo. */
+      audit_git_modules(root, module, m, depth + 1, out);
+      continue;
     }
     _cleanup_free_ char *hooks = xasprintf("%s/hooks", module);
     _cleanup_free_ char *config = xasprintf("%s/config", module);
@@ -641,8 +677,15 @@ static void audit_git(const Policy *policy, const Matcher *m, const char *canon_
                   "to agent.lock)")));
   }
   audit_git_planted_commondir(policy->root, ".git", out);
-  audit_git_config(policy->root, canon_root, m, out);
-  audit_git_worktrees(policy->root, m, out);
+  bool worktree_config = audit_git_config(policy->root, canon_root, m, out);
+  if (worktree_config && matcher_match(m, ".git/config.worktree") < 0) {
+    add(out, AUDIT_GIT_CONFIG, xstrdup(".git/config.worktree"),
+        xstrdup(_("is not protected, and git reads it (extensions.worktreeConfig is set, as "
+                  "`git sparse-checkout` does): `core.hooksPath`, `core.fsmonitor` or an alias "
+                  "set there runs commands outside any sandbox at your next git command (add "
+                  "`.git/config.worktree` to agent.lock)")));
+  }
+  audit_git_worktrees(policy->root, m, worktree_config, out);
   audit_git_modules(policy->root, ".git/modules", m, 0, out);
 }
 

@@ -66,6 +66,10 @@ typedef enum {
 /* Whether the project's .git is a file, not a directory. */
 bool audit_git_is_file(const char *root);
 
+/* Whether the project's .git/config sets extensions.worktreeConfig, so
+ * that git also reads .git/config.worktree (and each linked worktree's). */
+bool audit_git_worktree_config(const char *root);
+
 typedef struct {
   AuditKind kind;
   char *subject; /* the path or pattern concerned, as the user wrote it */

@@ -1145,6 +1145,13 @@ static char *hook_root(const Options *o, Error *err) {
   _cleanup_free_ char *file = NULL;
   Error e = {0};
   int r = policy_find(o->dir, &file, &e);
+  if (r == -EXDEV) {
+    /* Reached through a link along which another policy applies: which
+     * project this is must not be guessed. */
+    error_set(err, e.errnum, "%s", e.message);
+    error_clear(&e);
+    return NULL;
+  }
   error_clear(&e);
   if (r == 0) {
     return path_dirname(file);

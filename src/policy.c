@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "matcher.h"
+#include "audit.h"
 #include "path.h"
 
 /* What to write, shown when a policy protects nothing. */
@@ -696,21 +697,48 @@ static int find_upward(const char *dir, char **ret_file, Error *err) {
   }
 }
 
-static bool same_file(const char *a, const char *b) {
+/* Whether policy files `a` and `b` are in the same directory: the same
+ * project root (a link to the other's agent.lock is not). */
+static bool same_root(const char *a, const char *b) {
+  if (a == NULL || b == NULL) {
+    return false;
+  }
+  _cleanup_free_ char *da = path_dirname(a);
+  _cleanup_free_ char *db = path_dirname(b);
   struct stat sa, sb;
-  return a != NULL && b != NULL && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
-         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+/* The first leading part of absolute `path` that is a symbolic link, or a
+ * copy of `path` when none is. */
+static char *first_link(const char *path) {
+  for (const char *p = path + 1;; p++) {
+    if (*p == '/' || *p == '\0') {
+      _cleanup_free_ char *prefix = xstrndup(path, (size_t)(p - path));
+      struct stat st;
+      if (lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
+        return steal_pointer(&prefix);
+      }
+      if (*p == '\0') {
+        return xstrdup(path);
+      }
+    }
+  }
 }
 
 /* The search starts from the working directory's real path, `dir`. When
  * the shell reached it through a symbolic link ($PWD names the same
- * directory by another path), the policy found along that way must be the
- * same one: otherwise a directory of the project replaced by a link to a
- * directory elsewhere (which an agent can do) would lead the next run to
- * a policy of the agent's, or to none, and `--if-policy` would run the
- * command unrestricted. `found` is what the real path gave, or NULL. When
- * both ways agree, *ret_enclosing (if given) is the agent.lock further up
- * the way through the link that the real path does not have. */
+ * directory by another path), the policy found along that way must be in
+ * the same directory: otherwise a directory of the project replaced by a
+ * link to a directory elsewhere (which an agent can do) would lead the
+ * next run to a policy of the agent's, or to none, and `--if-policy` would
+ * run the command unrestricted. `found` is what the real path gave, or
+ * NULL. A name on that way that cannot be looked at is an error, as on the
+ * real path. When both ways agree, *ret_enclosing (if given) is the
+ * agent.lock further up the way through the link that the real path does
+ * not have. A $PWD that names another directory, or none, is stale: the
+ * real path decides. */
 static int check_logical_way(const char *dir, const struct stat *cwd, const char *found,
                              char **ret_enclosing, Error *err) {
   const char *pwd = getenv("PWD");
@@ -721,26 +749,28 @@ static int check_logical_way(const char *dir, const struct stat *cwd, const char
   }
   _cleanup_free_ char *logical = path_normalize(pwd);
   _cleanup_free_ char *other = NULL;
-  Error e = {0};
-  int r = find_upward(logical, &other, &e);
-  error_clear(&e);
-  if (r < 0) {
+  int r = find_upward(logical, &other, err);
+  if (r == -ENOENT) {
     return 0; /* nothing along that way */
   }
-  if (same_file(found, other)) {
+  if (r < 0) {
+    return r;
+  }
+  if (same_root(found, other)) {
     /* The same one, found in or below the link. One further up that way
      * is an enclosing policy (the audit reports it), unless the real
      * path has it too. */
-    _cleanup_free_ char *above = NULL;
     _cleanup_free_ char *from = path_dirname(other);
     if (ret_enclosing != NULL && !streq(from, "/")) {
+      Error e = {0};
+      _cleanup_free_ char *above = NULL;
       _cleanup_free_ char *up = path_dirname(from);
-      if (find_upward(up, &above, &e) == 0 && !same_file(above, found)) {
+      if (find_upward(up, &above, &e) == 0) {
         _cleanup_free_ char *real_dir = path_dirname(found);
         _cleanup_free_ char *real_up = path_dirname(real_dir);
         _cleanup_free_ char *real_above = NULL;
         if (streq(real_dir, "/") || find_upward(real_up, &real_above, &e) < 0 ||
-            !same_file(above, real_above)) {
+            !same_root(above, real_above)) {
           *ret_enclosing = steal_pointer(&above);
         }
       }
@@ -748,20 +778,23 @@ static int check_logical_way(const char *dir, const struct stat *cwd, const char
     }
     return 0;
   }
+  _cleanup_free_ char *link = first_link(logical);
   if (found == NULL) {
-    return error_set(err, EXDEV,
-                     _("the working directory %s is reached through a symbolic link: along that "
-                       "way the policy is %s, but from the directory's real path, %s, there is "
-                       "none (start from the project's real path, and look at the link: an "
-                       "agent may have replaced a directory with it)"),
-                     logical, other, dir);
+    error_set(err, EXDEV,
+              _("the working directory %s is reached through the symbolic link %s: along that "
+                "way the policy is %s, but from the directory's real path, %s, there is none "
+                "(start from the project root, and look at the link: an agent may have "
+                "replaced a directory with it)"),
+              logical, link, other, dir);
+    return -EXDEV;
   }
-  return error_set(err, EXDEV,
-                   _("the working directory %s is reached through a symbolic link: along that "
-                     "way the policy is %s, but from the directory's real path, %s, it is %s "
-                     "(start from the project's real path, and look at the link: an agent may "
-                     "have replaced a directory with it)"),
-                   logical, other, dir, found);
+  error_set(err, EXDEV,
+            _("the working directory %s is reached through the symbolic link %s: along that "
+              "way the policy is %s, but from the directory's real path, %s, it is %s (start "
+              "from the project root, and look at the link: an agent may have replaced a "
+              "directory with it)"),
+            logical, link, other, dir, found);
+  return -EXDEV;
 }
 
 static int find_policy(const char *start, char **ret_file, char **ret_enclosing, Error *err) {
@@ -781,8 +814,11 @@ static int find_policy(const char *start, char **ret_file, char **ret_enclosing,
   if (r < 0 && r != -ENOENT) {
     return r;
   }
-  if (start == NULL && check_logical_way(dir, &st, file, ret_enclosing, err) < 0) {
-    return -EXDEV;
+  if (start == NULL) {
+    int q = check_logical_way(dir, &st, file, ret_enclosing, err);
+    if (q < 0) {
+      return q;
+    }
   }
   if (r == -ENOENT) {
     error_set(err, ENOENT,
@@ -855,10 +891,18 @@ char *policy_starter_text(const char *dir) {
       fputs(_("  # The same for each submodule.\n"), f);
       fputs("  - .git/modules/**/hooks\n  - .git/modules/**/config\n", f);
     }
+    bool worktree_config = audit_git_worktree_config(dir);
+    if (worktree_config) {
+      fputs(_("  # Read by git as configuration too (extensions.worktreeConfig).\n"), f);
+      fputs("  - .git/config.worktree\n", f);
+    }
     _cleanup_free_ char *worktrees = path_join(dir, ".git/worktrees");
     if (stat(worktrees, &st) == 0 && S_ISDIR(st.st_mode)) {
       fputs(_("  # Which repository's hooks and configuration each linked worktree uses.\n"), f);
       fputs("  - .git/worktrees/*/commondir\n", f);
+      if (worktree_config) {
+        fputs("  - .git/worktrees/*/config.worktree\n", f);
+      }
     }
   } else if (lstat(git, &st) == 0 && S_ISREG(st.st_mode)) {
     fputs(_("  # .git is a file here (a worktree or a submodule): kept from being\n"

@@ -92,6 +92,12 @@ int enforce_select(Backend requested, const Availability *a, Backend *ret, char 
   }
   _cleanup_free_ char *md = enforce_describe(a, BACKEND_MOUNT);
   if (sys_mount_probe_exhausted(&a->mount)) {
+    if (!enforce_backend_available(a, BACKEND_LANDLOCK)) {
+      return error_set(err, a->mount.errnum,
+                       _("the mount backend is %s: the kernel ran out of resources (end what "
+                         "holds them, such as processes an earlier session left behind)"),
+                       md);
+    }
     return error_set(err, a->mount.errnum,
                      _("the mount backend is %s: the kernel ran out of resources, which "
                        "something can use up on purpose, so auto does not fall back to the "

@@ -509,6 +509,30 @@ class InitTest(RalonTestCase):
         self.assertEqual(r.rc, 1, r)
         self.assertIn(".git/commondir", r.err)
 
+    def test_init_with_sparse_checkout(self):
+        # `git sparse-checkout` turns on extensions.worktreeConfig: git then
+        # reads .git/config.worktree, where core.hooksPath runs hooks too.
+        root = self.project(None, files=["README", "a/x"])
+        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", HOME=self.base,
+                   GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"],
+                     ["sparse-checkout", "set", "a"]):
+            subprocess.run(["git"] + args, cwd=root, env=env, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        write(os.path.join(root, "agent.lock"), "protect: [.git/hooks, .git/config]\n")
+        s = self.run_ralon("status", "--json", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        subjects = {(f["kind"], f["subject"]) for f in json.loads(s.out)["findings"]}
+        self.assertIn(("git-config-unprotected", ".git/config.worktree"), subjects, s)
+        os.unlink(os.path.join(root, "agent.lock"))
+        self.assertEqual(self.init(cwd=root).rc, 0)
+        items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
+        self.assertIn(".git/config.worktree", items)
+        s = self.run_ralon("status", cwd=root)
+        self.assertEqual(s.rc, 0, s)
+        self.assertNotIn(".git/", s.err)
+
     def test_init_in_a_git_worktree(self):
         # .git is a file naming a git directory elsewhere: init protects
         # the file (so it keeps pointing there), not paths below it, and
@@ -1314,10 +1338,10 @@ class NoPolicyTest(RalonTestCase):
         logical = os.path.join(root, "sub")
         marker = os.path.join(self.base, "ran")
         run_if = ["run", "--if-policy", "--", "sh", "-c", 'echo > "$1"', "sh", marker]
-        msg = ("ralon: the working directory %s is reached through a symbolic link: along that "
-               "way the policy is %s/agent.lock, but from the directory's real path, %s, "
-               "there is none (start from the project's real path, and look at the link: an "
-               "agent may have replaced a directory with it)\n" % (logical, root, outside))
+        msg = ("ralon: the working directory %s is reached through the symbolic link %s: along "
+               "that way the policy is %s/agent.lock, but from the directory's real path, %s, "
+               "there is none (start from the project root, and look at the link: an agent may "
+               "have replaced a directory with it)\n" % (logical, logical, root, outside))
         for args in (run_if, ["check", "x"], ["status"]):
             with self.subTest(args=args[0]):
                 self.assertFails(self.run_ralon(*args, cwd=outside, env=env(logical)), err=msg)
@@ -1341,6 +1365,31 @@ class NoPolicyTest(RalonTestCase):
                          % re.escape(root))
         self.assertFalse(os.path.exists(marker))
         os.unlink(os.path.join(outside, "agent.lock"))
+        # Above the target, an agent.lock that links to the project's: the
+        # same file, but another root (patterns would be relative to it).
+        planted = os.path.join(self.base, "agent.lock")
+        os.symlink(os.path.join(root, "agent.lock"), planted)
+        r = self.run_ralon(*run_if, cwd=outside, env=env(logical))
+        self.assertFails(r, err_re=r"\Aralon: the working directory %s [^\n]* it is %s "
+                         % (re.escape(logical), re.escape(planted)))
+        self.assertFalse(os.path.exists(marker))
+        os.unlink(planted)
+        # A name along that way that cannot be looked at: unknown, so no
+        # run, as on the real path.
+        os.makedirs(os.path.join(root, "deep"))
+        os.rename(outside, os.path.join(self.base, "outside2"))
+        outside = os.path.join(self.base, "outside2")
+        os.symlink(outside, os.path.join(root, "deep", "sub"))
+        os.symlink("agent.lock", os.path.join(root, "deep", "agent.lock"))
+        logical = os.path.join(root, "deep", "sub")
+        r = self.run_ralon(*run_if, cwd=outside, env=env(logical))
+        self.assertFails(r, err=("ralon: cannot tell whether %s/deep/agent.lock exists: Too many "
+                                 "levels of symbolic links\n" % root))
+        self.assertFalse(os.path.exists(marker))
+        os.unlink(os.path.join(root, "deep", "agent.lock"))
+        os.unlink(os.path.join(root, "sub"))
+        os.symlink(outside, os.path.join(root, "sub"))
+        logical = os.path.join(root, "sub")
         # $PWD naming another directory (stale), or relative, is not the
         # way the working directory was reached: the real path decides.
         for pwd in (root, "sub"):

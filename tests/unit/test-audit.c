@@ -632,12 +632,18 @@ START_TEST(test_git_submodules) {
   make_dir(t, ".git/modules/lib/modules/inner");
   make_file(t, ".git/modules/lib/modules/inner/HEAD", "ref: refs/heads/main\n");
   make_dir(t, ".git/modules/stray");
+  /* A submodule in a subdirectory (`git submodule add URL libs/foo`). */
+  make_dir(t, ".git/modules/libs");
+  make_dir(t, ".git/modules/libs/foo");
+  make_file(t, ".git/modules/libs/foo/HEAD", "ref: refs/heads/main\n");
   const char *top = "protect:\n  - README\n  - .git/hooks\n  - .git/config\n";
   assert_summary(t, top,
                  "git-hooks-unprotected .git/modules/lib/hooks\n"
                  "git-config-unprotected .git/modules/lib/config\n"
                  "git-hooks-unprotected .git/modules/lib/modules/inner/hooks\n"
-                 "git-config-unprotected .git/modules/lib/modules/inner/config\n");
+                 "git-config-unprotected .git/modules/lib/modules/inner/config\n"
+                 "git-hooks-unprotected .git/modules/libs/foo/hooks\n"
+                 "git-config-unprotected .git/modules/libs/foo/config\n");
   AuditFindings f;
   audit(t, top, &f);
   ck_assert_ptr_nonnull(strstr(get(&f, AUDIT_GIT_HOOKS, ".git/modules/lib/hooks")->detail,
@@ -682,6 +688,43 @@ START_TEST(test_git_worktrees) {
                  "protect:\n  - README\n  - .git/hooks\n  - .git/config\n"
                  "  - .git/worktrees/wt/commondir\n",
                  "git-commondir-unprotected .git/worktrees/b/commondir\n");
+}
+END_TEST
+
+START_TEST(test_git_worktree_config) {
+  /* extensions.worktreeConfig (`git sparse-checkout` sets it): git also
+   * reads .git/config.worktree and each linked worktree's. */
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "README", "r");
+  make_git_dir(t);
+  make_file(t, ".git/config", "[core]\n\tbare = false\n[extensions]\n\tworktreeConfig = true\n");
+  make_file(t, ".git/config.worktree", "[core]\n\tsparseCheckout = true\n");
+  make_dir(t, ".git/worktrees");
+  make_dir(t, ".git/worktrees/wt");
+  make_file(t, ".git/worktrees/wt/commondir", "../..\n");
+  ck_assert(audit_git_worktree_config(t));
+  const char *top = "protect:\n  - README\n  - .git/hooks\n  - .git/config\n";
+  assert_summary(t, top,
+                 "git-config-unprotected .git/config.worktree\n"
+                 "git-commondir-unprotected .git/worktrees/wt/commondir\n"
+                 "git-config-unprotected .git/worktrees/wt/config.worktree\n");
+  /* What `ralon init` writes here covers them. */
+  assert_summary(t,
+                 "protect:\n  - README\n  - .git/hooks\n  - .git/config\n"
+                 "  - .git/config.worktree\n  - .git/worktrees/*/commondir\n"
+                 "  - .git/worktrees/*/config.worktree\n",
+                 "unmatched-glob `.git/worktrees/*/config.worktree`\n");
+  _cleanup_free_ char *text = policy_starter_text(t);
+  ck_assert_ptr_nonnull(strstr(text, "  - .git/config.worktree\n"));
+  ck_assert_ptr_nonnull(strstr(text, "  - .git/worktrees/*/config.worktree\n"));
+  /* Bare key: true. Off: git reads neither, nothing to report. */
+  make_file(t, ".git/config", "[extensions]\n\tworktreeConfig\n");
+  ck_assert(audit_git_worktree_config(t));
+  make_file(t, ".git/config", "[extensions]\n\tworktreeConfig = false\n");
+  ck_assert(!audit_git_worktree_config(t));
+  assert_summary(t, top, "git-commondir-unprotected .git/worktrees/wt/commondir\n");
+  _cleanup_free_ char *off = policy_starter_text(t);
+  ck_assert_ptr_null(strstr(off, "config.worktree"));
 }
 END_TEST
 
@@ -2084,6 +2127,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_git_submodules);
   tcase_add_test(tc, test_git_worktrees);
   tcase_add_test(tc, test_git_planted_commondir);
+  tcase_add_test(tc, test_git_worktree_config);
   tcase_add_test(tc, test_git_not_a_directory);
   tcase_add_test(tc, test_unreadable);
   tcase_add_test(tc, test_unreadable_detail);

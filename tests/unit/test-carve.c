@@ -383,20 +383,14 @@ START_TEST(select_auto_does_not_fall_back_for_exhaustion) {
   } exhausted[] = {
       {MOUNT_STEP_UNSHARE, ENOSPC}, {MOUNT_STEP_LOCK, ENOSPC}, {MOUNT_STEP_BIND, ENOSPC},
       {MOUNT_STEP_UNSHARE, EUSERS}, {MOUNT_STEP_FORK, EAGAIN}, {MOUNT_STEP_UNSHARE, ENOMEM},
+      {MOUNT_STEP_FORK, EMFILE},    {MOUNT_STEP_FORK, ENFILE},
   };
-  /* The quotas are read from the machine: where one is 0 (user namespaces
-   * turned off), ENOSPC at unshare is configuration, tested below. */
-  bool quotas_set = true;
-  for (size_t i = 0; i < 2; i++) {
-    const char *f[] = {"/proc/sys/user/max_user_namespaces", "/proc/sys/user/max_mnt_namespaces"};
-    _cleanup_free_ char *text = read_text_file(f[i], 64);
-    quotas_set = quotas_set && text != NULL && strtol(text, NULL, 10) != 0;
-  }
   for (size_t i = 0; i < ELEMENTSOF(exhausted); i++) {
     Availability a = avail(7, exhausted[i].step, exhausted[i].errnum);
-    MountProbe probe = a.mount;
-    if (!sys_mount_probe_exhausted(&probe)) {
-      ck_assert_msg(exhausted[i].errnum == ENOSPC && !quotas_set, "case %zu", i);
+    ck_assert_msg(mount_probe_exhausted(&a.mount, 1000, 1000), "case %zu", i);
+    ck_assert_msg(mount_probe_exhausted(&a.mount, -1, -1), "case %zu: quotas unknown", i);
+    /* enforce_select reads this machine's quotas. */
+    if (!sys_mount_probe_exhausted(&a.mount)) {
       continue;
     }
     Backend b = _BACKEND_INVALID;
@@ -404,17 +398,32 @@ START_TEST(select_auto_does_not_fall_back_for_exhaustion) {
     _cleanup_error_ Error err = {0};
     ck_assert_int_eq(enforce_select(BACKEND_AUTO, &a, &b, &why, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.message, "auto does not fall back"));
+    ck_assert_ptr_nonnull(strstr(err.message, "--backend landlock"));
     ck_assert_ptr_nonnull(strstr(err.message, strerror(exhausted[i].errnum)));
     ck_assert_int_eq(err.errnum, exhausted[i].errnum);
     error_clear(&err);
     ck_assert_int_eq(enforce_select(BACKEND_LANDLOCK, &a, &b, &why, &err), 0);
     ck_assert_int_eq(b, BACKEND_LANDLOCK);
+    /* Without Landlock, no advice to choose it. */
+    a.landlock_abi = -ENOSYS;
+    ck_assert_int_eq(enforce_select(BACKEND_AUTO, &a, &b, &why, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.message, "ran out of resources"));
+    ck_assert_ptr_null(strstr(err.message, "--backend landlock"));
   }
+  /* A quota of 0 turns namespaces off: ENOSPC at unshare is then the
+   * system's choice, and auto falls back. */
+  MountProbe off = {MOUNT_STEP_UNSHARE, ENOSPC};
+  ck_assert(!mount_probe_exhausted(&off, 0, 1000));
+  ck_assert(!mount_probe_exhausted(&off, 1000, 0));
+  off.step = MOUNT_STEP_LOCK;
+  ck_assert(!mount_probe_exhausted(&off, 0, 1000));
+  MountProbe bind = {MOUNT_STEP_BIND, ENOSPC};
+  ck_assert(mount_probe_exhausted(&bind, 0, 0)); /* the mount count limit */
   /* What configuration refuses is not exhaustion. */
   static const int refused[] = {EPERM, EACCES, EINVAL};
   for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
     MountProbe p = {MOUNT_STEP_UNSHARE, refused[i]};
-    ck_assert(!sys_mount_probe_exhausted(&p));
+    ck_assert(!mount_probe_exhausted(&p, 1000, 1000));
   }
   MountProbe none = {MOUNT_STEP_NONE, 0};
   ck_assert(!sys_mount_probe_exhausted(&none));

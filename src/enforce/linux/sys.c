@@ -238,24 +238,34 @@ static long namespace_quota(const char *name) {
   return errno == 0 && end != text ? v : -1;
 }
 
-bool sys_mount_probe_exhausted(const MountProbe *p) {
+bool mount_probe_exhausted(const MountProbe *p, long max_user_namespaces,
+                           long max_mnt_namespaces) {
   switch (p->errnum) {
   case ENOSPC:
     /* unshare(2): a quota of namespaces reached, or 32 nested user
      * namespaces; mount(2): the mount count limit. A quota of 0 is how
-     * some systems turn user namespaces off. */
+     * some systems turn user or mount namespaces off. */
     if (p->step == MOUNT_STEP_UNSHARE || p->step == MOUNT_STEP_LOCK) {
-      return namespace_quota("max_user_namespaces") != 0 &&
-             namespace_quota("max_mnt_namespaces") != 0;
+      return max_user_namespaces != 0 && max_mnt_namespaces != 0;
     }
     return true;
   case EUSERS: /* the nesting limit, before Linux 4.9 */
   case ENOMEM:
-  case EAGAIN:
+  case EAGAIN: /* fork(2): RLIMIT_NPROC */
+  case EMFILE: /* pipe2(2) */
+  case ENFILE:
     return true;
   default:
     return false;
   }
+}
+
+bool sys_mount_probe_exhausted(const MountProbe *p) {
+  if (p->errnum == 0) {
+    return false;
+  }
+  return mount_probe_exhausted(p, namespace_quota("max_user_namespaces"),
+                               namespace_quota("max_mnt_namespaces"));
 }
 
 void sys_mount_probe(const char *path, MountProbe *ret) {

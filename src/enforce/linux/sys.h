@@ -92,8 +92,12 @@ const char *mount_step_to_string(MountStep s);
  * mount namespace quota, the nesting limit, memory, processes) rather than
  * by the system's configuration: something can use them up (a process an
  * agent left behind), so `auto` must not take that as a reason to fall
- * back to a weaker backend. A quota set to 0 is configuration. */
+ * back to a weaker backend. A quota set to 0 is configuration. Reads the
+ * quotas in /proc/sys/user; mount_probe_exhausted takes them (-1: not
+ * known). */
 bool sys_mount_probe_exhausted(const MountProbe *p);
+bool mount_probe_exhausted(const MountProbe *p, long max_user_namespaces,
+                           long max_mnt_namespaces);
 /* Appended to a mount backend failure: "" outside `ralon run`; inside one
  * (RALON_ACTIVE_ROOT set: a hint, not a proof, since anything can set
  * it), that the enclosing run's restrictions hold here. */
