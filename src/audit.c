@@ -1523,6 +1523,31 @@ void audit_inherited_fds(const Policy *policy, const Matcher *m, const ScanResul
 
 /* ---- audit_run ----------------------------------------------------------- */
 
+static char *unmatched_literal_detail(void) {
+  return xstrdup(_("matches nothing on disk, so there is nothing to lock (a path that does not "
+                   "exist cannot be made read-only: create it, or remove the line)"));
+}
+
+void audit_plan_missing(const Plan *plan, AuditFindings *out) {
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    const PlanTarget *t = &plan->targets[i];
+    if (!t->missing) {
+      continue;
+    }
+    bool said = false;
+    for (size_t k = 0; k < out->n && !said; k++) {
+      const AuditFinding *f = &out->items[k];
+      said = (f->pattern != NULL && streq(f->pattern, t->relative)) ||
+             (f->kind == AUDIT_SYMLINK && streq(f->subject, t->relative));
+    }
+    if (!said) {
+      AuditFinding *f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", t->relative),
+                            unmatched_literal_detail());
+      f->pattern = xstrdup(t->relative);
+    }
+  }
+}
+
 /* Whether pattern `idx`, which was first for no entry, still names
  * something on disk: an entry an earlier pattern claimed, or something
  * inside a directory that is protected as a whole. */
@@ -1624,9 +1649,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
       continue; /* git-dir-outside-project says where that is */
     }
     if (abs != NULL) {
-      f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", pat),
-              xstrdup(_("matches nothing on disk, so there is nothing to lock (a path that does "
-                        "not exist cannot be made read-only: create it, or remove the line)")));
+      f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", pat), unmatched_literal_detail());
     } else {
       f = add(out, AUDIT_UNMATCHED_GLOB, xasprintf("`%s`", pat),
               xstrdup(_("matches nothing on disk, so there is nothing to lock")));

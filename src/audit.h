@@ -83,6 +83,12 @@ typedef struct {
   size_t cap;
 } AuditFindings;
 
+/* A target the plan found missing that no finding names yet (it was
+ * there when the audit looked, and gone by the time the plan did: moved
+ * while ralon started) is reported as unmatched-path too, so that what is
+ * left unprotected is always said. */
+void audit_plan_missing(const Plan *plan, AuditFindings *out);
+
 /* Looks at the policy and what the scan found, and at the filesystem
  * around it: the mounts and case-sensitivity of the directories holding
  * protected paths, symbolic links inside protected directories, and

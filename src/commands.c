@@ -1019,6 +1019,9 @@ int command_run(const Options *o, Error *err) {
     return -1;
   }
   sys_give_kept_dirs(&scanned, &plan);
+  if (audit) {
+    audit_plan_missing(&plan, &p.findings);
+  }
 
   if (plan.backend == BACKEND_LANDLOCK) {
     enforce_withhold_mounted(&plan);

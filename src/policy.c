@@ -660,7 +660,12 @@ int policy_load(const char *file, Policy **ret, Error *err) {
     errno = -r;
     return error_set(err, -r, _("cannot read %s: %m"), file);
   }
-  return policy_parse(file, text, len, ret, err);
+  if (policy_parse(file, text, len, ret, err) < 0) {
+    return -1;
+  }
+  (*ret)->file_dev = st.st_dev;
+  (*ret)->file_ino = st.st_ino;
+  return 0;
 }
 
 /* The nearest agent.lock from `dir` up, each parent taken lexically: 0

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -31,6 +32,9 @@ typedef struct {
    * link: the agent.lock further up along that way, which the nearest one
    * keeps from applying (NULL when there is none). */
   char *enclosing_by_link;
+  /* The file policy_load read (0 when parsed from text). */
+  dev_t file_dev;
+  ino_t file_ino;
   unsigned version;
   PolicyPattern *patterns; /* [0] is always agent.lock */
   size_t n_patterns;

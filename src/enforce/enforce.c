@@ -121,10 +121,45 @@ static int compare_targets(const void *a, const void *b) {
   return strcmp(((const PlanTarget *)a)->path, ((const PlanTarget *)b)->path);
 }
 
+/* The agent.lock the scan found must be the file whose policy is being
+ * applied: one moved or replaced between the reading and the scan would
+ * leave the policy itself unprotected, or protect another file in its
+ * name. */
+static int check_policy_file(const Policy *policy, const ScanResult *scan, Error *err) {
+  if (policy->file_ino == 0) {
+    return 0; /* not read from a file */
+  }
+  const ProtectedPath *self = NULL;
+  for (size_t i = 0; i < scan->n_paths && self == NULL; i++) {
+    if (scan->paths[i].pattern == 0 && streq(scan->paths[i].relative, POLICY_FILE_NAME)) {
+      self = &scan->paths[i];
+    }
+  }
+  /* A link named agent.lock (allowed) was read through: its target. */
+  struct stat st = {0};
+  bool found = self != NULL;
+  if (found && S_ISLNK(self->mode)) {
+    found = stat(self->absolute, &st) == 0;
+  } else if (found) {
+    st.st_dev = self->dev;
+    st.st_ino = self->ino;
+  }
+  if (!found || st.st_dev != policy->file_dev || st.st_ino != policy->file_ino) {
+    return error_set(err, ESTALE,
+                     _("%s is not the file ralon read moments ago (moved or replaced while ralon "
+                       "started); refusing to run"),
+                     policy->file);
+  }
+  return 0;
+}
+
 int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
                     PlanTarget **ret, size_t *ret_n, Error *err) {
   PlanTarget *v = NULL;
   size_t n = 0, cap = 0;
+  if (check_policy_file(policy, scan, err) < 0) {
+    return -1;
+  }
 
   /* Every entry the scan found that is neither a link itself nor found
    * through one is the canonical root plus its relative path, with the
@@ -221,9 +256,19 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
      * or carved out like any target (the audit says the link can be
      * replaced). Inside a directory protected as a whole, the directory
      * holds it already. */
+    /* Unresolved (below a directory that cannot be searched): by the
+     * canonical root's name. */
+    _cleanup_free_ char *lexical =
+        resolved == NULL && canon_root != NULL
+            ? path_join(canon_root, policy->patterns[i].pattern)
+            : NULL;
+    const char *where = resolved != NULL ? resolved : lexical != NULL ? lexical : abs;
+    if (plan_inside_protected_dir(v, n, where)) {
+      free(resolved);
+      continue;
+    }
     struct stat st;
-    bool found = resolved != NULL && stat(resolved, &st) == 0 &&
-                 !plan_inside_protected_dir(v, n, resolved);
+    bool found = resolved != NULL && stat(resolved, &st) == 0;
     PlanTarget *t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
     t->path = t->path_owned = resolved ? resolved : xstrdup(abs);
     t->relative = policy->patterns[i].pattern; /* the policy's: it outlives the plan */
@@ -281,6 +326,20 @@ int enforce_seal_check(Backend backend, int abi, bool *ret_scoped, Error *err) {
   return 0;
 }
 
+int enforce_verify_missing(const Plan *plan, Error *err) {
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    const PlanTarget *t = &plan->targets[i];
+    struct stat st;
+    if (t->missing && lstat(t->path, &st) == 0) {
+      return error_set(err, ESTALE,
+                       _("%s appeared while ralon started, after it was found missing, so it "
+                         "could not be protected; refusing to run"),
+                       t->path);
+    }
+  }
+  return 0;
+}
+
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err) {
   if (plan->backend == BACKEND_MOUNT) {
@@ -296,6 +355,9 @@ int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const
     }
   } else {
     return error_set(err, EINVAL, _("no backend was chosen"));
+  }
+  if (enforce_verify_missing(plan, err) < 0) {
+    return -1;
   }
   if (sys_drop_privileges(err) < 0) {
     return -1;

@@ -43,11 +43,18 @@ char *enforce_describe(const Availability *a, Backend b);
 int enforce_select(Backend requested, const Availability *a, Backend *ret, char **ret_why,
                    Error *err);
 
+/* What was missing when planned can be protected by neither backend if it
+ * is there once the restriction holds (put back under its name while ralon
+ * started): the mount backend bound nothing there, and Landlock may have
+ * granted it under another name. An error names the first such path. */
+int enforce_verify_missing(const Plan *plan, Error *err);
+
 /* What to protect, by canonical path and identity: every entry the scan
  * found (a protected symbolic link protects its target, and its own name
  * where the backend can), deduplicated by device and inode, plus each
  * literal pattern that names nothing yet (marked missing), plus each
- * directory the scan could not read in full, protected as a whole. */
+ * directory the scan could not read in full, protected as a whole. Fails
+ * when the scan's agent.lock is not the file the policy was read from. */
 int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *scan,
                     PlanTarget **ret, size_t *ret_n, Error *err);
 

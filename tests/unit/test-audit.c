@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "enforce/enforce.h"
 #include "matcher.h"
 #include "path.h"
 #include "policy.h"
@@ -832,6 +833,97 @@ START_TEST(test_git_not_a_directory) {
   /* A .git file that names nothing still sends git nowhere it can check. */
   make_file(t, ".git", "not a gitdir line\n");
   assert_summary(t, "protect:\n  - README\n", "git-dir-outside-project .git\n");
+}
+END_TEST
+
+/* ---- the policy file between reading and scanning ------------------------ */
+
+/* Loads root/agent.lock from disk (policy_load: its identity is kept). */
+static void load_file(Loaded *l, const char *root) {
+  _cleanup_free_ char *file = path_join(root, POLICY_FILE_NAME);
+  _cleanup_error_ Error err = {0};
+  *l = (Loaded){0};
+  ck_assert_msg(policy_load(file, &l->policy, &err) == 0, "policy: %s", err.message);
+  _cleanup_free_ const char **pats = xcalloc(l->policy->n_patterns, sizeof(char *));
+  for (size_t i = 0; i < l->policy->n_patterns; i++) {
+    pats[i] = l->policy->patterns[i].pattern;
+  }
+  ck_assert_msg(matcher_new(pats, l->policy->n_patterns, 0, &l->m, &err) == 0, "matcher: %s",
+                err.message);
+}
+
+/* enforce_targets on a fresh scan: 0, or -1 with the message in *msg. */
+static int targets(const Loaded *l, char **msg) {
+  _cleanup_error_ Error err = {0};
+  _cleanup_scan_result_ ScanResult *r = NULL;
+  ck_assert_msg(scan_project(l->policy, l->m, &r, &err) == 0, "scan: %s", err.message);
+  PlanTarget *v = NULL;
+  size_t n = 0;
+  int ret = enforce_targets(l->policy, l->m, r, &v, &n, &err);
+  if (ret == 0) {
+    plan_targets_free(v, n);
+  }
+  *msg = err.message != NULL ? xstrdup(err.message) : NULL;
+  return ret;
+}
+
+START_TEST(test_policy_file_replaced_before_the_scan) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_file(t, "README", "r");
+  make_file(t, POLICY_FILE_NAME, "protect: [README]\n");
+  _cleanup_free_ char *file = path_join(t, POLICY_FILE_NAME);
+  _cleanup_free_ char *aside = path_join(t, ".agent.lock.tmp");
+  Loaded l;
+  load_file(&l, t);
+  char *msg = NULL;
+  ck_assert_int_eq(targets(&l, &msg), 0);
+  ck_assert_ptr_null(msg);
+
+  /* Replaced (an editor's save, or a race) between reading and scanning:
+   * the scan's agent.lock is another file. */
+  make_file(t, ".agent.lock.new", "protect: []\n");
+  _cleanup_free_ char *fresh = path_join(t, ".agent.lock.new");
+  ck_assert_int_eq(rename(fresh, file), 0);
+  ck_assert_int_eq(targets(&l, &msg), -1);
+  ck_assert_ptr_nonnull(strstr(msg, "is not the file ralon read moments ago"));
+  free(msg);
+  loaded_clear(&l);
+
+  /* Moved away: the scan finds none. */
+  load_file(&l, t);
+  ck_assert_int_eq(rename(file, aside), 0);
+  ck_assert_int_eq(targets(&l, &msg), -1);
+  ck_assert_ptr_nonnull(strstr(msg, "is not the file ralon read moments ago"));
+  free(msg);
+  ck_assert_int_eq(rename(aside, file), 0);
+  ck_assert_int_eq(targets(&l, &msg), 0);
+  loaded_clear(&l);
+
+  /* A link named agent.lock is read through: its target is the file. */
+  ck_assert_int_eq(rename(file, aside), 0);
+  ck_assert_int_eq(symlink(".agent.lock.tmp", file), 0);
+  load_file(&l, t);
+  ck_assert_int_eq(targets(&l, &msg), 0);
+  ck_assert_ptr_null(msg);
+  loaded_clear(&l);
+}
+END_TEST
+
+START_TEST(test_missing_target_that_appears) {
+  _cleanup_free_ char *t = make_tmpdir();
+  _cleanup_free_ char *late = path_join(t, "late.txt");
+  PlanTarget target = {.path = late, .relative = "late.txt", .missing = true};
+  Plan plan = {.targets = &target, .n_targets = 1};
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(enforce_verify_missing(&plan, &err), 0);
+  make_file(t, "late.txt", "x");
+  ck_assert_int_eq(enforce_verify_missing(&plan, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.message, late));
+  ck_assert_ptr_nonnull(strstr(err.message, "appeared while ralon started"));
+  /* Present and planned as present: not this check's business. */
+  target.missing = false;
+  error_clear(&err);
+  ck_assert_int_eq(enforce_verify_missing(&plan, &err), 0);
 }
 END_TEST
 
@@ -2128,6 +2220,8 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_git_worktrees);
   tcase_add_test(tc, test_git_planted_commondir);
   tcase_add_test(tc, test_git_worktree_config);
+  tcase_add_test(tc, test_policy_file_replaced_before_the_scan);
+  tcase_add_test(tc, test_missing_target_that_appears);
   tcase_add_test(tc, test_git_not_a_directory);
   tcase_add_test(tc, test_unreadable);
   tcase_add_test(tc, test_unreadable_detail);
