@@ -255,9 +255,9 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
      * a symbolic link on the way (the scan follows none), which is bound
      * or carved out like any target (the audit says the link can be
      * replaced). Inside a directory protected as a whole, the directory
-     * holds it already. */
-    /* Unresolved (below a directory that cannot be searched): by the
-     * canonical root's name. */
+     * holds it already: no target of its own (one that cannot be resolved,
+     * below a directory that cannot be searched, by the canonical root's
+     * name). */
     _cleanup_free_ char *lexical =
         resolved == NULL && canon_root != NULL
             ? path_join(canon_root, policy->patterns[i].pattern)

@@ -1528,7 +1528,12 @@ class TestDryRun(Base):
                 q = run(argv + ["-q", "--", "true"], ME, pr.proj, pr.env())
                 self.assertEqual(q.rc, 0, q)
                 self.assertEqual(q.stderr, "", q)
-                self.assertEqual(q.stdout, r.stdout, q)
+                # The same plan; Landlock's number of grants counts the
+                # entries of /, /tmp and the like, which other programs
+                # may change between the two runs.
+                grants = re.compile(r"(?m)^(landlock +)\d+ grant")
+                self.assertEqual(grants.sub(r"\1N grant", q.stdout),
+                                 grants.sub(r"\1N grant", r.stdout), q)
 
 
 class TestAutoFallback(Base):
