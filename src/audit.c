@@ -1528,11 +1528,14 @@ static char *unmatched_literal_detail(void) {
                    "exist cannot be made read-only: create it, or remove the line)"));
 }
 
-void audit_plan_missing(const Plan *plan, AuditFindings *out) {
+void audit_plan_missing(const Plan *plan, const char *root, AuditFindings *out) {
   for (size_t i = 0; i < plan->n_targets; i++) {
     const PlanTarget *t = &plan->targets[i];
     if (!t->missing) {
       continue;
+    }
+    if (startswith(t->relative, ".git/") && audit_git_is_file(root)) {
+      continue; /* git-dir-outside-project says where that is */
     }
     bool said = false;
     for (size_t k = 0; k < out->n && !said; k++) {

@@ -86,8 +86,8 @@ typedef struct {
 /* A target the plan found missing that no finding names yet (it was
  * there when the audit looked, and gone by the time the plan did: moved
  * while ralon started) is reported as unmatched-path too, so that what is
- * left unprotected is always said. */
-void audit_plan_missing(const Plan *plan, AuditFindings *out);
+ * left unprotected is always said. `root` is the policy's. */
+void audit_plan_missing(const Plan *plan, const char *root, AuditFindings *out);
 
 /* Looks at the policy and what the scan found, and at the filesystem
  * around it: the mounts and case-sensitivity of the directories holding

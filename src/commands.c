@@ -1020,7 +1020,7 @@ int command_run(const Options *o, Error *err) {
   }
   sys_give_kept_dirs(&scanned, &plan);
   if (audit) {
-    audit_plan_missing(&plan, &p.findings);
+    audit_plan_missing(&plan, p.policy->root, &p.findings);
   }
 
   if (plan.backend == BACKEND_LANDLOCK) {

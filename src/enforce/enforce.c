@@ -356,10 +356,13 @@ int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const
   } else {
     return error_set(err, EINVAL, _("no backend was chosen"));
   }
-  if (enforce_verify_missing(plan, err) < 0) {
+  if (sys_drop_privileges(err) < 0) {
     return -1;
   }
-  if (sys_drop_privileges(err) < 0) {
+  /* Without capabilities: what the command will see (inside the mount
+   * backend's user namespace, CAP_DAC_READ_SEARCH would find paths the
+   * user cannot look up, which the plan could not either). */
+  if (enforce_verify_missing(plan, err) < 0) {
     return -1;
   }
   /* A command that cannot be found fails here, before ready() says the

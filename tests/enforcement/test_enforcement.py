@@ -2263,6 +2263,38 @@ class TestNextSession(Base):
                 self.assertUnchanged(before, pr, repr(r))
 
 
+    def test_literal_through_a_link_to_an_unsearchable_directory(self):
+        # link -> locked (mode 000): the literal link/key cannot be looked
+        # up by the user, and locked is protected whole. The run starts
+        # (no false "appeared": the mount backend's user namespace could
+        # look it up, the command cannot), and key stays as it was.
+        if "nobody" not in USERS:
+            self.skipTest("needs an unprivileged user (root searches any directory)")
+        for backend in BACKENDS:
+            if not self.available(backend, "nobody"):
+                continue
+            with self.subTest(backend=backend):
+                pr = self.project("nobody")
+                locked = os.path.join(pr.proj, "locked")
+                os.makedirs(locked)
+                with open(os.path.join(locked, "key"), "w", encoding="utf-8") as f:
+                    f.write("k\n")
+                os.symlink("locked", os.path.join(pr.proj, "link"))
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write("protect: [link/key]\n")
+                for q in (locked, os.path.join(locked, "key"), os.path.join(pr.proj, "link")):
+                    os.lchown(q, NOBODY, NOBODY)
+                os.chmod(locked, 0)
+                self.addCleanup(os.chmod, locked, 0o755)
+                r = run(ralon_run(backend, "echo '%s' >&2; chmod 755 locked; "
+                                  "echo forged >> link/key" % STARTED),
+                        "nobody", pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertNotEqual(r.rc, 0, r)
+                os.chmod(locked, 0o755)
+                self.assertEqual(read_text(os.path.join(locked, "key")), "k\n", r)
+
+
     def test_directory_replaced_by_a_link_does_not_lose_the_policy(self):
         # In one session an agent moves an unprotected directory out of the
         # project, puts a link in its place, and plants a policy that

@@ -909,6 +909,33 @@ START_TEST(test_policy_file_replaced_before_the_scan) {
 }
 END_TEST
 
+START_TEST(test_plan_missing_reported_once) {
+  _cleanup_free_ char *t = make_tmpdir();
+  PlanTarget targets[] = {
+      {.path = "x", .relative = "gone.txt", .missing = true},
+      {.path = "z", .relative = "here.txt", .missing = false},
+      {.path = "w", .relative = ".git/config", .missing = true},
+  };
+  Plan plan = {.targets = targets, .n_targets = ELEMENTSOF(targets)};
+  AuditFindings f = {0};
+  audit_plan_missing(&plan, t, &f);
+  _cleanup_free_ char *got = summary(&f);
+  ck_assert_str_eq(got, "unmatched-path `gone.txt`\nunmatched-path `.git/config`\n");
+  ck_assert_str_eq(get(&f, AUDIT_UNMATCHED_LITERAL, "`gone.txt`")->pattern, "gone.txt");
+  /* What a finding names already is not said again. */
+  audit_plan_missing(&plan, t, &f);
+  ck_assert_uint_eq(f.n, 2);
+  audit_findings_clear(&f);
+  /* Where .git is a file (a worktree), git-dir-outside-project says
+   * where `.git/...` is: not "create it". */
+  make_file(t, ".git", "gitdir: /nonexistent\n");
+  audit_plan_missing(&plan, t, &f);
+  _cleanup_free_ char *got2 = summary(&f);
+  ck_assert_str_eq(got2, "unmatched-path `gone.txt`\n");
+  audit_findings_clear(&f);
+}
+END_TEST
+
 START_TEST(test_missing_target_that_appears) {
   _cleanup_free_ char *t = make_tmpdir();
   _cleanup_free_ char *late = path_join(t, "late.txt");
@@ -2222,6 +2249,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_git_worktree_config);
   tcase_add_test(tc, test_policy_file_replaced_before_the_scan);
   tcase_add_test(tc, test_missing_target_that_appears);
+  tcase_add_test(tc, test_plan_missing_reported_once);
   tcase_add_test(tc, test_git_not_a_directory);
   tcase_add_test(tc, test_unreadable);
   tcase_add_test(tc, test_unreadable_detail);
