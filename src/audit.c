@@ -380,17 +380,31 @@ static char *git_place(const char *root, const char *value) {
   return r != NULL ? r : path_normalize(abs);
 }
 
+/* Reads and parses the project's .git/config into *out; false when it
+ * cannot be read or git would refuse it (*out is then empty). */
+static bool git_read_config(const char *root, GitCore *out) {
+  _cleanup_free_ char *file = path_join(root, ".git/config");
+  _cleanup_free_ char *text = read_text_file(file, 4u * 1024u * 1024u);
+  *out = (GitCore){0};
+  if (text == NULL || !git_parse_config(text, out)) {
+    git_core_clear(out);
+    return false;
+  }
+  return true;
+}
+
+static bool git_worktree_config_on(const GitCore *c) {
+  return c->worktree_config != NULL && git_bool(c->worktree_config) == 1;
+}
+
 /* Reads .git/config; returns whether it sets extensions.worktreeConfig. */
 static bool audit_git_config(const char *root, const char *canon_root, const Matcher *m,
                              AuditFindings *out) {
-  _cleanup_free_ char *file = path_join(root, ".git/config");
-  _cleanup_free_ char *text = read_text_file(file, 4u * 1024u * 1024u);
-  GitCore core = {0};
-  if (text == NULL || !git_parse_config(text, &core)) {
-    git_core_clear(&core);
+  GitCore core;
+  if (!git_read_config(root, &core)) {
     return false;
   }
-  bool worktree_config = core.worktree_config != NULL && git_bool(core.worktree_config) == 1;
+  bool worktree_config = git_worktree_config_on(&core);
   if (core.hooks_path != NULL && core.hooks_path[0] != '\0') {
     _cleanup_free_ char *place = git_place(canon_root ? canon_root : root, core.hooks_path);
     if (place == NULL || !protects(m, canon_root, place)) {
@@ -442,11 +456,8 @@ static bool audit_git_config(const char *root, const char *canon_root, const Mat
 }
 
 bool audit_git_worktree_config(const char *root) {
-  _cleanup_free_ char *file = path_join(root, ".git/config");
-  _cleanup_free_ char *text = read_text_file(file, 4u * 1024u * 1024u);
-  GitCore core = {0};
-  bool on = text != NULL && git_parse_config(text, &core) && core.worktree_config != NULL &&
-            git_bool(core.worktree_config) == 1;
+  GitCore core;
+  bool on = git_read_config(root, &core) && git_worktree_config_on(&core);
   git_core_clear(&core);
   return on;
 }
