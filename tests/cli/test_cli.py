@@ -467,31 +467,42 @@ class InitTest(RalonTestCase):
         self.assertLines(c, 1, [locked(".git/modules/lib/hooks/post-checkout",
                                        ".git/modules/**/hooks")])
 
-    def test_init_in_a_repository_with_linked_worktrees(self):
-        # Each linked worktree's .git/worktrees/NAME/commondir names the
-        # repository whose hooks and configuration git runs there.
-        root = self.project(None, files=["README"])
+    def git_repo(self, root, *then):
+        """Makes root a git repository with everything committed, then
+        runs each of `then` (git arguments) in it."""
         env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", HOME=self.base,
                    GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
-        for args in (["init", "-q"], ["add", "README"], ["commit", "-q", "-m", "c"],
-                     ["worktree", "add", "-q", os.path.join(self.base, "wt")]):
-            subprocess.run(["git"] + args, cwd=root, env=env, check=True,
-                           stdout=subprocess.DEVNULL)
-        commondir = ".git/worktrees/wt/commondir"
-        self.assertTrue(os.path.isfile(os.path.join(root, commondir)))
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"]) + then:
+            subprocess.run(["git"] + list(args), cwd=root, env=env, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def assertInitCovers(self, root, finding, pattern):
+        """With .git/hooks and .git/config protected, status reports
+        `finding` (kind, subject); the policy init writes holds `pattern`
+        and leaves status quiet about .git."""
         write(os.path.join(root, "agent.lock"), "protect: [.git/hooks, .git/config]\n")
         s = self.run_ralon("status", "--json", cwd=root)
         self.assertEqual(s.rc, 0, s)
         subjects = {(f["kind"], f["subject"]) for f in json.loads(s.out)["findings"]}
-        self.assertIn(("git-commondir-unprotected", commondir), subjects, s)
+        self.assertIn(finding, subjects, s)
         os.unlink(os.path.join(root, "agent.lock"))
         self.assertEqual(self.init(cwd=root).rc, 0)
         items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
-        self.assertIn(".git/worktrees/*/commondir", items)
+        self.assertIn(pattern, items)
         s = self.run_ralon("status", cwd=root)
         self.assertEqual(s.rc, 0, s)
         self.assertNotIn(".git/", s.err)
+
+    def test_init_in_a_repository_with_linked_worktrees(self):
+        # Each linked worktree's .git/worktrees/NAME/commondir names the
+        # repository whose hooks and configuration git runs there.
+        root = self.project(None, files=["README"])
+        self.git_repo(root, ["worktree", "add", "-q", os.path.join(self.base, "wt")])
+        commondir = ".git/worktrees/wt/commondir"
+        self.assertTrue(os.path.isfile(os.path.join(root, commondir)))
+        self.assertInitCovers(root, ("git-commondir-unprotected", commondir),
+                              ".git/worktrees/*/commondir")
         c = self.run_ralon("check", commondir, cwd=root)
         self.assertLines(c, 1, [locked(commondir, ".git/worktrees/*/commondir")])
 
@@ -513,25 +524,9 @@ class InitTest(RalonTestCase):
         # `git sparse-checkout` turns on extensions.worktreeConfig: git then
         # reads .git/config.worktree, where core.hooksPath runs hooks too.
         root = self.project(None, files=["README", "a/x"])
-        env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", HOME=self.base,
-                   GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
-        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"],
-                     ["sparse-checkout", "set", "a"]):
-            subprocess.run(["git"] + args, cwd=root, env=env, check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        write(os.path.join(root, "agent.lock"), "protect: [.git/hooks, .git/config]\n")
-        s = self.run_ralon("status", "--json", cwd=root)
-        self.assertEqual(s.rc, 0, s)
-        subjects = {(f["kind"], f["subject"]) for f in json.loads(s.out)["findings"]}
-        self.assertIn(("git-config-unprotected", ".git/config.worktree"), subjects, s)
-        os.unlink(os.path.join(root, "agent.lock"))
-        self.assertEqual(self.init(cwd=root).rc, 0)
-        items = policy_items(read_bytes(os.path.join(root, "agent.lock")).decode())
-        self.assertIn(".git/config.worktree", items)
-        s = self.run_ralon("status", cwd=root)
-        self.assertEqual(s.rc, 0, s)
-        self.assertNotIn(".git/", s.err)
+        self.git_repo(root, ["sparse-checkout", "set", "a"])
+        self.assertInitCovers(root, ("git-config-unprotected", ".git/config.worktree"),
+                              ".git/config.worktree")
 
     def test_init_in_a_git_worktree(self):
         # .git is a file naming a git directory elsewhere: init protects

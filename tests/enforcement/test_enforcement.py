@@ -2237,12 +2237,14 @@ class TestNextSession(Base):
     governs that of the project root), so discovery must not walk past a
     directory it cannot search: the policy may be there."""
 
-    def test_unsearchable_root_is_not_passed_by(self):
+    def nobody_backends(self, why):
+        """The backends the unprivileged user can use; skips without one."""
         if "nobody" not in USERS:
-            self.skipTest("needs an unprivileged user (root searches any directory)")
-        for backend in BACKENDS:
-            if not self.available(backend, "nobody"):
-                continue
+            self.skipTest("needs an unprivileged user (%s)" % why)
+        return [b for b in BACKENDS if self.available(b, "nobody")]
+
+    def test_unsearchable_root_is_not_passed_by(self):
+        for backend in self.nobody_backends("root searches any directory"):
             with self.subTest(backend=backend):
                 pr = self.project("nobody")
                 before = snapshot(pr)
@@ -2262,17 +2264,12 @@ class TestNextSession(Base):
                 os.chmod(pr.proj, 0o755)
                 self.assertUnchanged(before, pr, repr(r))
 
-
     def test_literal_through_a_link_to_an_unsearchable_directory(self):
         # link -> locked (mode 000): the literal link/key cannot be looked
         # up by the user, and locked is protected whole. The run starts
         # (no false "appeared": the mount backend's user namespace could
         # look it up, the command cannot), and key stays as it was.
-        if "nobody" not in USERS:
-            self.skipTest("needs an unprivileged user (root searches any directory)")
-        for backend in BACKENDS:
-            if not self.available(backend, "nobody"):
-                continue
+        for backend in self.nobody_backends("root searches any directory"):
             with self.subTest(backend=backend):
                 pr = self.project("nobody")
                 locked = os.path.join(pr.proj, "locked")
@@ -2284,6 +2281,7 @@ class TestNextSession(Base):
                     f.write("protect: [link/key]\n")
                 for q in (locked, os.path.join(locked, "key"), os.path.join(pr.proj, "link")):
                     os.lchown(q, NOBODY, NOBODY)
+                key = os.lstat(os.path.join(locked, "key"))
                 os.chmod(locked, 0)
                 self.addCleanup(os.chmod, locked, 0o755)
                 r = run(ralon_run(backend, "echo '%s' >&2; chmod 755 locked; "
@@ -2291,8 +2289,14 @@ class TestNextSession(Base):
                         "nobody", pr.proj, pr.env())
                 self.assertIn(STARTED, r.stderr, r)
                 self.assertNotEqual(r.rc, 0, r)
+                self.assertRegex(r.stderr, DENIAL, r)
+                # From outside: the same file, content, mode and links.
                 os.chmod(locked, 0o755)
+                now = os.lstat(os.path.join(locked, "key"))
+                self.assertEqual((now.st_ino, now.st_mode, now.st_nlink, now.st_mtime_ns),
+                                 (key.st_ino, key.st_mode, key.st_nlink, key.st_mtime_ns), r)
                 self.assertEqual(read_text(os.path.join(locked, "key")), "k\n", r)
+                self.assertEqual(os.listdir(locked), ["key"], r)
 
 
     def test_directory_replaced_by_a_link_does_not_lose_the_policy(self):
@@ -2339,13 +2343,9 @@ class TestNextSession(Base):
         # Made unreadable in one session, a directory's protected files
         # were not found by the next: unbound by the mount backend, and
         # (named by a glob) granted by Landlock. It is protected whole.
-        if "nobody" not in USERS:
-            self.skipTest("needs an unprivileged user (root reads any directory)")
         policies = {"literal": POLICY,
                     "glob": POLICY.replace("conf/secret.yml", "'conf/*.yml'")}
-        for backend in BACKENDS:
-            if not self.available(backend, "nobody"):
-                continue
+        for backend in self.nobody_backends("root reads any directory"):
             for kind, policy in policies.items():
                 with self.subTest(backend=backend, policy=kind):
                     pr = self.project("nobody")
