@@ -1539,14 +1539,21 @@ static char *unmatched_literal_detail(void) {
                    "exist cannot be made read-only: create it, or remove the line)"));
 }
 
+/* A `.git/...` pattern where .git is a file: what it names is in a git
+ * directory elsewhere, which git-dir-outside-project reports; "create it"
+ * would be wrong advice. */
+static bool git_path_elsewhere(const char *root, const char *pattern) {
+  return startswith(pattern, ".git/") && audit_git_is_file(root);
+}
+
 void audit_plan_missing(const Plan *plan, const char *root, AuditFindings *out) {
   for (size_t i = 0; i < plan->n_targets; i++) {
     const PlanTarget *t = &plan->targets[i];
     if (!t->missing) {
       continue;
     }
-    if (startswith(t->relative, ".git/") && audit_git_is_file(root)) {
-      continue; /* git-dir-outside-project says where that is */
+    if (git_path_elsewhere(root, t->relative)) {
+      continue;
     }
     bool said = false;
     for (size_t k = 0; k < out->n && !said; k++) {
@@ -1659,8 +1666,8 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
       }
       continue;
     }
-    if (abs != NULL && startswith(pat, ".git/") && audit_git_is_file(policy->root)) {
-      continue; /* git-dir-outside-project says where that is */
+    if (abs != NULL && git_path_elsewhere(policy->root, pat)) {
+      continue;
     }
     if (abs != NULL) {
       f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", pat), unmatched_literal_detail());
