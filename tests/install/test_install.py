@@ -15,8 +15,13 @@ the default that meson_options.txt documents for it, worked out here
 independently (pkg-config, /etc/debian_version, /etc/apparmor.d).
 
 It also checks the modes (only the binary and ralon-wrap are executable),
-that the wrapper helper and template point at the installed paths, and
-that no installed text file mentions the build or staging directory.
+that the wrapper helper and template point at the installed paths, that
+no installed text file mentions the build or staging directory, and which
+shared libraries the installed binary needs (readelf -d): libyaml unless
+the static_libyaml option links it in, and never json-c, libsystemd,
+libcap or libseccomp, which every start would then load (json-c and
+libsystemd are loaded with dlopen where they are used; the other two are
+not used).
 
 Arguments:
   --builddir DIR     the meson build directory (meson.project_build_root())
@@ -208,6 +213,43 @@ def expected_files(opts, nls, man, sourcedir):
     return lay, files
 
 
+# Libraries the binary must not name as DT_NEEDED: each would be loaded by
+# every start, `hook check` on every agent edit included (issue 3).
+NEVER_NEEDED = ("libjson-c.", "libsystemd.", "libcap.", "libseccomp.")
+
+
+def needed_libraries(path):
+    """The DT_NEEDED entries of the ELF file PATH, from readelf -d."""
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        fail("readelf (binutils) is needed to check the binary's libraries")
+    r = subprocess.run([readelf, "-d", "-W", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        fail("readelf -d %s failed (%d):\n%s" % (path, r.returncode, r.stdout))
+    libs = []
+    for line in r.stdout.splitlines():
+        if "(NEEDED)" in line and "[" in line:
+            libs.append(line[line.index("[") + 1:line.rindex("]")])
+    if not libs:
+        fail("readelf -d %s lists no NEEDED library:\n%s" % (path, r.stdout))
+    return libs
+
+
+def linkage_problems(libs, static_libyaml):
+    problems = []
+    yaml = [l for l in libs if l.startswith("libyaml")]
+    if static_libyaml and yaml:
+        problems.append("built with static_libyaml, yet the binary needs %s" % ", ".join(yaml))
+    if not static_libyaml and not yaml:
+        problems.append("the binary needs no shared libyaml, yet static_libyaml is off "
+                        "(needed: %s)" % ", ".join(libs))
+    for lib in libs:
+        if lib.startswith(NEVER_NEEDED):
+            problems.append("the binary needs %s, which every start would load" % lib)
+    return problems
+
+
 def walk(root):
     """Every non-directory under ROOT, as the absolute path it installs to."""
     found = {}
@@ -280,6 +322,12 @@ def main():
                 with open(found[path], encoding="utf-8", errors="replace") as f:
                     if needle not in f.read():
                         problems.append("%s does not name %s" % (path, needle))
+
+        binary = os.path.join(lay.dir("bindir"), PROJECT)
+        if binary in found:
+            libs = needed_libraries(found[binary])
+            print("%s needs: %s" % (binary, ", ".join(libs)))
+            problems += linkage_problems(libs, bool(opts.get("static_libyaml", False)))
 
         # No text file may carry the build or staging directory (an rpm
         # build fails on the buildroot; a package must not point at /tmp).
