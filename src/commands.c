@@ -938,12 +938,16 @@ int command_run(const Options *o, Error *err) {
     return -1;
   }
   /* A distribution's wrapper inside a `ralon run` of the same project:
-   * that sandbox already holds. Explicit nesting (no --if-policy) nests.
-   * The variable alone proves nothing (anything can set it): the policy
-   * must be beyond writing here too. */
+   * that sandbox already holds. Explicit nesting (no --if-policy) nests,
+   * and so does a request for more than any run gives (--seal, --strict,
+   * a named backend), which the run outside may not have made: passing
+   * through would drop it without a word. The variable alone proves
+   * nothing (anything can set it): the policy must be beyond writing
+   * here too. */
   const char *active = getenv(RALON_ACTIVE_ROOT);
-  if (o->if_policy && !o->dry_run && active != NULL && streq(active, p.policy->root) &&
-      policy_write_denied(p.policy->file)) {
+  bool plain = !o->seal && !o->strict && (o->backend == NULL || streq(o->backend, "auto"));
+  if (o->if_policy && plain && !o->dry_run && active != NULL &&
+      streq(active, p.policy->root) && policy_write_denied(p.policy->file)) {
     project_clear(&p);
     return exec_unchanged(o, "already inside ralon run for this project", err);
   }

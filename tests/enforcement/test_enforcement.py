@@ -56,6 +56,7 @@ import os
 import pty as pty_module
 import re
 import select
+import shlex
 import shutil
 import signal
 import stat
@@ -1835,6 +1836,44 @@ class TestSeal(Base):
                 self.assertEqual(read_text(os.path.join(pr.proj, "docs/hello.txt")),
                                  "hello, world\n")
                 self.assertIn("killed", r.stdout, r)
+
+    def test_wrapper_inside_a_run_keeps_what_it_asks(self):
+        # A wrapper's `run --if-policy` inside a `ralon run` of the same
+        # project starts its command unchanged: that sandbox holds. Not when
+        # it asks for more than the run outside did: --seal must still
+        # scope signals (ABI 6), and --strict must still refuse on a
+        # finding that weakens the protection (a literal naming nothing).
+        if landlock_abi() < 6:
+            self.skipTest("scoping needs Landlock ABI 6 (this kernel: %d)" % landlock_abi())
+        policy = POLICY.replace("Cargo.lock]", "Cargo.lock, .env.production]")
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(policy)
+                outside = subprocess.Popen(["sleep", "60"], cwd=pr.base,
+                                           preexec_fn=_preexec(USERS[user], False),
+                                           env={"PATH": Tools.path})
+                self.addCleanup(outside.wait)
+                self.addCleanup(outside.kill)
+                probe = "echo '%s' >&2; kill -0 %d && echo signalled" % (STARTED, outside.pid)
+                inner = "%s run --if-policy %%s -- sh -c %s" % (shlex.quote(Tools.ralon),
+                                                                shlex.quote(probe))
+                before = snapshot(pr)
+                # The control: nothing more asked, so it passes through.
+                r = run(ralon_run(backend, inner % ""), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("signalled", r.stdout, r)
+                r = run(ralon_run(backend, inner % "--seal"), user, pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertNotIn("signalled", r.stdout, r)
+                self.assertIn("Operation not permitted", r.stderr, r)
+                r = run(ralon_run(backend, inner % "--strict"), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertNotIn(STARTED, r.stderr, r)
+                self.assertIn("(refusing to run with --strict)", r.stderr, r)
+                self.assertUnchanged(before, pr, repr(r))
+                self.assertIsNone(outside.poll(), "the process outside was killed")
 
     def test_seal_in_the_dry_run(self):
         # What --seal adds is in the plan, text and JSON; where it cannot
