@@ -2006,6 +2006,33 @@ class TestProcess(Base):
                             self.assertEqual(bool(ign & (1 << (sig - 1))), sig in ignored, outs)
                         self.assertEqual(outs[1], outs[0])
 
+    def test_no_signal_pending_from_the_probe(self):
+        # auto tries the mount backend in a child first. Where the caller
+        # blocks SIGCHLD, that child's exit must not leave one pending for
+        # the command (pending signals survive execve): the command's
+        # pending and blocked sets are those of a direct start.
+        if not (self.available("mount", "root") or self.available("landlock", "root")):
+            self.skipTest("no backend is available")
+        probe = ["grep", "-E", "^(ShdPnd|SigPnd|SigBlk):", "/proc/self/status"]
+        for user in self.users():
+            with self.subTest(user=user):
+                pr = self.project(user)
+                drop = _preexec(USERS[user], False)
+
+                def preexec(drop=drop):
+                    drop()
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+                outs = []
+                for argv in (probe, [Tools.ralon, "run", "-q", "--"] + probe):
+                    p = subprocess.run(argv, cwd=pr.proj, env=pr.env(),
+                                       stdin=subprocess.DEVNULL, capture_output=True,
+                                       text=True, preexec_fn=preexec, timeout=TIMEOUT)
+                    self.assertEqual(p.returncode, 0, p)
+                    outs.append(p.stdout)
+                blocked = int(outs[0].split("SigBlk:")[1].split()[0], 16)
+                self.assertTrue(blocked & (1 << (signal.SIGCHLD - 1)), outs)
+                self.assertEqual(outs[1], outs[0])
+
     def test_no_descriptor_leaks_into_the_command(self):
         for user in self.users():
             for backend in self.any_backend(user):

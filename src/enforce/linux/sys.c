@@ -276,7 +276,12 @@ void sys_mount_probe(const char *path, MountProbe *ret) {
     ret->errnum = errno;
     return;
   }
-  pid_t pid = fork();
+  /* fork(2) without the exit signal: the child's SIGCHLD would stay
+   * pending where the caller blocks it, and pending signals survive
+   * execve, so the command would start with one it never caused. All
+   * arguments are 0, which is the same call whatever order an
+   * architecture takes them in (s390 swaps the first two). */
+  pid_t pid = (pid_t)syscall(SYS_clone, 0UL, 0UL, 0UL, 0UL, 0UL);
   if (pid < 0) {
     ret->step = MOUNT_STEP_FORK;
     ret->errnum = errno;
@@ -316,8 +321,8 @@ void sys_mount_probe(const char *path, MountProbe *ret) {
     n = read(fds[0], &res, sizeof(res));
   } while (n < 0 && errno == EINTR);
   close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  int status; /* a child without an exit signal is waited for with __WALL */
+  while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {
   }
   if (n != (ssize_t)sizeof(res)) {
     ret->step = MOUNT_STEP_FORK;
