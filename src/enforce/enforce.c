@@ -366,7 +366,10 @@ int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const
     return -1;
   }
   /* A command that cannot be found fails here, before ready() says the
-   * paths are locked for a command that never ran. */
+   * paths are locked and starts the journal's record of the run. What
+   * only execve(2) finds (a missing #! interpreter, E2BIG, ETXTBSY) fails
+   * after it: the paths were locked, and the caller's failure record
+   * follows the first one with the error. */
   _cleanup_free_ char *program = path_find_program(getenv("PATH"), argv[0]);
   if (program == NULL) {
     errno = strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0 ? EACCES : ENOENT;

@@ -1713,9 +1713,22 @@ class TestLockedLine(Base):
 
 class TestSeal(Base):
     # Shadowing from a nested namespace, as the tools do it (needs a uid
-    # mapping: an ordinary user only) and with raw system calls (any user).
-    SHADOWS = ("unshare -Urm sh -c 'mount -t tmpfs none tests/golden'",
-               'python3 "$OP" nest tmpfs tests/golden')
+    # mapping: an ordinary user only) and with raw system calls (any user):
+    # (command, what it prints when the shadow is made, what it prints when
+    # the mount itself is refused). unshare keeps the propagation as it is,
+    # so that the nested namespace is made under --seal too and what fails
+    # is the mount, not unshare's own set-up.
+    SHADOWS = (
+        ("unshare -Urm --propagation unchanged sh -c"
+         " 'mount -t tmpfs none tests/golden && echo shadowed || echo refused'",
+         r"(?m)^shadowed$", r"(?m)^refused$"),
+        ('python3 "$OP" nest tmpfs tests/golden',
+         r"(?m)^tmpfs: OK$", r"(?m)^nest: OK\ntmpfs: EPERM$"),
+        ('python3 "$OP" nest bind README.md agent.lock',
+         r"(?m)^bind: OK$", r"(?m)^nest: OK\nbind: EPERM$"),
+        ('python3 "$OP" nest fsmount_over tests/golden',
+         r"(?m)^fsmount_over: OK$", r"(?m)^nest: OK\nfsmount_over: EPERM$"),
+    )
 
     def test_seal_forbids_nested_shadowing(self):
         if landlock_abi() < 2:
@@ -1725,20 +1738,22 @@ class TestSeal(Base):
         for user in self.users():
             if not self.available("mount", user):
                 continue
-            for shadow in self.SHADOWS:
+            for shadow, made, refused in self.SHADOWS:
                 with self.subTest(user=user, command=shadow):
                     pr = self.project(user)
                     before = snapshot(pr)
                     control = run(ralon_run("mount", shadow), user, pr.proj, pr.env())
                     self.assertUnchanged(before, pr, repr(control))
-                    if control.rc != 0:
+                    if not re.search(made, control.stdout):
                         continue  # not possible here even without --seal
                     checked += 1
-                    r = run(ralon_run("mount", "echo '%s' >&2; %s" % (STARTED, shadow),
-                                      extra=["--seal"]), user, pr.proj, pr.env())
+                    r = run(ralon_run("mount", "echo '%s' >&2; %s; ls tests/golden" % (
+                        STARTED, shadow), extra=["--seal"]), user, pr.proj, pr.env())
                     self.assertIn(STARTED, r.stderr, r)
-                    self.assertNotEqual(r.rc, 0,
-                                        "nested shadowing succeeded under --seal; %r" % r)
+                    self.assertRegex(r.stdout, refused,
+                                     "the mount was not what --seal refused; %r" % r)
+                    # The view inside is the files', not an empty tmpfs.
+                    self.assertIn("a.txt", r.stdout.split(), r)
                     self.assertUnchanged(before, pr, repr(r))
         if checked == 0:
             self.skipTest("nested shadowing is impossible here even without --seal")
