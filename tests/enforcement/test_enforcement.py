@@ -1592,24 +1592,25 @@ class TestAutoFallback(Base):
                 self.assertUnchanged(before, pr, repr(r))
 
     def test_inside_another_run_the_failure_says_so(self):
-        # Under an outer Landlock run, whose domain refuses mounts, the
-        # mount backend fails: the error and status say where they run.
+        # Under an outer Landlock run, or a sealed mount one, whose domain
+        # refuses mounts, the mount backend fails: the error and status
+        # say where they run.
         for user in self.users():
-            if not self.available("landlock", user):
-                continue
-            with self.subTest(user=user):
-                pr = self.project(user)
-                outer = [Tools.ralon, "run", "-q", "--backend", "landlock", "--"]
-                r = run(outer + [Tools.ralon, "run", "--backend", "mount", "--", "true"], user,
-                        pr.proj, pr.env())
-                self.assertEqual(r.rc, 2, r)
-                self.assertRegex(r.stderr, r"\Aralon: the mount backend failed at [^\n]*%s\n\Z"
-                                 % re.escape(NESTED_HINT), r)
-                r = run(outer + [Tools.ralon, "status"], user, pr.proj, pr.env())
-                self.assertEqual(r.rc, 0, r)
-                self.assertRegex(r.stdout, r"(?m)^  mount +unavailable — .*%s$"
-                                 % re.escape(NESTED_HINT), r)
-
+            for flags in (["--backend", "landlock"], ["--backend", "mount", "--seal"]):
+                if not (self.available("landlock", user) and self.available(flags[1], user)):
+                    continue
+                with self.subTest(user=user, outer=flags):
+                    pr = self.project(user)
+                    outer = [Tools.ralon, "run", "-q"] + flags + ["--"]
+                    r = run(outer + [Tools.ralon, "run", "--backend", "mount", "--", "true"],
+                            user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 2, r)
+                    self.assertRegex(r.stderr, r"\Aralon: the mount backend failed at [^\n]*%s\n\Z"
+                                     % re.escape(NESTED_HINT), r)
+                    r = run(outer + [Tools.ralon, "status"], user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertRegex(r.stdout, r"(?m)^  mount +unavailable — .*%s$"
+                                     % re.escape(NESTED_HINT), r)
 
     def test_auto_does_not_fall_back_when_namespaces_run_out(self):
         # The quota of user namespaces is per user, and a process an agent
@@ -1672,7 +1673,8 @@ class TestAutoFallback(Base):
                 self.assertEqual(read_text(os.path.join(pr.proj, "src/ok.txt")), "ok\n")
 
 
-NESTED_HINT = "(this runs inside another `ralon run`, whose restrictions stay in force here)"
+NESTED_HINT = ("(this runs inside another `ralon run`, whose restrictions stay in force here; "
+               "under its landlock backend or --seal, nothing can be mounted)")
 
 
 class TestLockedLine(Base):

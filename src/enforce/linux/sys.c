@@ -214,7 +214,8 @@ const char *sys_nested_hint(void) {
     return "";
   }
   /* TRANSLATORS: appended to a mount backend failure; keep the space. */
-  return _(" (this runs inside another `ralon run`, whose restrictions stay in force here)");
+  return _(" (this runs inside another `ralon run`, whose restrictions stay in force here; "
+           "under its landlock backend or --seal, nothing can be mounted)");
 }
 
 const char *mount_step_to_string(MountStep s) {
