@@ -102,6 +102,17 @@ static void json_add_string(json_object *o, const char *key, const char *value) 
   json_object_object_add(o, key, value ? json_name(value) : NULL);
 }
 
+/* A message (an error, a reason, a hint): always a string, the bytes that
+ * are not UTF-8 in the names it quotes escaped as on a terminal. */
+static void json_add_text(json_object *o, const char *key, const char *value) {
+  if (value == NULL) {
+    json_object_object_add(o, key, NULL);
+    return;
+  }
+  _cleanup_free_ char *text = text_display(value);
+  json_object_object_add(o, key, json_object_new_string(text));
+}
+
 static json_object *json_protected_path(const Policy *pol, const ProtectedPath *p) {
   json_object *o = json_object_new_object();
   json_add_string(o, "path", p->relative);
@@ -122,8 +133,7 @@ static json_object *json_findings(const AuditFindings *f) {
     json_add_string(o, "subject", f->items[i].subject);
     json_add_string(o, "pattern", f->items[i].pattern);
     _cleanup_free_ char *msg = xasprintf("%s %s", f->items[i].subject, f->items[i].detail);
-    _cleanup_free_ char *text = text_display(msg);
-    json_add_string(o, "message", text);
+    json_add_text(o, "message", msg);
     json_object_array_add(a, o);
   }
   return a;
@@ -423,7 +433,7 @@ static json_object *json_hook_states(const HookState *v, size_t n) {
     json_add_string(j, "scope", v[i].user ? "user" : "project");
     json_add_string(j, "path", v[i].path);
     json_add_string(j, "state", v[i].state);
-    json_add_string(j, "error", v[i].error);
+    json_add_text(j, "error", v[i].error);
     json_object_array_add(list, j);
   }
   return list;
@@ -466,7 +476,7 @@ static json_object *json_backends(const Availability *av) {
     json_object *e = json_object_new_object();
     _cleanup_free_ char *d = enforce_describe(av, b);
     json_object_object_add(e, "available", json_object_new_boolean(enforce_backend_available(av, b)));
-    json_add_string(e, "description", d);
+    json_add_text(e, "description", d);
     if (b == BACKEND_LANDLOCK) {
       json_object_object_add(e, "abi", json_object_new_int(av->landlock_abi > 0 ? av->landlock_abi : 0));
     } else {
@@ -474,7 +484,7 @@ static json_object *json_backends(const Availability *av) {
                       av->mount.step == MOUNT_STEP_NONE ? NULL : mount_step_to_string(av->mount.step));
       json_add_string(e, "errno", av->mount.step == MOUNT_STEP_NONE ? NULL : strerrorname_np(av->mount.errnum));
       _cleanup_free_ char *hint = apparmor_userns_hint_here(&av->mount);
-      json_add_string(e, "hint", hint);
+      json_add_text(e, "hint", hint);
     }
     json_object_object_add(o, backend_to_string(b), e);
   }
@@ -682,7 +692,7 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
                               bool scoped) {
   json_object *doc = json_project(p);
   json_add_string(doc, "backend", backend_to_string(plan->backend));
-  json_add_string(doc, "reason", why);
+  json_add_text(doc, "reason", why);
   json_object *prot = json_object_new_array(), *missing = json_object_new_array();
   for (size_t i = 0; i < plan->n_targets; i++) {
     const PlanTarget *t = &plan->targets[i];
@@ -743,15 +753,31 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   return doc;
 }
 
-/* `run --if-policy --dry-run --json` where no agent.lock is found: the
- * plan's members, with no policy, no backend, nothing protected, and the
- * command started unchanged. */
-static json_object *json_plan_unchanged(void) {
+/* `run --if-policy --dry-run` where the command would start unchanged:
+ * no agent.lock found (`p` NULL), or inside a `ralon run` of the same
+ * project. With --json, the plan's members, with no backend, nothing
+ * protected, and the policy and root where there is one. */
+static int print_unchanged(const Options *o, const Project *p) {
+  const char *policy = p != NULL ? p->policy->file : NULL;
+  const char *root = p != NULL ? p->policy->root : NULL;
+  if (!o->json) {
+    _cleanup_free_ char *command = shown(o->paths[0], false);
+    if (p == NULL) {
+      printf(_("no agent.lock here: `%s` would run unchanged\n"), command);
+    } else {
+      printf(_("already inside `ralon run` for this project: `%s` would run unchanged\n"),
+             command);
+    }
+    return EXIT_OK;
+  }
   json_object *doc = json_object_new_object();
-  json_add_string(doc, "policy", NULL);
-  json_add_string(doc, "root", NULL);
+  json_add_string(doc, "policy", policy);
+  json_add_string(doc, "root", root);
   json_add_string(doc, "backend", NULL);
-  json_add_string(doc, "reason", _("no agent.lock here: the command would run unchanged"));
+  json_add_text(doc, "reason",
+                p == NULL ? _("no agent.lock here: the command would run unchanged")
+                          : _("already inside `ralon run` for this project: the command "
+                              "would run unchanged"));
   static const char *const lists[] = {"protected", "missing",  "pinned",   "granted",
                                       "restricted", "withheld", "unlisted", "not_covered"};
   for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
@@ -761,7 +787,8 @@ static json_object *json_plan_unchanged(void) {
   json_object_object_add(doc, "findings", json_object_new_array());
   json_object_object_add(doc, "enforceable", json_object_new_boolean(true));
   json_add_string(doc, "error", NULL);
-  return doc;
+  json_print(doc);
+  return EXIT_OK;
 }
 
 /* The command line as a shell would read it back, for the journal. */
@@ -921,13 +948,7 @@ int command_run(const Options *o, Error *err) {
     project_clear(&p);
     if (none && o->if_policy && o->dry_run) {
       error_clear(&discover_err);
-      if (o->json) {
-        json_print(json_plan_unchanged());
-        return EXIT_OK;
-      }
-      _cleanup_free_ char *command = shown(o->paths[0], false);
-      printf(_("no agent.lock here: `%s` would run unchanged\n"), command);
-      return EXIT_OK;
+      return print_unchanged(o, NULL);
     }
     if (none && o->if_policy) {
       error_clear(&discover_err);
@@ -946,8 +967,13 @@ int command_run(const Options *o, Error *err) {
    * here too. */
   const char *active = getenv(RALON_ACTIVE_ROOT);
   bool plain = !o->seal && !o->strict && (o->backend == NULL || streq(o->backend, "auto"));
-  if (o->if_policy && plain && !o->dry_run && active != NULL &&
-      streq(active, p.policy->root) && policy_write_denied(p.policy->file)) {
+  if (o->if_policy && plain && active != NULL && streq(active, p.policy->root) &&
+      policy_write_denied(p.policy->file)) {
+    if (o->dry_run) {
+      r = print_unchanged(o, &p);
+      project_clear(&p);
+      return r;
+    }
     project_clear(&p);
     return exec_unchanged(o, "already inside ralon run for this project", err);
   }
@@ -1056,7 +1082,7 @@ int command_run(const Options *o, Error *err) {
     if (o->json) {
       json_object *doc = json_plan(&plan, &p, why, o->seal, scoped);
       json_object_object_add(doc, "enforceable", json_object_new_boolean(enforceable));
-      json_add_string(doc, "error", enforceable ? NULL : select_err.message);
+      json_add_text(doc, "error", enforceable ? NULL : select_err.message);
       json_print(doc);
       log_findings(&p, "run --dry-run");
     } else {

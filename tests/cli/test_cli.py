@@ -1540,6 +1540,24 @@ class AwkwardNamesTest(RalonTestCase):
         self.assertTrue(link[0]["message"].startswith("sec rets/ln\\001\\n.key is a symbolic link"),
                         link)
 
+    def test_json_messages_are_strings(self):
+        # An error naming a file that is not UTF-8 is still a string, the
+        # byte escaped: an inherited descriptor open for writing on one.
+        root = self.awkward_project()
+        bad = os.path.join(os.fsencode(root), b"sec rets/bad\xffbyte.key")
+        fd = os.open(bad, os.O_WRONLY | os.O_APPEND)
+        try:
+            p = subprocess.run([RALON, "run", "--dry-run", "--json", "--", "true"], cwd=root,
+                               env=self.env, stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=120, pass_fds=(fd,))
+        finally:
+            os.close(fd)
+        self.assertEqual(p.returncode, 1, p)
+        doc = json.loads(p.stdout.decode("utf-8"))
+        self.assertIsInstance(doc["error"], str, doc["error"])
+        self.assertIn("descriptor %d" % fd, doc["error"])
+        self.assertIn("bad\\377byte.key", doc["error"])
+
 
 class OutputTest(RalonTestCase):
 

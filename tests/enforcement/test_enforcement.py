@@ -1929,6 +1929,18 @@ for what, fn in (("kill", lambda: os.kill(pid, 0)),
                 r = run(ralon_run(backend, inner % ""), user, pr.proj, pr.env())
                 self.assertEqual(r.rc, 0, r)
                 self.assertIn("signalled", r.stdout, r)
+                # The dry run says what the run does: pass through.
+                r = run(ralon_run(backend, inner % "--dry-run"), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(r.stdout, "already inside `ralon run` for this project: `sh` "
+                                 "would run unchanged\n", r)
+                r = run(ralon_run(backend, inner % "--dry-run --json"), user, pr.proj,
+                        pr.env())
+                self.assertEqual(r.rc, 0, r)
+                doc = json.loads(r.stdout)
+                self.assertIsNone(doc["backend"], doc)
+                self.assertEqual(doc["root"], pr.proj, doc)
+                self.assertEqual(doc["protected"], [], doc)
                 r = run(ralon_run(backend, inner % "--seal"), user, pr.proj, pr.env())
                 self.assertIn(STARTED, r.stderr, r)
                 self.assertNotIn("signalled", r.stdout, r)
