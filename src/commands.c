@@ -595,6 +595,11 @@ int command_status(const Options *o, Error *err) {
             "times, extended attributes) of protected paths, and directories on the way\n"
             "to a protected path accept no new entries while the agent runs.\n"),
           stdout);
+    if (plan_gaps(BACKEND_LANDLOCK, av.landlock_abi) & PLAN_GAP_TRUNCATE) {
+      printf(_("With Landlock ABI %d, protected files can be truncated too (truncate,\n"
+               "open with O_TRUNC): ABI 3 (Linux 6.2) is the first to govern it.\n"),
+             av.landlock_abi);
+    }
   }
   print_warnings(&p, "status");
   project_clear(&p);
@@ -608,7 +613,7 @@ static const char *plural_dirs(size_t n) {
 }
 
 static void print_plan(const Plan *plan, const Project *p, const Options *o, const char *why,
-                       bool scoped) {
+                       bool scoped, int abi) {
   _cleanup_free_ char *root = shown(p->policy->root, false);
   printf("%-11s%s\n", _("root"), root);
   printf("%-11s%s  (%s)\n", _("backend"), backend_to_string(plan->backend), why);
@@ -679,17 +684,23 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
       printf(_("  %s does not exist; it cannot be created while the agent runs\n"), name);
     }
   }
-  if (plan->backend == BACKEND_LANDLOCK) {
-    if (!header) {
-      printf("%s\n", _("not covered"));
-    }
+  unsigned gaps = plan_gaps(plan->backend, abi);
+  if (gaps != 0 && !header) {
+    printf("%s\n", _("not covered"));
+  }
+  if (gaps & PLAN_GAP_METADATA) {
     printf("%s\n", _("  metadata of protected paths (chmod, chown, times, extended attributes): "
                      "Landlock does not govern it"));
+  }
+  if (gaps & PLAN_GAP_TRUNCATE) {
+    printf(_("  truncating protected files (truncate, open with O_TRUNC): Landlock ABI %d does "
+             "not govern it (ABI 3, Linux 6.2, does)\n"),
+           abi);
   }
 }
 
 static json_object *json_plan(const Plan *plan, const Project *p, const char *why, bool seal,
-                              bool scoped) {
+                              bool scoped, int abi) {
   json_object *doc = json_project(p);
   json_add_string(doc, "backend", backend_to_string(plan->backend));
   json_add_text(doc, "reason", why);
@@ -734,8 +745,12 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   }
   json_object_object_add(doc, "unlisted", unlisted);
   json_object *nc = json_object_new_array();
-  if (plan->backend == BACKEND_LANDLOCK) {
+  unsigned gaps = plan_gaps(plan->backend, abi);
+  if (gaps & PLAN_GAP_METADATA) {
     json_object_array_add(nc, json_object_new_string("metadata"));
+  }
+  if (gaps & PLAN_GAP_TRUNCATE) {
+    json_object_array_add(nc, json_object_new_string("truncate"));
   }
   json_object_object_add(doc, "not_covered", nc);
   /* What --seal refuses beyond writes; null without it. */
@@ -1080,13 +1095,13 @@ int command_run(const Options *o, Error *err) {
 
   if (o->dry_run) {
     if (o->json) {
-      json_object *doc = json_plan(&plan, &p, why, o->seal, scoped);
+      json_object *doc = json_plan(&plan, &p, why, o->seal, scoped, av.landlock_abi);
       json_object_object_add(doc, "enforceable", json_object_new_boolean(enforceable));
       json_add_text(doc, "error", enforceable ? NULL : select_err.message);
       json_print(doc);
       log_findings(&p, "run --dry-run");
     } else {
-      print_plan(&plan, &p, o, why, scoped);
+      print_plan(&plan, &p, o, why, scoped, av.landlock_abi);
       if (!enforceable) {
         printf("\n%s %s\n", _("would fail:"), select_err.message);
       }

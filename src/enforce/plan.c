@@ -151,3 +151,14 @@ void plan_clear(Plan *p) {
   plan_targets_free(p->targets, p->n_targets);
   memset(p, 0, sizeof(*p));
 }
+
+unsigned plan_gaps(Backend backend, int landlock_abi) {
+  if (backend != BACKEND_LANDLOCK) {
+    return 0;
+  }
+  unsigned gaps = PLAN_GAP_METADATA;
+  if (landlock_abi >= 1 && landlock_abi < 3) {
+    gaps |= PLAN_GAP_TRUNCATE;
+  }
+  return gaps;
+}

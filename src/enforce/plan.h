@@ -139,6 +139,16 @@ void carve_clear(Carve *c);
 void plan_targets_free(PlanTarget *t, size_t n);
 void plan_clear(Plan *p);
 
+/* What a plan leaves unprotected whatever the policy (`run --dry-run`'s
+ * "not covered"): Landlock never governs metadata, and below ABI 3 not
+ * truncation either. abi < 1: a dry run where there is no Landlock, whose
+ * ABI is unknown. */
+typedef enum {
+  PLAN_GAP_METADATA = 1 << 0, /* chmod, chown, utimes, xattrs */
+  PLAN_GAP_TRUNCATE = 1 << 1, /* truncate(2), open(O_TRUNC) */
+} PlanGap;
+unsigned plan_gaps(Backend backend, int landlock_abi);
+
 /* Shared by plan.c and carve.c. */
 void plan_sort_unique(char **v, size_t *n);
 bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path);

@@ -471,6 +471,21 @@ START_TEST(describe_landlock_abi) {
 }
 END_TEST
 
+START_TEST(gaps_by_backend_and_abi) {
+  /* The mount backend covers content and metadata alike. */
+  ck_assert_uint_eq(plan_gaps(BACKEND_MOUNT, 1), 0);
+  ck_assert_uint_eq(plan_gaps(BACKEND_MOUNT, 7), 0);
+  /* Landlock: never metadata; below ABI 3, not truncation either. */
+  ck_assert_uint_eq(plan_gaps(BACKEND_LANDLOCK, 1), PLAN_GAP_METADATA | PLAN_GAP_TRUNCATE);
+  ck_assert_uint_eq(plan_gaps(BACKEND_LANDLOCK, 2), PLAN_GAP_METADATA | PLAN_GAP_TRUNCATE);
+  ck_assert_uint_eq(plan_gaps(BACKEND_LANDLOCK, 3), PLAN_GAP_METADATA);
+  ck_assert_uint_eq(plan_gaps(BACKEND_LANDLOCK, 7), PLAN_GAP_METADATA);
+  /* No Landlock here (a dry run of what cannot run): the ABI it would
+   * get is unknown, so no claim about truncation. */
+  ck_assert_uint_eq(plan_gaps(BACKEND_LANDLOCK, -EOPNOTSUPP), PLAN_GAP_METADATA);
+}
+END_TEST
+
 START_TEST(seal_check_by_backend_and_abi) {
   bool scoped = true;
   _cleanup_error_ Error err = {0};
@@ -518,6 +533,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, select_nothing_available_fails);
   tcase_add_test(tc, select_requested_unavailable_fails);
   tcase_add_test(tc, describe_landlock_abi);
+  tcase_add_test(tc, gaps_by_backend_and_abi);
   tcase_add_test(tc, seal_check_by_backend_and_abi);
   suite_add_tcase(s, tc);
   return s;
