@@ -139,6 +139,24 @@ static json_object *json_findings(const AuditFindings *f) {
   return a;
 }
 
+/* How many of the protected paths found pattern `idx` matches, whether or
+ * not an earlier pattern matched them first (the scan counts only that);
+ * a protected directory counts once, not what is inside it. Sets
+ * *inside when it matches none of them but could match something inside
+ * a protected directory, which the scan does not walk. */
+static size_t pattern_matches(const Project *p, size_t idx, bool *inside) {
+  size_t n = 0;
+  *inside = false;
+  for (size_t k = 0; k < p->scan->n_paths; k++) {
+    n += matcher_match_one(p->matcher, idx, p->scan->paths[k].relative);
+  }
+  for (size_t k = 0; n == 0 && !*inside && k < p->scan->n_paths; k++) {
+    const ProtectedPath *pp = &p->scan->paths[k];
+    *inside = S_ISDIR(pp->mode) && matcher_may_match_below_one(p->matcher, idx, pp->relative);
+  }
+  return n;
+}
+
 static json_object *json_project(const Project *p) {
   json_object *o = json_object_new_object();
   json_add_string(o, "policy", p->policy->file);
@@ -509,7 +527,9 @@ static void status_json(const Project *p) {
     json_object_object_add(e, "literal", json_object_new_boolean(matcher_is_literal(p->matcher, i)));
     json_object_object_add(e, "line", pp->line ? json_object_new_int((int)pp->line) : NULL);
     json_object_object_add(e, "column", pp->column ? json_object_new_int((int)pp->column) : NULL);
-    json_object_object_add(e, "matches", json_object_new_uint64(p->scan->hits[i]));
+    bool inside;
+    json_object_object_add(e, "matches",
+                           json_object_new_uint64(pattern_matches(p, i, &inside)));
     json_object_array_add(pats, e);
   }
   json_object_object_add(doc, "patterns", pats);
@@ -557,10 +577,13 @@ int command_status(const Options *o, Error *err) {
             (unsigned long)pol->n_declared),
          pol->n_declared);
   for (size_t i = 0; i < pol->n_patterns; i++) {
-    size_t hits = p.scan->hits[i];
+    bool inside;
+    size_t hits = pattern_matches(&p, i, &inside);
     _cleanup_free_ char *pat = text_display(pol->patterns[i].pattern);
     printf("  %-30s ", pat);
-    if (hits == 0) {
+    if (hits == 0 && inside) {
+      printf("%s\n", _("only inside protected directories, if anything"));
+    } else if (hits == 0) {
       printf("%s\n", _("nothing on disk"));
     } else {
       printf(P_("%zu path\n", "%zu paths\n", (unsigned long)hits), hits);

@@ -936,6 +936,28 @@ class StatusTest(RalonTestCase):
         self.assertTrue(err.startswith("ralon: warning: `missing.txt` matches nothing on disk"),
                         r.err)
 
+    def test_status_counts_every_pattern_that_matches(self):
+        # A pattern counts every protected path it matches, not only those
+        # no earlier pattern matched first; one that could match only
+        # inside a protected directory (which is not walked) is not said
+        # to match nothing.
+        root = self.project('protect: [Cargo.lock, "*.lock", "g/**", g/a, "h/*.txt"]\n',
+                            files=["Cargo.lock", "g/a"], dirs=["h"])
+        r = self.run_ralon("status", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertSubsequence([
+            "  agent.lock                     1 path",
+            "  Cargo.lock                     1 path",
+            "  *.lock                         2 paths",
+            "  g/**                           1 path",
+            "  g/a                            only inside protected directories, if anything",
+            "  h/*.txt                        nothing on disk",
+        ], r.out.splitlines())
+        doc = json.loads(self.run_ralon("status", "--json", cwd=root).out)
+        self.assertEqual([(e["pattern"], e["matches"]) for e in doc["patterns"]],
+                         [("agent.lock", 1), ("Cargo.lock", 1), ("*.lock", 2), ("g/**", 1),
+                          ("g/a", 0), ("h/*.txt", 0)])
+
     def test_status_hooks(self):
         # No agent here: nothing installed, and how to add them.
         root = self.project(GOLDEN)
