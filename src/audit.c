@@ -1381,10 +1381,9 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
       continue;
     }
     /* A file on the way to a path that cannot exist below it (`.git/hooks`
-     * where .git is a worktree's file): it is left without a write rule,
-     * and has no entries to refuse. */
-    struct stat st;
-    if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+     * where .git is a worktree's file), or a name that does not exist: it
+     * is left without a write rule, and has no entries to refuse. */
+    if (!carve_restricts_entries(dir)) {
       continue;
     }
     /* What it costs, and what helps, depends on where the directory is:
@@ -1392,21 +1391,24 @@ void audit_landlock(const Plan *plan, int abi, const char *root, AuditFindings *
      * root, which always holds agent.lock, to the git directory, or to
      * a directory above the project. */
     const char *rel = root != NULL ? path_relative(root, dir) : NULL;
+    /* Outside the project: above it, or on the way to a protected path a
+     * link leads out to (which the generic advice fits). */
+    bool above = rel == NULL && (root == NULL || path_relative(dir, root) != NULL);
     const char *detail;
-    if (rel == NULL) {
+    if (above) {
       detail = _("accepts no new entries while the agent runs, and none of its entries can be "
                  "removed or renamed: the project lies below it, and Landlock can only take "
                  "rights from a whole directory, so programs that make files there (temporary "
                  "files, dotfiles in a home directory) fail (use the mount backend, or keep the "
                  "project where nothing else needs to make files beside the way to it)");
-    } else if (rel[0] == '\0') {
+    } else if (rel != NULL && rel[0] == '\0') {
       detail = _("accepts no new entries while the agent runs, and none of its entries can be "
                  "removed or renamed: it holds agent.lock, and Landlock can only take rights "
                  "from a whole directory, so new files can be made only in its subdirectories, "
                  "and its files can be changed only in place: saving by writing a new file and "
                  "renaming it over the old one (`sed -i`, many editors and formatters) fails "
                  "(use the mount backend where it is available)");
-    } else if (streq(rel, ".git")) {
+    } else if (rel != NULL && streq(rel, ".git")) {
       detail = _("accepts no new entries while the agent runs, and none of its entries can be "
                  "removed or renamed: agent.lock protects something in it, and Landlock can only "
                  "take rights from a whole directory, so git cannot stage, commit or switch "

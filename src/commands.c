@@ -675,9 +675,16 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
   }
   if (plan->backend == BACKEND_LANDLOCK) {
     printf("%-11s", _("landlock"));
-    printf(_("%zu grant(s), %zu %s create-restricted\n"), plan->carve.n_grants,
-           plan->carve.n_restricted, plural_dirs(plan->carve.n_restricted));
+    size_t n_restricted = 0;
     for (size_t i = 0; i < plan->carve.n_restricted; i++) {
+      n_restricted += carve_restricts_entries(plan->carve.restricted[i]);
+    }
+    printf(_("%zu grant(s), %zu %s create-restricted\n"), plan->carve.n_grants, n_restricted,
+           plural_dirs(n_restricted));
+    for (size_t i = 0; i < plan->carve.n_restricted; i++) {
+      if (!carve_restricts_entries(plan->carve.restricted[i])) {
+        continue;
+      }
       _cleanup_free_ char *name = shown(plan->carve.restricted[i], false);
       printf("  %s  %s\n", _("no new entries in"), name);
     }
@@ -753,6 +760,9 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
     json_object_array_add(grants, json_name(plan->carve.grants[i].path));
   }
   for (size_t i = 0; i < plan->carve.n_restricted; i++) {
+    if (!carve_restricts_entries(plan->carve.restricted[i])) {
+      continue;
+    }
     json_object_array_add(restricted, json_name(plan->carve.restricted[i]));
   }
   json_object *withheld = json_object_new_array();

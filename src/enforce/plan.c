@@ -3,6 +3,7 @@
  * plan_clear() closes the descriptors it was given). */
 #include "enforce/plan.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -161,4 +162,12 @@ unsigned plan_gaps(Backend backend, int landlock_abi) {
     gaps |= PLAN_GAP_TRUNCATE;
   }
   return gaps;
+}
+
+bool carve_restricts_entries(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) < 0) {
+    return errno != ENOENT && errno != ENOTDIR;
+  }
+  return S_ISDIR(st.st_mode);
 }

@@ -149,6 +149,14 @@ typedef enum {
 } PlanGap;
 unsigned plan_gaps(Backend backend, int landlock_abi);
 
+/* Whether the restricted `path` is a directory whose entries the
+ * restriction holds: the carve-out restricts everything on the way to each
+ * target, and that way may pass through names that do not exist (to a
+ * literal naming nothing, or a dangling link's target) or a file (a
+ * worktree's .git), which have no entries to refuse (the directory above
+ * them refuses their creation). One that cannot be looked at counts. */
+bool carve_restricts_entries(const char *path);
+
 /* Shared by plan.c and carve.c. */
 void plan_sort_unique(char **v, size_t *n);
 bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path);

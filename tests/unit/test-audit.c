@@ -1724,18 +1724,40 @@ START_TEST(test_git_config_no_repository) {
 }
 END_TEST
 
-/* ---- Landlock (injected plans) ------------------------------------------- */
+/* ---- Landlock (injected plans, over real directories) -------------------- */
+
+/* The directories of the injected plans exist (the audit names only those
+ * that can refuse new entries): BASE/home/dev/proj, with .git and tests. */
+static char *ll_base;
+
+static void ll_tree(void) {
+  if (ll_base == NULL) {
+    ll_base = make_tmpdir();
+    static const char *const dirs[] = {"home", "home/dev", "home/dev/proj",
+                                       "home/dev/proj/.git", "home/dev/proj/tests"};
+    for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+      make_dir(ll_base, dirs[i]);
+    }
+  }
+}
+
+static char *ll(const char *rel) {
+  ll_tree();
+  return path_join(ll_base, rel);
+}
 
 static char *landlock_kinds(Backend backend, int abi, const char *root, AuditFindings *keep) {
-  char *restricted[] = {(char *)"/",        (char *)"/home",          (char *)"/home/dev",
-                        (char *)MI_PROJ,    (char *)MI_PROJ "/.git", (char *)MI_PROJ "/tests"};
+  _cleanup_free_ char *home = ll("home"), *dev = ll("home/dev"), *proj = ll("home/dev/proj"),
+                      *git = ll("home/dev/proj/.git"), *tests = ll("home/dev/proj/tests"),
+                      *linked = ll("home/dev/proj/linked.txt");
+  char *restricted[] = {(char *)"/", home, dev, proj, git, tests};
   Plan plan = {.backend = backend};
   plan.carve.restricted = restricted;
   plan.carve.n_restricted = ELEMENTSOF(restricted);
-  char *withheld[] = {(char *)MI_PROJ "/linked.txt"};
+  char *withheld[] = {linked};
   plan.carve.withheld = withheld;
   plan.carve.n_withheld = ELEMENTSOF(withheld);
-  char *unlisted[] = {(char *)"/home/dev"};
+  char *unlisted[] = {dev};
   plan.carve.unlisted = unlisted;
   plan.carve.n_unlisted = ELEMENTSOF(unlisted);
   AuditFindings f = {0};
@@ -1751,15 +1773,18 @@ static char *landlock_kinds(Backend backend, int abi, const char *root, AuditFin
 
 START_TEST(test_landlock) {
   AuditFindings f;
-  _cleanup_free_ char *got = landlock_kinds(BACKEND_LANDLOCK, 3, MI_PROJ, &f);
-  ck_assert_str_eq(got, "landlock-metadata with the Landlock backend,\n"
-                        "landlock-no-new-entries /home\n"
-                        "landlock-no-new-entries /home/dev\n"
-                        "landlock-no-new-entries .\n"
-                        "landlock-no-new-entries .git\n"
-                        "landlock-no-new-entries tests\n"
-                        "landlock-linked-file linked.txt\n"
-                        "landlock-unlisted-directory /home/dev\n");
+  _cleanup_free_ char *proj = ll("home/dev/proj");
+  _cleanup_free_ char *got = landlock_kinds(BACKEND_LANDLOCK, 3, proj, &f);
+  _cleanup_free_ char *want = xasprintf("landlock-metadata with the Landlock backend,\n"
+                                        "landlock-no-new-entries %s/home\n"
+                                        "landlock-no-new-entries %s/home/dev\n"
+                                        "landlock-no-new-entries .\n"
+                                        "landlock-no-new-entries .git\n"
+                                        "landlock-no-new-entries tests\n"
+                                        "landlock-linked-file linked.txt\n"
+                                        "landlock-unlisted-directory %s/home/dev\n",
+                                        ll_base, ll_base, ll_base);
+  ck_assert_str_eq(got, want);
   assert_contains(f.items[0].detail, "mode, owner, times and extended attributes");
   assert_contains(f.items[6].detail, "read-only while the agent runs");
   assert_contains(f.items[6].detail, "hard links");
@@ -1789,37 +1814,63 @@ START_TEST(test_landlock) {
   audit_findings_clear(&f);
 
   /* Before ABI 3, truncation is not governed either. */
-  _cleanup_free_ char *v2 = landlock_kinds(BACKEND_LANDLOCK, 2, MI_PROJ, &f);
-  ck_assert_ptr_nonnull(strstr(v2, "landlock-metadata with the Landlock backend,\n"
-                                   "landlock-truncate with Landlock ABI 2,\n"
-                                   "landlock-no-new-entries /home\n"));
+  _cleanup_free_ char *v2 = landlock_kinds(BACKEND_LANDLOCK, 2, proj, &f);
+  _cleanup_free_ char *v2_want = xasprintf("landlock-metadata with the Landlock backend,\n"
+                                           "landlock-truncate with Landlock ABI 2,\n"
+                                           "landlock-no-new-entries %s/home\n",
+                                           ll_base);
+  ck_assert_ptr_nonnull(strstr(v2, v2_want));
   assert_contains(f.items[1].detail, "truncated");
   audit_findings_clear(&f);
-  _cleanup_free_ char *v1 = landlock_kinds(BACKEND_LANDLOCK, 1, MI_PROJ, NULL);
+  _cleanup_free_ char *v1 = landlock_kinds(BACKEND_LANDLOCK, 1, proj, NULL);
   assert_contains(v1, "landlock-truncate with Landlock ABI 1,\n");
-  _cleanup_free_ char *v7 = landlock_kinds(BACKEND_LANDLOCK, 7, MI_PROJ, NULL);
+  _cleanup_free_ char *v7 = landlock_kinds(BACKEND_LANDLOCK, 7, proj, NULL);
   ck_assert_ptr_null(strstr(v7, "landlock-truncate"));
   /* No Landlock at all (a dry run): the ABI it would get is unknown. */
-  _cleanup_free_ char *v0 = landlock_kinds(BACKEND_LANDLOCK, 0, MI_PROJ, NULL);
+  _cleanup_free_ char *v0 = landlock_kinds(BACKEND_LANDLOCK, 0, proj, NULL);
   ck_assert_ptr_null(strstr(v0, "landlock-truncate"));
   assert_contains(v0, "landlock-metadata");
-  _cleanup_free_ char *vneg = landlock_kinds(BACKEND_LANDLOCK, -38, MI_PROJ, NULL);
+  _cleanup_free_ char *vneg = landlock_kinds(BACKEND_LANDLOCK, -38, proj, NULL);
   ck_assert_ptr_null(strstr(vneg, "landlock-truncate"));
 
   /* Without a root, paths stay absolute. */
   _cleanup_free_ char *abs = landlock_kinds(BACKEND_LANDLOCK, 4, NULL, NULL);
-  assert_contains(abs, "landlock-no-new-entries /home/dev/proj\n"
-                       "landlock-no-new-entries /home/dev/proj/.git\n"
-                       "landlock-no-new-entries /home/dev/proj/tests\n");
+  _cleanup_free_ char *abs_want = xasprintf("landlock-no-new-entries %s\n"
+                                            "landlock-no-new-entries %s/.git\n"
+                                            "landlock-no-new-entries %s/tests\n",
+                                            proj, proj, proj);
+  assert_contains(abs, abs_want);
+
+  /* Names that cannot refuse new entries are not named: one that does not
+   * exist (on the way to a literal naming nothing) and a file (a
+   * worktree's .git); and a directory outside the project that a link
+   * leads to is not said to hold the project. */
+  _cleanup_free_ char *nowhere = ll("home/dev/proj/nowhere"),
+                      *file = ll("home/dev/proj/tests/.git"), *out = ll("home/out");
+  make_file(ll_base, "home/dev/proj/tests/.git", "gitdir: elsewhere\n");
+  make_dir(ll_base, "home/out");
+  char *odd[] = {nowhere, file, out};
+  Plan oddp = {.backend = BACKEND_LANDLOCK};
+  oddp.carve.restricted = odd;
+  oddp.carve.n_restricted = ELEMENTSOF(odd);
+  AuditFindings o = {0};
+  audit_landlock(&oddp, 5, proj, &o);
+  _cleanup_free_ char *o_got = all_lines(&o);
+  _cleanup_free_ char *o_want = xasprintf("landlock-metadata with the Landlock backend,\n"
+                                          "landlock-no-new-entries %s\n", out);
+  ck_assert_str_eq(o_got, o_want);
+  assert_contains(o.items[1].detail, "leads to a protected path");
+  ck_assert_ptr_null(strstr(o.items[1].detail, "the project lies below it"));
+  audit_findings_clear(&o);
 
   /* Another backend: nothing. */
-  _cleanup_free_ char *mount = landlock_kinds(BACKEND_MOUNT, 1, MI_PROJ, NULL);
+  _cleanup_free_ char *mount = landlock_kinds(BACKEND_MOUNT, 1, proj, NULL);
   ck_assert_str_eq(mount, "");
 
   /* A plan with nothing restricted still says what Landlock leaves out. */
   Plan empty = {.backend = BACKEND_LANDLOCK};
   AuditFindings e = {0};
-  audit_landlock(&empty, 5, MI_PROJ, &e);
+  audit_landlock(&empty, 5, proj, &e);
   _cleanup_free_ char *e_got = all_lines(&e);
   ck_assert_str_eq(e_got, "landlock-metadata with the Landlock backend,\n");
   audit_findings_clear(&e);
@@ -2226,13 +2277,13 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_mounts_kinds);
   tcase_add_test(tc, test_mounts_file_bind_among_siblings);
   tcase_add_test(tc, test_mounts_not_reported);
-  tcase_add_test(tc, test_landlock);
   tcase_add_test(tc, test_case_insensitive);
   tcase_add_test(tc, test_fs_may_ignore_case);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("findings");
   tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, test_landlock);
   tcase_add_test(tc, test_unmatched_literal_and_glob);
   tcase_add_test(tc, test_everything_matched_is_quiet);
   tcase_add_test(tc, test_shadowed_pattern_is_not_unmatched);

@@ -9,6 +9,7 @@
 #include "enforce/enforce.h"
 #include "enforce/plan.h"
 #include "path.h"
+#include "tmptree.h"
 
 #define D (S_IFDIR | 0755)
 #define F (S_IFREG | 0644)
@@ -486,6 +487,25 @@ START_TEST(gaps_by_backend_and_abi) {
 }
 END_TEST
 
+START_TEST(restricted_entries_only_in_directories) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "dir");
+  make_file(t, "file", "x");
+  make_symlink(t, "link", "dir");
+  _cleanup_free_ char *dir = path_join(t, "dir"), *file = path_join(t, "file"),
+                      *link = path_join(t, "link"), *missing = path_join(t, "nowhere"),
+                      *under_file = path_join(t, "file/x");
+  ck_assert(carve_restricts_entries(t));
+  ck_assert(carve_restricts_entries(dir));
+  /* A worktree's .git file, a name that does not exist, a name below a
+   * file: no entries to refuse. A link is not followed. */
+  ck_assert(!carve_restricts_entries(file));
+  ck_assert(!carve_restricts_entries(missing));
+  ck_assert(!carve_restricts_entries(under_file));
+  ck_assert(!carve_restricts_entries(link));
+}
+END_TEST
+
 START_TEST(seal_check_by_backend_and_abi) {
   bool scoped = true;
   _cleanup_error_ Error err = {0};
@@ -517,6 +537,7 @@ END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("carve");
   TCase *tc = tcase_create("core");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
   tcase_add_test(tc, carve_seed_example);
   tcase_add_test(tc, carve_protected_directory_not_listed);
   tcase_add_test(tc, carve_missing_target_restricts_its_parent);
@@ -534,6 +555,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, select_requested_unavailable_fails);
   tcase_add_test(tc, describe_landlock_abi);
   tcase_add_test(tc, gaps_by_backend_and_abi);
+  tcase_add_test(tc, restricted_entries_only_in_directories);
   tcase_add_test(tc, seal_check_by_backend_and_abi);
   suite_add_tcase(s, tc);
   return s;
