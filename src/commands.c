@@ -635,6 +635,18 @@ static const char *plural_dirs(size_t n) {
   return P_("directory", "directories", (unsigned long)n);
 }
 
+/* Where target `t` is, as the plan shows it, when that is not its name:
+ * relative to the (canonical) root, or absolute outside it; NULL when the
+ * name is the path. */
+static const char *target_shown(const Project *p, const PlanTarget *t) {
+  const char *canon = p->scan->canon_root != NULL ? p->scan->canon_root : p->policy->root;
+  const char *rel = path_relative(canon, t->path);
+  if (rel != NULL && streq(rel, t->relative)) {
+    return NULL;
+  }
+  return rel != NULL && rel[0] != '\0' ? rel : t->path;
+}
+
 static void print_plan(const Plan *plan, const Project *p, const Options *o, const char *why,
                        bool scoped, int abi) {
   _cleanup_free_ char *root = shown(p->policy->root, false);
@@ -659,9 +671,19 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
   printf(_("%zu path(s)\n"), n_present);
   for (size_t i = 0; i < plan->n_targets; i++) {
     const PlanTarget *t = &plan->targets[i];
-    if (!t->missing) {
-      _cleanup_free_ char *name = shown(t->relative, S_ISDIR(t->mode));
+    if (t->missing) {
+      continue;
+    }
+    _cleanup_free_ char *name = shown(t->relative, S_ISDIR(t->mode));
+    /* What is made read-only is what the name leads to; a link the name
+     * itself is stays a link (the mount backend can bind only its
+     * target). */
+    const char *target = target_shown(p, t);
+    if (target == NULL) {
       printf("  %s  %s\n", _("read-only"), name);
+    } else {
+      _cleanup_free_ char *to = shown(target, S_ISDIR(t->mode));
+      printf(_("  %s  %s  (where %s leads)\n"), _("read-only"), to, name);
     }
   }
   if (plan->backend == BACKEND_MOUNT && plan->n_pinned > 0) {
@@ -708,8 +730,17 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
       header = true;
     }
     _cleanup_free_ char *name = shown(t->relative, false);
-    if (plan->backend == BACKEND_MOUNT) {
+    const char *target = target_shown(p, t);
+    _cleanup_free_ char *to = target != NULL ? shown(target, false) : NULL;
+    if (plan->backend == BACKEND_MOUNT && to != NULL) {
+      printf(_("  %s leads to %s, which does not exist, so it cannot be made read-only\n"), name,
+             to);
+    } else if (plan->backend == BACKEND_MOUNT) {
       printf(_("  %s does not exist, so it cannot be made read-only\n"), name);
+    } else if (to != NULL) {
+      printf(_("  %s leads to %s, which does not exist; it cannot be created while the agent "
+               "runs\n"),
+             name, to);
     } else {
       printf(_("  %s does not exist; it cannot be created while the agent runs\n"), name);
     }

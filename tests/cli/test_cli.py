@@ -1274,6 +1274,27 @@ class NoPolicyTest(RalonTestCase):
                 self.assertFails(self.run_ralon("-C", empty, *args, cwd=self.base), err=msg)
                 self.assertFails(self.run_ralon("-C", "empty/sub", *args, cwd=self.base), err=msg)
 
+    def test_dry_run_names_what_a_link_leads_to(self):
+        # A protected name that is a link: what is made read-only is its
+        # target (the mount backend binds only that), so the plan names
+        # it; a link whose target does not exist says which name is missing.
+        root = self.project("protect: [link-a, dangling, plain.txt]\n",
+                            files=["src/main.c", "plain.txt"])
+        os.symlink("src/main.c", os.path.join(root, "link-a"))
+        os.symlink("nowhere/x", os.path.join(root, "dangling"))
+        for backend, missing in (
+                ("mount", "  dangling leads to nowhere/x, which does not exist, so it cannot "
+                          "be made read-only"),
+                ("landlock", "  dangling leads to nowhere/x, which does not exist; it cannot "
+                             "be created while the agent runs")):
+            with self.subTest(backend=backend):
+                r = self.run_ralon("run", "--dry-run", "--backend", backend, "--", "true",
+                                   cwd=root)
+                lines = r.out.splitlines()
+                self.assertIn("  read-only  src/main.c  (where link-a leads)", lines, r)
+                self.assertIn("  read-only  plain.txt", lines, r)
+                self.assertIn(missing, lines, r)
+
     def test_if_policy_without_policy(self):
         empty = os.path.join(self.base, "empty")
         os.makedirs(empty)
