@@ -961,6 +961,12 @@ static void second_mounts(const MountTable *t, const char *root, const char *con
       continue;
     }
     _cleanup_free_ char *part_abs = path_join(root, part);
+    /* Bound on its own place (the pins and read-only binds of a `ralon
+     * run` around this one, of a protected path or of something inside a
+     * protected directory): the same path, not a second one. */
+    if (streq(e->point, part_abs)) {
+      continue;
+    }
     for (size_t k = 0; k < n_paths; k++) {
       const char *below = path_relative(part_abs, paths[k]);
       char *alias;

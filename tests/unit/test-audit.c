@@ -240,6 +240,15 @@ START_TEST(test_second_mount_of_part_of_the_project) {
               "65 26 0:50 /home/dev/proj/tests /mnt/other rw - tmpfs tmpfs rw\n",
       "/home/dev/proj", paths, ELEMENTSOF(paths));
   ck_assert_str_eq(got, "/mnt/t/golden\n/srv/x\n");
+  /* Inside a `ralon run` whose policy protects golden and, through a link,
+   * a file in it: that file bound on itself is no second path either. */
+  _cleanup_free_ char *nested = second_mounts_of(
+      MI_ROOT "64 26 254:0 /home/dev/proj/tests/golden /home/dev/proj/tests/golden ro - ext4 "
+              "/dev/vda rw\n"
+              "66 64 254:0 /home/dev/proj/tests/golden/a /home/dev/proj/tests/golden/a ro - "
+              "ext4 /dev/vda rw\n",
+      "/home/dev/proj", paths, ELEMENTSOF(paths));
+  ck_assert_str_eq(nested, "");
 }
 END_TEST
 
