@@ -548,20 +548,24 @@ static void status_json(const Project *p) {
   log_findings(p, "status");
 }
 
+/* What `run` would refuse, as a finding: a descriptor the caller left open
+ * for writing on a protected file. */
+static void audit_descriptors(Project *p) {
+  AuditFd *fds = NULL;
+  size_t n_fds = 0;
+  if (audit_list_fds(true, &fds, &n_fds) == 0) {
+    audit_inherited_fds(p->policy, p->matcher, p->scan, fds, n_fds, &p->findings);
+    audit_fds_free(fds, n_fds);
+  }
+}
+
 int command_status(const Options *o, Error *err) {
   Project p;
   if (project_open(o, true, &p, err) < 0) {
     project_clear(&p);
     return -1;
   }
-  /* What `run` would refuse: a descriptor this shell left open for writing
-   * on a protected file. */
-  AuditFd *fds = NULL;
-  size_t n_fds = 0;
-  if (audit_list_fds(true, &fds, &n_fds) == 0) {
-    audit_inherited_fds(p.policy, p.matcher, p.scan, fds, n_fds, &p.findings);
-    audit_fds_free(fds, n_fds);
-  }
+  audit_descriptors(&p);
   if (o->json) {
     status_json(&p);
     project_clear(&p);
@@ -1066,6 +1070,11 @@ int command_run(const Options *o, Error *err) {
   if (project_scan(&p, SCAN_KEEP_LISTINGS, audit, err) < 0) {
     project_clear(&p);
     return -1;
+  }
+  /* The run refuses such a descriptor before any finding is read; the dry
+   * run says so (below), and lists it among the findings as status does. */
+  if (o->dry_run) {
+    audit_descriptors(&p);
   }
 
   Backend requested = o->backend ? backend_from_string(o->backend) : BACKEND_AUTO;

@@ -1600,6 +1600,8 @@ class AwkwardNamesTest(RalonTestCase):
         self.assertIsInstance(doc["error"], str, doc["error"])
         self.assertIn("descriptor %d" % fd, doc["error"])
         self.assertIn("bad\\377byte.key", doc["error"])
+        # It is a finding too, as status lists it.
+        self.assertIn("inherited-write-descriptor", [f["kind"] for f in doc["findings"]], doc)
 
 
 class OutputTest(RalonTestCase):
