@@ -651,6 +651,45 @@ static const char *target_shown(const Project *p, const PlanTarget *t) {
   return rel != NULL && rel[0] != '\0' ? rel : t->path;
 }
 
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The entries of restricted directory `dir` granted write access (one
+ * Landlock rule each), sorted and wrapped: "    write granted  a b c". */
+static void print_grants_in(const Plan *plan, const char *dir) {
+  size_t dlen = strlen(dir), n = 0;
+  _cleanup_free_ const char **names = xreallocarray(NULL, plan->carve.n_grants + 1,
+                                                    sizeof(*names));
+  for (size_t i = 0; i < plan->carve.n_grants; i++) {
+    const char *g = plan->carve.grants[i].path;
+    const char *rest = streq(dir, "/") ? g + 1 : g + dlen + 1;
+    if (strncmp(g, dir, dlen) == 0 && (streq(dir, "/") || g[dlen] == '/') &&
+        strchr(rest, '/') == NULL) {
+      names[n++] = rest;
+    }
+  }
+  qsort(names, n, sizeof(*names), compare_names);
+  const char *label = _("write granted");
+  int indent = 4 + (int)strlen(label) + 1, col = 0;
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_free_ char *display = shown(names[i], false);
+    /* In a list separated by spaces, a name with one is quoted too. */
+    _cleanup_free_ char *name = display[0] != '"' && strchr(display, ' ') != NULL
+                                    ? xasprintf("\"%s\"", display)
+                                    : xstrdup(display);
+    if (i == 0) {
+      col = printf("    %s ", label);
+    } else if (col + 1 + (int)strlen(name) > 78) {
+      col = printf("\n%*s", indent, "") - 1;
+    }
+    col += printf(" %s", name);
+  }
+  if (n > 0) {
+    putchar('\n');
+  }
+}
+
 static void print_plan(const Plan *plan, const Project *p, const Options *o, const char *why,
                        bool scoped, int abi) {
   _cleanup_free_ char *root = shown(p->policy->root, false);
@@ -713,6 +752,7 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
       }
       _cleanup_free_ char *name = shown(plan->carve.restricted[i], false);
       printf("  %s  %s\n", _("no new entries in"), name);
+      print_grants_in(plan, plan->carve.restricted[i]);
     }
     for (size_t i = 0; i < plan->carve.n_withheld; i++) {
       _cleanup_free_ char *name = shown(plan->carve.withheld[i], false);

@@ -1274,6 +1274,23 @@ class NoPolicyTest(RalonTestCase):
                 self.assertFails(self.run_ralon("-C", empty, *args, cwd=self.base), err=msg)
                 self.assertFails(self.run_ralon("-C", "empty/sub", *args, cwd=self.base), err=msg)
 
+    def test_dry_run_lists_the_landlock_grants(self):
+        # Each directory on the way to a protected path, then the entries
+        # in it that get a write rule, sorted: what the carve-out grants.
+        root = self.project("protect: [tests/golden/**]\n",
+                            files=["docs/a.md", "src/x.c", "tests/golden/a", "tests/unit.c",
+                                   "tests/b c.txt"])
+        r = self.run_ralon("run", "--dry-run", "--backend", "landlock", "--", "true", cwd=root)
+        lines = r.out.splitlines()
+        i = lines.index("  no new entries in  %s" % root)
+        self.assertEqual(lines[i + 1], "    write granted  docs src", r.out)
+        i = lines.index("  no new entries in  %s/tests" % root)
+        self.assertEqual(lines[i + 1], '    write granted  "b c.txt" unit.c', r.out)
+        doc = json.loads(self.run_ralon("run", "--dry-run", "--json", "--backend", "landlock",
+                                        "--", "true", cwd=root).out)
+        for name in ("docs", "src", "tests/unit.c", "tests/b c.txt"):
+            self.assertIn(os.path.join(root, name), doc["granted"])
+
     def test_dry_run_names_what_a_link_leads_to(self):
         # A protected name that is a link: what is made read-only is its
         # target (the mount backend binds only that), so the plan names
