@@ -500,7 +500,12 @@ static json_object *json_backends(const Availability *av) {
     } else {
       json_add_string(e, "failed_step",
                       av->mount.step == MOUNT_STEP_NONE ? NULL : mount_step_to_string(av->mount.step));
-      json_add_string(e, "errno", av->mount.step == MOUNT_STEP_NONE ? NULL : strerrorname_np(av->mount.errnum));
+      /* The symbolic name; the number where the C library has none. */
+      const char *ename = strerrorname_np(av->mount.errnum);
+      _cleanup_free_ char *enumber = ename == NULL ? xasprintf("%d", av->mount.errnum) : NULL;
+      json_add_string(e, "errno", av->mount.step == MOUNT_STEP_NONE ? NULL
+                                  : ename != NULL                   ? ename
+                                                                    : enumber);
       _cleanup_free_ char *hint = apparmor_userns_hint_here(&av->mount);
       json_add_text(e, "hint", hint);
     }
@@ -663,9 +668,11 @@ static void print_grants_in(const Plan *plan, const char *dir) {
                                                     sizeof(*names));
   for (size_t i = 0; i < plan->carve.n_grants; i++) {
     const char *g = plan->carve.grants[i].path;
+    if (strncmp(g, dir, dlen) != 0 || (!streq(dir, "/") && g[dlen] != '/')) {
+      continue;
+    }
     const char *rest = streq(dir, "/") ? g + 1 : g + dlen + 1;
-    if (strncmp(g, dir, dlen) == 0 && (streq(dir, "/") || g[dlen] == '/') &&
-        strchr(rest, '/') == NULL) {
+    if (strchr(rest, '/') == NULL) {
       names[n++] = rest;
     }
   }

@@ -54,7 +54,7 @@ char *enforce_describe(const Availability *a, Backend b) {
       return xstrdup(_("available (read-only bind mounts in a locked namespace)"));
     }
     return xasprintf(_("unavailable — %s failed: %s%s"), mount_step_to_string(a->mount.step),
-                     strerror(a->mount.errnum), sys_nested_hint());
+                     strerror(a->mount.errnum), sys_nested_hint(a->mount.step));
   }
   if (a->landlock_abi >= 3) {
     return xasprintf(_("available (kernel ABI v%d)"), a->landlock_abi);

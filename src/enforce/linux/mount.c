@@ -16,7 +16,7 @@
 static int fail_step(Error *err, MountStep step, int r) {
   errno = -r;
   return error_set(err, -r, _("the mount backend failed at %s: %m%s"), mount_step_to_string(step),
-                   sys_nested_hint());
+                   sys_nested_hint(step));
 }
 
 /* `path`, opened without following a symbolic link: its identity and

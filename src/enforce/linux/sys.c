@@ -209,13 +209,17 @@ static const char *const mount_step_names[_MOUNT_STEP_MAX] = {
     [MOUNT_STEP_LOCK] = "second unshare(CLONE_NEWUSER|CLONE_NEWNS)",
 };
 
-const char *sys_nested_hint(void) {
+const char *sys_nested_hint(MountStep step) {
   if (getenv(RALON_ACTIVE_ROOT) == NULL) {
     return "";
   }
+  if (step == MOUNT_STEP_PRIVATE || step == MOUNT_STEP_BIND || step == MOUNT_STEP_READ_ONLY) {
+    /* TRANSLATORS: appended to a mount backend failure; keep the space. */
+    return _(" (this runs inside another `ralon run`, whose restrictions stay in force here; "
+             "under its landlock backend or --seal, nothing can be mounted)");
+  }
   /* TRANSLATORS: appended to a mount backend failure; keep the space. */
-  return _(" (this runs inside another `ralon run`, whose restrictions stay in force here; "
-           "under its landlock backend or --seal, nothing can be mounted)");
+  return _(" (this runs inside another `ralon run`, whose restrictions stay in force here)");
 }
 
 const char *mount_step_to_string(MountStep s) {
@@ -277,12 +281,16 @@ void sys_mount_probe(const char *path, MountProbe *ret) {
     ret->errnum = errno;
     return;
   }
-  /* fork(2) without the exit signal: the child's SIGCHLD would stay
-   * pending where the caller blocks it, and pending signals survive
-   * execve, so the command would start with one it never caused. All
-   * arguments are 0, which is the same call whatever order an
-   * architecture takes them in (s390 swaps the first two). */
-  pid_t pid = (pid_t)syscall(SYS_clone, 0UL, 0UL, 0UL, 0UL, 0UL);
+  /* Where the caller blocks SIGCHLD, the child's would stay pending, and
+   * pending signals survive execve: the command would start with one it
+   * never caused. Whether one is pending already is noted, so that only
+   * the probe's own is taken back. (A raw clone(2) without an exit signal
+   * would avoid it, but its return values differ by architecture.) */
+  sigset_t blocked, pending;
+  bool take_back = sigprocmask(SIG_BLOCK, NULL, &blocked) == 0 &&
+                   sigismember(&blocked, SIGCHLD) == 1 && sigpending(&pending) == 0 &&
+                   sigismember(&pending, SIGCHLD) == 0;
+  pid_t pid = fork();
   if (pid < 0) {
     ret->step = MOUNT_STEP_FORK;
     ret->errnum = errno;
@@ -322,8 +330,16 @@ void sys_mount_probe(const char *path, MountProbe *ret) {
     n = read(fds[0], &res, sizeof(res));
   } while (n < 0 && errno == EINTR);
   close(fds[0]);
-  int status; /* a child without an exit signal is waited for with __WALL */
-  while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (take_back) {
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    const struct timespec now = {0, 0};
+    while (sigtimedwait(&chld, NULL, &now) < 0 && errno == EINTR) {
+    }
   }
   if (n != (ssize_t)sizeof(res)) {
     ret->step = MOUNT_STEP_FORK;

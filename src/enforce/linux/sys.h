@@ -101,7 +101,7 @@ bool mount_probe_exhausted(const MountProbe *p, long max_user_namespaces,
 /* Appended to a mount backend failure: "" outside `ralon run`; inside one
  * (RALON_ACTIVE_ROOT set: a hint, not a proof, since anything can set
  * it), that the enclosing run's restrictions hold here. */
-const char *sys_nested_hint(void);
+const char *sys_nested_hint(MountStep step);
 
 /* A DirLister on the real filesystem: opens `dir` with O_NOFOLLOW, names
  * the directory itself as "." (see DirLister), takes the identity of
