@@ -1138,6 +1138,22 @@ int command_run(const Options *o, Error *err) {
                                                    &select_err) < 0) {
     enforceable = false; /* `chosen` and `why` stay: the backend is not the problem */
   }
+  /* agent.lock as a symbolic link: the mount backend makes read-only what
+   * it leads to, and cannot keep the link from being replaced (it sits in
+   * the project root, which stays writable): an agent could put a policy
+   * of its own there for the next session. Landlock keeps the root from
+   * losing or gaining entries, the link included. */
+  struct stat policy_st;
+  if (enforceable && chosen == BACKEND_MOUNT && lstat(p.policy->file, &policy_st) == 0 &&
+      S_ISLNK(policy_st.st_mode)) {
+    enforceable = false;
+    _cleanup_free_ char *file = shown(p.policy->file, false);
+    error_set(&select_err, ELOOP,
+              _("%s is a symbolic link, which the mount backend cannot keep from being replaced: "
+                "an agent could put a policy of its own there for the next session (make it a "
+                "regular file, or use --backend landlock)"),
+              file);
+  }
   if (!enforceable) {
     if (!o->dry_run) {
       log_failure(o, &p, requested, &select_err);

@@ -2663,6 +2663,45 @@ class TestPlantedPolicy(Base):
         self.assertUnchanged(before, pr, repr(r))
 
 
+class TestSymlinkedPolicy(Base):
+    """agent.lock as a symbolic link to the policy elsewhere in the project:
+    the mount backend can bind only what it leads to, and the link in the
+    writable root could be replaced by a policy of the agent's own for the
+    next session (ATTACKS #35 with the policy itself). The mount backend
+    refuses to start; Landlock, whose root accepts no new entries and loses
+    none, keeps the link."""
+
+    def test_symlinked_policy(self):
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                lock, real = os.path.join(pr.proj, "agent.lock"), os.path.join(pr.proj, "lock.yml")
+                os.rename(lock, real)
+                os.symlink("lock.yml", lock)
+                if USERS[user] is not None:
+                    os.lchown(lock, USERS[user], USERS[user])
+                before = snapshot(pr)
+                forge = "rm -f agent.lock && echo 'protect: []' > agent.lock"
+                r = run(ralon_run(backend, "echo '%s' >&2; %s" % (STARTED, forge)), user,
+                        pr.proj, pr.env())
+                self.assertUnchanged(before, pr, repr(r))
+                self.assertEqual(os.readlink(lock), "lock.yml", r)
+                self.assertEqual(read_text(real), POLICY, r)
+                dry = run([Tools.ralon, "run", "--dry-run", "--backend", backend, "--", "true"],
+                          user, pr.proj, pr.env())
+                if backend == "mount":
+                    self.assertEqual(r.rc, 2, r)
+                    self.assertNotIn(STARTED, r.stderr, r)
+                    self.assertIn("agent.lock is a symbolic link, which the mount backend cannot "
+                                  "keep from being replaced", r.stderr, r)
+                    self.assertEqual(dry.rc, 1, dry)
+                    self.assertIn("would fail: ", dry.stdout, dry)
+                else:
+                    self.assertIn(STARTED, r.stderr, r)
+                    self.assertNotEqual(r.rc, 0, r)
+                    self.assertEqual(dry.rc, 0, dry)
+
+
 class TestMissingLiteral(Base):
     """A literal pattern naming nothing yet: the mount backend can bind
     nothing there and says so (the command may create it); Landlock keeps
