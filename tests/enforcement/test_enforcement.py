@@ -597,6 +597,11 @@ def has_xattr(name, value):
 # BASE (holds code/proj), RALON (the binary under test), OP (the helper
 # above).
 
+# The policy `ralon init` writes in a git repository: .git/hooks and
+# .git/config protected too.
+GIT_PROTECTED = ("printf 'protect: [tests/golden/**, conf/secret.yml, .github/workflows,"
+                 " Cargo.lock, .git/hooks, .git/config]\\n' > agent.lock")
+
 ROWS = [
     # -- content of protected files
     Row("write", "echo forged > Cargo.lock", BLOCKED),
@@ -842,6 +847,24 @@ ROWS = [
               " && printf 'protect: [tests/golden/**, conf/secret.yml, .github/workflows,"
               " Cargo.lock, src/lnk/key.pem]\\n' > agent.lock",
         protected=("src/real/key.pem", "src/lnk")),
+    # ATTACKS #35 in a directory not otherwise on Landlock's chain: the
+    # mount backend binds only the target, and the link can be replaced
+    # (documented; agent.lock itself: TestSymlinkedPolicy).
+    Row("protected_symlink_off_the_chain", "rm docs/link.c && echo forged > docs/link.c",
+        ALLOWED(file_is("docs/link.c", "forged\n")), BLOCKED,
+        setup="ln -s ../src/main.c docs/link.c && printf 'protect: [tests/golden/**,"
+              " conf/secret.yml, .github/workflows, Cargo.lock, docs/link.c]\\n' > agent.lock"),
+    # ATTACKS #36: a link inside a protected directory leads out of it; what
+    # is written through it lands outside, unprotected (ralon warns).
+    Row("link_out_of_protected_dir", "echo more >> tests/golden/ext",
+        ALLOWED(file_endswith("src/main.c", "more\n")),
+        setup="ln -s ../../src/main.c tests/golden/ext"),
+    # ATTACKS #62: with .git/hooks and .git/config protected (ralon init),
+    # no hook can be planted and no hooksPath set.
+    Row("plant_git_hook", "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/post-checkout",
+        BLOCKED, setup=GIT_PROTECTED, protected=(".git/hooks", ".git/config")),
+    Row("git_config_hookspath", 'git config core.hooksPath "$HOME"', BLOCKED,
+        setup=GIT_PROTECTED, protected=(".git/hooks", ".git/config")),
     Row("tiocsti", 'python3 "$OP" ioctl TIOCSTI', EPERM_FOR("TIOCSTI"), pty=True),
     Row("tiocsti_high_bits", 'python3 "$OP" ioctl TIOCSTI_HIGH', EPERM_FOR("TIOCSTI_HIGH"),
         pty=True),
@@ -872,9 +895,7 @@ ROWS = [
     # (documented, and the warning says so).
     Row("git_commit_hooks_protected", "echo '/* agent */' >> src/main.c && git add src/main.c"
         " && git commit -q -m agent-change", ALLOWED(git_head_subject("agent-change")), BLOCKED,
-        setup="printf 'protect: [tests/golden/**, conf/secret.yml, .github/workflows,"
-              " Cargo.lock, .git/hooks, .git/config]\\n' > agent.lock",
-        protected=(".git/hooks", ".git/config")),
+        setup=GIT_PROTECTED, protected=(".git/hooks", ".git/config")),
     Row("mv_cross_dir", "mv src/main.c docs/main.c", ALLOWED(moved("src/main.c", "docs/main.c",
                                                                   HELLO_C))),
     Row("read_protected", "cat agent.lock conf/secret.yml tests/golden/a.txt",
@@ -883,6 +904,8 @@ ROWS = [
     Row("mv_into_chain_dir", "mv src/main.c tests/main.c",
         ALLOWED(moved("src/main.c", "tests/main.c", HELLO_C)), BLOCKED),
     Row("create_in_root", "echo hi > new.txt", ALLOWED(file_is("new.txt", "hi\n")), BLOCKED),
+    Row("create_above_root", 'echo hi > "$BASE/above.txt"',
+        ALLOWED(base_file_is("above.txt", "hi\n")), BLOCKED),
     Row("rename_in_root", "mv README.md README.txt", ALLOWED(moved("README.md", "README.txt")),
         BLOCKED),
     Row("sed_in_place_root_file", "sed -i s/Demo/Sample/ README.md",
@@ -2535,10 +2558,15 @@ class TestNextSession(Base):
 
 # Creates $1/ready, swaps names in a tight loop until $1/stop exists, then
 # puts them back as they were and creates $1/done. Modes: hide A (rename A to .A.away and
-# back), exchange A B (renameat2 RENAME_EXCHANGE).
+# back), exchange A B (renameat2 RENAME_EXCHANGE). It dies with the test
+# (PR_SET_PDEATHSIG): one whose test was killed must not spin on.
 RACER = r"""
-import ctypes, os, sys
+import ctypes, os, signal, sys
 base, mode, a = sys.argv[1], sys.argv[2], sys.argv[3]
+PR_SET_PDEATHSIG = 1
+ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+if os.getppid() == 1:
+    sys.exit(1)
 stop, done = os.path.join(base, "stop"), os.path.join(base, "done")
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
