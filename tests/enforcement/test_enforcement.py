@@ -3216,9 +3216,11 @@ class TestOutsideProcess(Base):
     """ATTACKS #53 and #54: a process of the same user started before the
     sandbox (the user's editor, a shell, another agent) is a way back to
     the unrestricted view: /proc/PID/cwd and /proc/PID/root lead through
-    its mounts, and ptrace would let the agent run code in it. Outside
-    the sandbox both work (checked first, so that the refusals inside
-    come from the sandbox); inside, both are refused and nothing
+    its mounts, /proc/PID/fd/N reopens what it holds open (here a
+    descriptor open for writing on Cargo.lock), /proc/PID/mem would let
+    the agent write its memory, and ptrace run code in it. Outside the
+    sandbox all of it works (checked first, so that the refusals inside
+    come from the sandbox); inside, all of it is refused and nothing
     changes."""
 
     def test_outside_process_is_out_of_reach(self):
@@ -3228,28 +3230,37 @@ class TestOutsideProcess(Base):
 
     def check_outside(self, backend, user):
         pr = self.project(user)
-        outside = subprocess.Popen(["sleep", "300"], cwd=pr.proj, stdin=subprocess.DEVNULL,
+        outside = subprocess.Popen(["sh", "-c", "exec 3>>Cargo.lock; exec sleep 300"],
+                                   cwd=pr.proj, stdin=subprocess.DEVNULL,
                                    preexec_fn=_preexec(USERS[user], False))
         self.addCleanup(outside.wait)
         self.addCleanup(outside.kill)
         pid = outside.pid
+        deadline = time.monotonic() + 30
+        while not os.path.exists("/proc/%d/fd/3" % pid):
+            self.assertLess(time.monotonic(), deadline, "the outside process did not start")
+            time.sleep(0.01)
         main_c = os.path.join(pr.proj, "src", "main.c")
+        mem = "python3 -c \"import os; os.close(os.open('/proc/%d/mem', os.O_RDWR))\"" % pid
         r = run(["sh", "-c", 'echo control >> /proc/%d/cwd/src/main.c && python3 "$OP" ptrace %d'
-                 % (pid, pid)], user, pr.proj, pr.env())
+                 ' && echo control >> /proc/%d/fd/3 && %s' % (pid, pid, pid, mem)],
+                user, pr.proj, pr.env())
         self.assertEqual(r.rc, 0, "the control fails outside the sandbox: %r" % (r,))
         self.assertIn("ptrace: OK", r.stdout, r)
         self.assertEqual(read_text(main_c), HELLO_C + "control\n", r)
+        self.assertTrue(read_text(os.path.join(pr.proj, "Cargo.lock")).endswith("control\n"), r)
 
         before = snapshot(pr, ())
         inner = ("echo '%s' >&2; echo forged >> /proc/%d/cwd/Cargo.lock;"
                  " echo forged >> /proc/%d/root%s/agent.lock;"
-                 " echo forged >> /proc/%d/cwd/src/main.c; python3 \"$OP\" ptrace %d"
-                 % (STARTED, pid, pid, pr.proj, pid, pid))
+                 " echo forged >> /proc/%d/cwd/src/main.c; python3 \"$OP\" ptrace %d;"
+                 " echo forged >> /proc/%d/fd/3; %s"
+                 % (STARTED, pid, pid, pr.proj, pid, pid, pid, mem))
         r = run(ralon_run(backend, inner), user, pr.proj, pr.env())
         self.assertIn(STARTED, r.stderr, r)
         self.assertEqual(r.rc, 1, r)
         self.assertRegex(r.stdout, r"(?m)^ptrace: EPERM$", r)
-        self.assertEqual(r.stderr.count("Permission denied"), 3, r)
+        self.assertEqual(r.stderr.count("Permission denied"), 5, r)
         self.assertEqual(diff(before, snapshot(pr, ())), [], r)
         self.assertEqual(read_text(main_c), HELLO_C + "control\n", r)
 
