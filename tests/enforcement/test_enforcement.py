@@ -3101,6 +3101,40 @@ class TestLandlockAliasesBesideTheChain(Base):
                 self._run_with_aliases(user, ["lock", "golden"])
 
 
+class TestMountInsideProtectedDirectory(Base):
+    """ATTACKS #51: a file system mounted inside a protected directory before
+    ralon starts (a tmpfs at tests/golden/sub) is protected with it: the
+    mount backend's read-only bind is recursive, and Landlock's rights go
+    by the path. One mounted in an unprotected directory (src/mnt) stays
+    writable. Made as root in a private mount namespace; ralon runs in it
+    as each user, and what happened is read there once ralon is done."""
+
+    def test_submount_is_protected(self):
+        if not IS_ROOT:
+            self.skipTest("mounting needs root")
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                uid = USERS[user]
+                drop = ("setpriv --reuid %d --regid %d --clear-groups -- " % (uid, uid)
+                        if uid is not None else "")
+                inner = ("echo '%s' >&2; echo forged >> tests/golden/sub/f;"
+                         " echo new > tests/golden/sub/g; echo ok > src/mnt/x" % STARTED)
+                script = ("mkdir -p tests/golden/sub src/mnt"
+                          " && mount -t tmpfs none tests/golden/sub"
+                          " && mount -t tmpfs none src/mnt && echo orig > tests/golden/sub/f"
+                          " && chmod 777 tests/golden/sub src/mnt"
+                          " && chmod 666 tests/golden/sub/f || exit 9; "
+                          + drop + " ".join(shlex.quote(a) for a in ralon_run(backend, inner))
+                          + "; echo after; cat tests/golden/sub/f; ls tests/golden/sub;"
+                          " cat src/mnt/x")
+                r = run(["unshare", "-m", "--propagation", "private", "--", "sh", "-c", script],
+                        "root", pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertEqual(r.stdout.split("after\n", 1)[-1], "orig\nf\nok\n", r)
+                self.assertEqual(len(re.findall(DENIAL, r.stderr)), 2, r)
+
+
 class TestAliasMadeBeforeLaunch(Base):
     """ATTACKS.md #31: a bind mount of the project made before ralon starts,
     away from the Landlock chain (in $HOME, which Landlock grants whole).
