@@ -3101,6 +3101,37 @@ class TestLandlockAliasesBesideTheChain(Base):
                 self._run_with_aliases(user, ["lock", "golden"])
 
 
+class TestForgedActiveRoot(Base):
+    """ATTACKS #64: RALON_ACTIVE_ROOT set by hand (from a ~/.bashrc an
+    earlier session wrote, say) outside any sandbox must not make a
+    wrapper's `run --if-policy` pass through: the variable is believed
+    only where agent.lock cannot be opened for writing for a reason other
+    than its mode. Here agent.lock's mode is 0444 (what Landlock's
+    metadata gap would let an earlier session do): the command is still
+    restricted."""
+
+    def test_forged_variable_does_not_pass_through(self):
+        # auto: a named backend never passes through.
+        for user in self.users():
+            if not self.any_backend(user):
+                continue
+            with self.subTest(user=user):
+                pr = self.project(user)
+                lock = os.path.join(pr.proj, "agent.lock")
+                os.chmod(lock, 0o444)
+                self.addCleanup(os.chmod, lock, 0o644)
+                before = snapshot(pr)
+                env = dict(pr.env(), RALON_ACTIVE_ROOT=pr.proj)
+                r = run([Tools.ralon, "run", "--if-policy", "--", "sh", "-c",
+                         "echo '%s' >&2; echo forged >> Cargo.lock" % STARTED],
+                        user, pr.proj, env)
+                self.assertIn(STARTED, r.stderr, r)
+                self.assertNotEqual(r.rc, 0, r)
+                self.assertRegex(r.stderr, DENIAL, r)
+                self.assertRegex(r.stderr, LOCKED_LINE, r)
+                self.assertUnchanged(before, pr, repr(r))
+
+
 class TestMountInsideProtectedDirectory(Base):
     """ATTACKS #51: a file system mounted inside a protected directory before
     ralon starts (a tmpfs at tests/golden/sub) is protected with it: the
