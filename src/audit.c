@@ -525,8 +525,6 @@ static void audit_git_file(const Policy *policy, const Matcher *m, AuditFindings
   }
 }
 
-static int compare_names(const void *a, const void *b);
-
 /* The names in directory `fd` but `.` and `..`, sorted (for findings in
  * the same order on every file system); *ret_n of them. */
 static char **sorted_names(int fd, size_t *ret_n) {
@@ -541,7 +539,7 @@ static char **sorted_names(int fd, size_t *ret_n) {
     }
   }
   if (n > 0) {
-    qsort(names, n, sizeof(char *), compare_names);
+    qsort(names, n, sizeof(char *), strings_compare);
   }
   *ret_n = n;
   return names;
@@ -759,10 +757,6 @@ static void linked_found(LinkWalk *w, const struct stat *st, const char *rel) {
   *l = (Linked){st->st_dev, st->st_ino, st->st_nlink, 1, xstrdup(rel)};
 }
 
-static int compare_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void link_found(LinkWalk *w, const char *abs, const char *rel) {
   _cleanup_free_ char *target = path_resolve(abs);
   if (target == NULL || protects(w->m, w->canon_root, target)) {
@@ -806,7 +800,7 @@ static void link_walk(LinkWalk *w, int dfd, const char *abs, const char *rel, un
     *slot = xstrdup(de->d_name);
   }
   if (n > 1) {
-    qsort(names, n, sizeof(char *), compare_names);
+    qsort(names, n, sizeof(char *), strings_compare);
   }
   for (size_t i = 0; i < n; i++) {
     struct stat st;
@@ -1324,7 +1318,7 @@ void audit_case_insensitive(const char *root, const char *const *paths, size_t n
   }
   /* Sorted, a directory comes before everything below it. */
   if (nd > 1) {
-    qsort(dirs, nd, sizeof(char *), compare_names);
+    qsort(dirs, nd, sizeof(char *), strings_compare);
   }
   const char **found = xcalloc(nd, sizeof(char *));
   size_t n_found = 0;

@@ -142,14 +142,17 @@ static json_object *json_findings(const AuditFindings *f) {
 /* How many of the protected paths found pattern `idx` matches, whether or
  * not an earlier pattern matched them first (the scan counts only that);
  * a protected directory counts once, not what is inside it. Sets
- * *inside when it matches none of them but could match something inside
- * a protected directory, which the scan does not walk. */
+ * *inside (unless NULL) when it matches none of them but could match
+ * something inside a protected directory, which the scan does not walk. */
 static size_t pattern_matches(const Project *p, size_t idx, bool *inside) {
   size_t n = 0;
-  *inside = false;
   for (size_t k = 0; k < p->scan->n_paths; k++) {
     n += matcher_match_one(p->matcher, idx, p->scan->paths[k].relative);
   }
+  if (inside == NULL) {
+    return n;
+  }
+  *inside = false;
   for (size_t k = 0; n == 0 && !*inside && k < p->scan->n_paths; k++) {
     const ProtectedPath *pp = &p->scan->paths[k];
     *inside = S_ISDIR(pp->mode) && matcher_may_match_below_one(p->matcher, idx, pp->relative);
@@ -532,9 +535,7 @@ static void status_json(const Project *p) {
     json_object_object_add(e, "literal", json_object_new_boolean(matcher_is_literal(p->matcher, i)));
     json_object_object_add(e, "line", pp->line ? json_object_new_int((int)pp->line) : NULL);
     json_object_object_add(e, "column", pp->column ? json_object_new_int((int)pp->column) : NULL);
-    bool inside;
-    json_object_object_add(e, "matches",
-                           json_object_new_uint64(pattern_matches(p, i, &inside)));
+    json_object_object_add(e, "matches", json_object_new_uint64(pattern_matches(p, i, NULL)));
     json_object_array_add(pats, e);
   }
   json_object_object_add(doc, "patterns", pats);
@@ -656,10 +657,6 @@ static const char *target_shown(const Project *p, const PlanTarget *t) {
   return rel != NULL && rel[0] != '\0' ? rel : t->path;
 }
 
-static int compare_names(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The entries of restricted directory `dir` granted write access (one
  * Landlock rule each), sorted and wrapped: "    write granted  a b c". */
 static void print_grants_in(const Plan *plan, const char *dir) {
@@ -676,7 +673,7 @@ static void print_grants_in(const Plan *plan, const char *dir) {
       names[n++] = rest;
     }
   }
-  qsort(names, n, sizeof(*names), compare_names);
+  qsort(names, n, sizeof(*names), strings_compare);
   const char *label = _("write granted");
   int indent = 4 + (int)strlen(label) + 1, col = 0;
   for (size_t i = 0; i < n; i++) {

@@ -305,10 +305,6 @@ static int compare_paths(const void *a, const void *b) {
   return strcmp(((const ProtectedPath *)a)->relative, ((const ProtectedPath *)b)->relative);
 }
 
-static int compare_strings(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int compare_listings(const void *a, const void *b) {
   return strcmp(((const ScanListing *)a)->relative, ((const ScanListing *)b)->relative);
 }
@@ -362,10 +358,10 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
     qsort(r->paths, r->n_paths, sizeof(ProtectedPath), compare_paths);
   }
   if (r->n_links > 1) {
-    qsort(r->links, r->n_links, sizeof(char *), compare_strings);
+    qsort(r->links, r->n_links, sizeof(char *), strings_compare);
   }
   if (r->n_links_outside > 1) {
-    qsort(r->links_outside, r->n_links_outside, sizeof(char *), compare_strings);
+    qsort(r->links_outside, r->n_links_outside, sizeof(char *), strings_compare);
   }
   if (r->n_listings > 1) {
     qsort(r->listings, r->n_listings, sizeof(ScanListing), compare_listings);

@@ -109,6 +109,10 @@ void strings_free(char **v, size_t n) {
   free(v);
 }
 
+int strings_compare(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 void *grow_array(void *array_ptr, size_t *n, size_t *cap, size_t size) {
   void **array = array_ptr;
   if (*n >= *cap) {

@@ -73,6 +73,9 @@ void *grow_array(void *array_ptr, size_t *n, size_t *cap, size_t size);
 /* Frees the `n` strings of `v`, and `v`. */
 void strings_free(char **v, size_t n);
 
+/* qsort(3)/bsearch(3) comparison of two `char *` elements, by strcmp. */
+int strings_compare(const void *a, const void *b);
+
 static inline void freep(void *p) {
   free(*(void **)p);
 }

@@ -51,12 +51,8 @@ static bool identity_has(const IdentitySet *s, dev_t dev, ino_t ino) {
   return s->n > 0 && bsearch(&key, s->v, s->n, sizeof(Identity), compare_identities) != NULL;
 }
 
-static int compare_strings(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static bool strings_have(const char *const *v, size_t n, const char *s) {
-  return n > 0 && bsearch(&s, v, n, sizeof(char *), compare_strings) != NULL;
+  return n > 0 && bsearch(&s, v, n, sizeof(char *), strings_compare) != NULL;
 }
 
 /* Lists `dir`; a directory that does not exist (below a missing protected
@@ -147,7 +143,7 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
     for (size_t i = 0; i < n; i++) {
       named[n_named++] = targets[i].path;
     }
-    qsort(named, n_named, sizeof(char *), compare_strings);
+    qsort(named, n_named, sizeof(char *), strings_compare);
   }
 
   /* Each chain directory is listed once; its listing serves both passes. */

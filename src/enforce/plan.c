@@ -31,17 +31,13 @@ Backend backend_from_string(const char *s) {
   return _BACKEND_INVALID;
 }
 
-static int compare_strings(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Sorts and removes duplicates; strcmp order puts every parent before its
  * children, because a parent is a prefix of them. */
 void plan_sort_unique(char **v, size_t *n) {
   if (*n == 0) {
     return;
   }
-  qsort(v, *n, sizeof(char *), compare_strings);
+  qsort(v, *n, sizeof(char *), strings_compare);
   size_t o = 1;
   for (size_t i = 1; i < *n; i++) {
     if (streq(v[i], v[o - 1])) {

@@ -61,10 +61,6 @@ static int restrict_self(int ruleset, Error *err) {
   return 0;
 }
 
-static int compare_strings(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The protected objects by identity, sorted for a binary search per
  * grant (a thousand protected files, a hundred grants). */
 typedef struct {
@@ -276,7 +272,7 @@ int landlock_apply(const Plan *plan, int abi, bool seal, Error *err) {
       buf[len] = '\0';
       const char *key = buf;
       char **hit = c->n_restricted > 0 ? bsearch(&key, c->restricted, c->n_restricted,
-                                                 sizeof(char *), compare_strings)
+                                                 sizeof(char *), strings_compare)
                                        : NULL;
       if (hit != NULL) {
         dirfd = dirs[hit - c->restricted];
