@@ -1755,6 +1755,20 @@ static char *ll(const char *rel) {
   return path_join(ll_base, rel);
 }
 
+/* audit_landlock() on `plan`, as "kind subject" lines; the findings are
+ * kept in *keep, or cleared when it is NULL. */
+static char *landlock_lines(const Plan *plan, int abi, const char *root, AuditFindings *keep) {
+  AuditFindings f = {0};
+  audit_landlock(plan, abi, root, &f);
+  char *out = all_lines(&f);
+  if (keep != NULL) {
+    *keep = f;
+  } else {
+    audit_findings_clear(&f);
+  }
+  return out;
+}
+
 static char *landlock_kinds(Backend backend, int abi, const char *root, AuditFindings *keep) {
   _cleanup_free_ char *home = ll("home"), *dev = ll("home/dev"), *proj = ll("home/dev/proj"),
                       *git = ll("home/dev/proj/.git"), *tests = ll("home/dev/proj/tests"),
@@ -1769,15 +1783,7 @@ static char *landlock_kinds(Backend backend, int abi, const char *root, AuditFin
   char *unlisted[] = {dev};
   plan.carve.unlisted = unlisted;
   plan.carve.n_unlisted = ELEMENTSOF(unlisted);
-  AuditFindings f = {0};
-  audit_landlock(&plan, abi, root, &f);
-  char *out = all_lines(&f);
-  if (keep != NULL) {
-    *keep = f;
-  } else {
-    audit_findings_clear(&f);
-  }
-  return out;
+  return landlock_lines(&plan, abi, root, keep);
 }
 
 START_TEST(test_landlock) {
@@ -1862,9 +1868,8 @@ START_TEST(test_landlock) {
   Plan oddp = {.backend = BACKEND_LANDLOCK};
   oddp.carve.restricted = odd;
   oddp.carve.n_restricted = ELEMENTSOF(odd);
-  AuditFindings o = {0};
-  audit_landlock(&oddp, 5, proj, &o);
-  _cleanup_free_ char *o_got = all_lines(&o);
+  AuditFindings o;
+  _cleanup_free_ char *o_got = landlock_lines(&oddp, 5, proj, &o);
   _cleanup_free_ char *o_want = xasprintf("landlock-metadata with the Landlock backend,\n"
                                           "landlock-no-new-entries %s\n", out);
   ck_assert_str_eq(o_got, o_want);
@@ -1878,11 +1883,8 @@ START_TEST(test_landlock) {
 
   /* A plan with nothing restricted still says what Landlock leaves out. */
   Plan empty = {.backend = BACKEND_LANDLOCK};
-  AuditFindings e = {0};
-  audit_landlock(&empty, 5, proj, &e);
-  _cleanup_free_ char *e_got = all_lines(&e);
+  _cleanup_free_ char *e_got = landlock_lines(&empty, 5, proj, NULL);
   ck_assert_str_eq(e_got, "landlock-metadata with the Landlock backend,\n");
-  audit_findings_clear(&e);
 }
 END_TEST
 
