@@ -19,9 +19,10 @@ static int fail_step(Error *err, MountStep step, int r) {
                    sys_nested_hint(step));
 }
 
-/* `path`, opened without following a symbolic link: its identity and
- * whether it is the root of a mount. */
-static int open_checked(const char *path, struct stat *st, bool *mount_root, Error *err) {
+/* `path`, opened without following a symbolic link: its identity, whether
+ * it is the root of a mount, and (with `vfs`) the flags of that mount. */
+static int open_checked(const char *path, struct stat *st, bool *mount_root, struct statvfs *vfs,
+                        Error *err) {
   _cleanup_close_ int fd = sys_open_no_symlinks(path);
   if (fd < 0) {
     if (errno == ELOOP) {
@@ -44,15 +45,34 @@ static int open_checked(const char *path, struct stat *st, bool *mount_root, Err
    * checks stand alone then. */
   *mount_root = !(stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) ||
                 (stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT);
+  if (vfs != NULL && fstatvfs(fd, vfs) < 0) {
+    return error_set(err, errno, _("cannot check %s after mounting: %m"), path);
+  }
   return 0;
 }
 
 /* After the second unshare every mount copied from the first namespace is
  * locked: prove it for each protected mount before trusting it. */
 static int verify_locked(const PlanTarget *t, Error *err) {
+  /* By its canonical path, which has no symbolic link on it: one found
+   * now was put there while ralon started, and every mount above went
+   * somewhere else. What the path reaches must be the planned object, at
+   * the root of a read-only mount. */
+  struct stat st;
+  struct statvfs vfs;
+  bool mount_root;
+  if (open_checked(t->path, &st, &mount_root, &vfs, err) < 0) {
+    return -1;
+  }
+  if (st.st_dev != t->dev || st.st_ino != t->ino || !mount_root || !(vfs.f_flag & ST_RDONLY)) {
+    return error_set(err, ESTALE,
+                     _("%s is no longer the object that was planned (replaced while ralon "
+                       "started?); refusing to run"),
+                     t->path);
+  }
   /* Keep every other locked flag, so read-only is the only thing the
    * remount asks to change. */
-  unsigned long fl = MS_REMOUNT | MS_BIND | sys_locked_mount_flags(t->path);
+  unsigned long fl = MS_REMOUNT | MS_BIND | sys_locked_mount_flags_of(vfs.f_flag);
   if (mount(NULL, t->path, NULL, fl, NULL) == 0) {
     return error_set(err, EPERM,
                      _("the read-only mount of %s could be made writable again; refusing to run"),
@@ -60,23 +80,6 @@ static int verify_locked(const PlanTarget *t, Error *err) {
   }
   if (umount2(t->path, MNT_DETACH) == 0) {
     return error_set(err, EPERM, _("the read-only mount of %s could be removed; refusing to run"),
-                     t->path);
-  }
-  /* By its canonical path, which has no symbolic link on it: one found
-   * now was put there while ralon started, and every mount above went
-   * somewhere else. What the path reaches must be the planned object, at
-   * the root of a read-only mount. */
-  struct stat st;
-  bool mount_root;
-  if (open_checked(t->path, &st, &mount_root, err) < 0) {
-    return -1;
-  }
-  struct statvfs vfs;
-  if (st.st_dev != t->dev || st.st_ino != t->ino || !mount_root ||
-      statvfs(t->path, &vfs) < 0 || !(vfs.f_flag & ST_RDONLY)) {
-    return error_set(err, ESTALE,
-                     _("%s is no longer the object that was planned (replaced while ralon "
-                       "started?); refusing to run"),
                      t->path);
   }
   return 0;
@@ -87,7 +90,7 @@ static int verify_locked(const PlanTarget *t, Error *err) {
 static int verify_pinned(const char *path, Error *err) {
   struct stat st;
   bool mount_root;
-  if (open_checked(path, &st, &mount_root, err) < 0) {
+  if (open_checked(path, &st, &mount_root, NULL, err) < 0) {
     return -1;
   }
   if (!S_ISDIR(st.st_mode) || !mount_root) {

@@ -127,33 +127,34 @@ int sys_enter_mount_namespace(MountStep *ret_step) {
   return sys_enter_namespaces(ret_step);
 }
 
-/* Mount flags to repeat on a remount: those a less privileged namespace
- * may not clear. */
-unsigned long sys_locked_mount_flags(const char *path) {
-  struct statvfs sv;
+/* Mount flags to repeat on a remount of a mount with statvfs(3) flags
+ * `f_flag`: those a less privileged namespace may not clear. */
+unsigned long sys_locked_mount_flags_of(unsigned long f_flag) {
   unsigned long fl = 0;
-  if (statvfs(path, &sv) < 0) {
-    return 0;
-  }
-  if (sv.f_flag & ST_NOSUID) {
+  if (f_flag & ST_NOSUID) {
     fl |= MS_NOSUID;
   }
-  if (sv.f_flag & ST_NODEV) {
+  if (f_flag & ST_NODEV) {
     fl |= MS_NODEV;
   }
-  if (sv.f_flag & ST_NOEXEC) {
+  if (f_flag & ST_NOEXEC) {
     fl |= MS_NOEXEC;
   }
-  if (sv.f_flag & ST_NOATIME) {
+  if (f_flag & ST_NOATIME) {
     fl |= MS_NOATIME;
   }
-  if (sv.f_flag & ST_NODIRATIME) {
+  if (f_flag & ST_NODIRATIME) {
     fl |= MS_NODIRATIME;
   }
-  if (sv.f_flag & ST_RELATIME) {
+  if (f_flag & ST_RELATIME) {
     fl |= MS_RELATIME;
   }
   return fl;
+}
+
+unsigned long sys_locked_mount_flags(const char *path) {
+  struct statvfs sv;
+  return statvfs(path, &sv) < 0 ? 0 : sys_locked_mount_flags_of(sv.f_flag);
 }
 
 static int remount_read_only_tree(const char *path) {

@@ -169,6 +169,7 @@ int sys_make_read_only(const char *path);
 /* MS_NOSUID, MS_NODEV, MS_NOEXEC and the atime flags `path` is mounted
  * with: what a remount in a user namespace must repeat. */
 unsigned long sys_locked_mount_flags(const char *path);
+unsigned long sys_locked_mount_flags_of(unsigned long f_flag);
 
 /* prctl(PR_SET_NO_NEW_PRIVS), made once. */
 int sys_set_no_new_privs(Error *err);
