@@ -7,6 +7,7 @@
                [--target-kind delta|ratio|same|info --target X --target-text T]
                --out FILE -- CMD_A -- CMD_B
     measure.py table FILE
+    measure.py growth FILE
     measure.py faults -- CMD [ARGS...]
 
 With hyperfine, the runs are split into R rounds of N/R runs of each
@@ -23,7 +24,10 @@ interval's half-width is within the machine's noise.
 
 Each benchmark appends one line of `key=value` pairs to FILE, values quoted
 as a POSIX shell would (python: shlex.split); `table` prints them as a
-table. `faults` prints the median page faults of 5 runs of one command
+table. `growth` reads benchmark 4's lines back and prints what each added
+protected path costs between consecutive sizes (ralon, the floor, bwrap,
+and ralon's own share: ralon minus the floor), with a verdict on whether
+ralon's own share grows at most linearly. `faults` prints the median page faults of 5 runs of one command
 (the whole process, what it executes included), which unlike a time do
 not move with the machine's load.
 """
@@ -190,12 +194,7 @@ def cmd_run(o):
 
 
 def cmd_table(o):
-    rows = []
-    with open(o.file) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            rows.append(dict(kv.split("=", 1) for kv in shlex.split(line)))
+    rows = read_rows(o.file)
     head = ("benchmark", "A", "A median ms", "B (baseline)", "B median ms", "A/B", "A-B ms",
             "A-B 95% CI", "target", "result")
     # Lines written before the interval was recorded show "-".
@@ -207,6 +206,74 @@ def cmd_table(o):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
+
+
+def read_rows(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            rows.append(dict(kv.split("=", 1) for kv in shlex.split(line)))
+    return rows
+
+
+# ralon's own share may cost this much more per added path at a larger
+# step than at a smaller one and still count as linear: the medians it is
+# computed from move by a few per cent between blocks of runs.
+GROWTH_TOLERANCE = 1.25
+
+
+def growth(rows):
+    """Per added path, between consecutive sizes of benchmark 4: for each
+    backend, (backend, n1, n2, ralon, floor, bwrap, own) in microseconds,
+    None where a row is missing. `own` is ralon minus the floor, timed in
+    the same block of runs (the `-floor` rows), so the machine's drift
+    between blocks does not enter it."""
+    by = {}
+    for r in rows:
+        parts = r["bench"].split("-")
+        if len(parts) != 4 or parts[0] != "run" or not parts[2].isdigit():
+            continue
+        _, backend, n, base = parts
+        entry = by.setdefault(backend, {}).setdefault(int(n), {})
+        entry[base] = (float(r["a_median_ms"]), float(r["b_median_ms"]))
+    out = []
+    for backend in sorted(by):
+        sizes = sorted(by[backend])
+        for n1, n2 in zip(sizes, sizes[1:]):
+            e1, e2 = by[backend][n1], by[backend][n2]
+            step = (n2 - n1) / 1e3  # ms -> us per path
+
+            def per_path(base, pick):
+                if base not in e1 or base not in e2:
+                    return None
+                return (pick(e2[base]) - pick(e1[base])) / step
+
+            out.append((backend, n1, n2, per_path("floor", lambda x: x[0]),
+                        per_path("floor", lambda x: x[1]), per_path("bwrap", lambda x: x[1]),
+                        per_path("floor", lambda x: x[0] - x[1])))
+    return out
+
+
+def cmd_growth(o):
+    steps = growth(read_rows(o.file))
+    if not steps:
+        print("  (no sizes of benchmark 4 to compare)")
+        return
+    fmt = lambda v: "-" if v is None else "%.1f" % v
+    print("  per added protected path, us (ralon's own = ralon - the floor, timed side by side):")
+    last = {}
+    for backend, n1, n2, ralon, floor, bwrap, own in steps:
+        verdict = ""
+        prev = last.get(backend)
+        if own is not None and prev is not None:
+            linear = own <= max(prev, 0.0) * GROWTH_TOLERANCE + 1.0
+            verdict = "  -> %s" % ("at most linear" if linear else "GROWS FASTER THAN LINEAR")
+        if own is not None:
+            last[backend] = own
+        print("  %-8s %5d -> %-5d ralon %7s  floor %7s  bwrap %9s  ralon's own %6s%s" %
+              (backend, n1, n2, fmt(ralon), fmt(floor), fmt(bwrap), fmt(own), verdict))
 
 
 def main():
@@ -228,11 +295,15 @@ def main():
     r.add_argument("commands", nargs=argparse.REMAINDER)
     t = sub.add_parser("table")
     t.add_argument("file")
+    g = sub.add_parser("growth")
+    g.add_argument("file")
     f = sub.add_parser("faults")
     f.add_argument("command", nargs=argparse.REMAINDER)
     o = ap.parse_args()
     if o.cmd == "table":
         return cmd_table(o)
+    if o.cmd == "growth":
+        return cmd_growth(o)
     if o.cmd == "faults":
         if o.command[:1] == ["--"]:
             o.command = o.command[1:]

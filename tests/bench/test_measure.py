@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench/measure.py's arithmetic: the growth verdict benchmark 4's
+linearity target is read from, and the results file it reads."""
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MEASURE = os.path.join(HERE, "..", "..", "bench", "measure.py")
+
+spec = importlib.util.spec_from_file_location("measure", MEASURE)
+measure = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(measure)
+
+
+def line(bench, a_ms, b_ms):
+    return ("bench=%s a='A' b='B' a_median_ms=%.3f b_median_ms=%.3f ratio=1 delta_ms=0 "
+            "delta_ci_ms=0..0 a_iqr_ms=0-0 b_iqr_ms=0-0 runs=10 tool=python target=- "
+            "result=info\n" % (bench, a_ms, b_ms))
+
+
+def results(points):
+    """points: {(backend, n): (ralon_ms, floor_ms, bwrap_ms)}"""
+    out = ["# ralon benchmarks\n", "# run-mount-1 syscalls=185 floor_syscalls=95\n",
+           line("check-10", 0.9, 0.4)]
+    for (backend, n), (ralon, floor, bwrap) in sorted(points.items()):
+        out.append(line("run-%s-%d-env" % (backend, n), ralon, 1.0))
+        out.append(line("run-%s-%d-floor" % (backend, n), ralon, floor))
+        out.append(line("run-%s-%d-bwrap" % (backend, n), ralon, bwrap))
+    return "".join(out)
+
+
+class Growth(unittest.TestCase):
+    def write(self, text):
+        f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+        self.addCleanup(os.unlink, f.name)
+        f.write(text)
+        f.close()
+        return f.name
+
+    def test_per_path_costs(self):
+        rows = measure.read_rows(self.write(results({
+            ("mount", 1): (1.450, 1.210, 2.100),
+            ("mount", 10): (1.630, 1.300, 3.300),
+            ("mount", 1000): (30.630, 22.300, 1700.0),
+        })))
+        steps = measure.growth(rows)
+        self.assertEqual([(s[0], s[1], s[2]) for s in steps], [("mount", 1, 10), ("mount", 10, 1000)])
+        backend, n1, n2, ralon, floor, bwrap, own = steps[0]
+        self.assertAlmostEqual(ralon, 20.0, places=3)      # (1.630 - 1.450) ms / 9 paths
+        self.assertAlmostEqual(floor, 10.0, places=3)
+        self.assertAlmostEqual(bwrap, 133.333, places=2)
+        self.assertAlmostEqual(own, 10.0, places=3)
+        self.assertAlmostEqual(steps[1][3], 29.0 / 0.99, places=2)
+        self.assertAlmostEqual(steps[1][6], (8.330 - 0.330) / 0.99, places=2)
+
+    def run_growth(self, points):
+        p = subprocess.run([sys.executable, MEASURE, "growth", self.write(results(points))],
+                           capture_output=True, text=True, check=True)
+        return p.stdout
+
+    def test_linear_own_share_passes(self):
+        out = self.run_growth({
+            ("landlock", 1): (1.40, 1.19, 2.0),
+            ("landlock", 10): (1.42, 1.20, 3.2),
+            ("landlock", 1000): (3.00, 1.97, 1690.0),
+        })
+        self.assertIn("at most linear", out)
+        self.assertNotIn("FASTER", out)
+
+    def test_quadratic_own_share_fails(self):
+        # ralon's own share: 0.2 ms + 10 us per path up to 10, then 100 us
+        # per path: it grows faster than the paths do.
+        out = self.run_growth({
+            ("mount", 1): (1.40, 1.20, 2.0),
+            ("mount", 10): (1.49, 1.20, 3.2),
+            ("mount", 1000): (100.49, 1.20, 1690.0),
+        })
+        self.assertIn("GROWS FASTER THAN LINEAR", out)
+
+    def test_kernel_growth_alone_is_not_ralons(self):
+        # The whole grows faster (the floor does), ralon's own share not.
+        out = self.run_growth({
+            ("mount", 1): (1.45, 1.21, 2.1),
+            ("mount", 10): (1.65, 1.33, 3.3),
+            ("mount", 1000): (30.97, 23.63, 1699.0),
+        })
+        self.assertIn("mount       10 -> 1000", out)
+        self.assertIn("at most linear", out)
+
+    def test_missing_floor_rows_give_no_verdict(self):
+        # Without the side-by-side floor rows there is no own share to judge.
+        text = "".join(line("run-mount-%d-env" % n, 1.0 + n / 100, 1.0) for n in (1, 10, 1000))
+        p = subprocess.run([sys.executable, MEASURE, "growth", self.write(text)],
+                           capture_output=True, text=True, check=True)
+        self.assertIn("mount       10 -> 1000", p.stdout)
+        self.assertNotIn("at most linear", p.stdout)
+        self.assertNotIn("FASTER", p.stdout)
+
+    def test_no_run_rows(self):
+        p = subprocess.run([sys.executable, MEASURE, "growth", self.write(line("check-10", 1, 1))],
+                           capture_output=True, text=True, check=True)
+        self.assertIn("no sizes", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
