@@ -3166,6 +3166,58 @@ class TestMountInsideProtectedDirectory(Base):
                 self.assertEqual(len(re.findall(DENIAL, r.stderr)), 2, r)
 
 
+class TestMountsMadeOutsideAfterStart(Base):
+    """The mount backend's namespace is private (ARCHITECTURE.md, step 2):
+    nothing mounted outside once the command runs reaches it. That is a
+    cost (a USB stick or an automount made later does not appear, as
+    ralon(1) says) and a defence: with slave propagation, as bubblewrap
+    uses, a bind mount made outside over a protected file propagates onto
+    ralon's read-only one and lands on top (seen on this kernel: the
+    command then read and wrote the file mounted over it). Made as root in
+    a mount namespace of its own whose mounts are shared, as a host's are
+    under systemd; ralon runs in it as each user, and once the command has
+    started, root mounts a tmpfs in the project and binds a decoy over
+    Cargo.lock. Landlock makes no namespace: outside mounts are the
+    command's view there by design."""
+
+    def test_outside_mounts_do_not_reach_inside(self):
+        if not IS_ROOT:
+            self.skipTest("mounting outside needs root")
+        rows = [(b, u) for b, u in self.each_backend_and_user() if b == "mount"]
+        if not rows:
+            self.skipTest("no mount backend here")
+        for backend, user in rows:
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                cargo = os.path.join(pr.proj, "Cargo.lock")
+                before = read_text(cargo)
+                uid = USERS[user]
+                drop = ("setpriv --reuid %d --regid %d --clear-groups -- " % (uid, uid)
+                        if uid is not None else "")
+                wait_for = ("i=0; while [ ! -e %s ] && [ $i -lt 600 ]; do sleep 0.05;"
+                            " i=$((i+1)); done; ")
+                inner = ("echo '%s' >&2; : > ready; " % STARTED + wait_for % "go"
+                         + "echo listing; ls later; echo seen; cat Cargo.lock;"
+                         " echo forged >> Cargo.lock")
+                script = ("mount --make-rshared / && mkdir later && echo decoy > DECOY"
+                          " && chmod 666 DECOY || exit 9; "
+                          + drop + " ".join(shlex.quote(a) for a in ralon_run(backend, inner))
+                          + " & " + wait_for % "ready"
+                          + "mount -t tmpfs none later && echo hi > later/hello"
+                          " && mount --bind DECOY Cargo.lock && : > go || exit 8; wait $!;"
+                          " echo after; cat DECOY; umount Cargo.lock")
+                r = run(["unshare", "-m", "--propagation", "private", "--", "sh", "-c", script],
+                        "root", pr.proj, pr.env())
+                self.assertIn(STARTED, r.stderr, r)
+                # Inside: no tmpfs, the original Cargo.lock, and no write.
+                self.assertIn("listing\nseen\n" + before, r.stdout, r)
+                self.assertNotIn("decoy\n", r.stdout.split("after\n", 1)[0], r)
+                self.assertRegex(r.stderr, DENIAL)
+                # Outside: the decoy got nothing, the file on disk neither.
+                self.assertEqual(r.stdout.split("after\n", 1)[-1], "decoy\n", r)
+                self.assertEqual(read_text(cargo), before, r)
+
+
 class TestAliasMadeBeforeLaunch(Base):
     """ATTACKS.md #31: a bind mount of the project made before ralon starts,
     away from the Landlock chain (in $HOME, which Landlock grants whole).
