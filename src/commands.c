@@ -212,6 +212,24 @@ static char *shown(const char *name, bool dir) {
   return path_display(s != NULL ? s : name);
 }
 
+/* Why the mount backend refuses this project, though the machine offers
+ * it, or NULL. agent.lock as a symbolic link: the backend makes read-only
+ * what it leads to, and cannot keep the link from being replaced (it sits
+ * in the project root, which stays writable): an agent could put a policy
+ * of its own there for the next session. Landlock keeps the root from
+ * losing or gaining entries, the link included. */
+static char *mount_refusal(const Policy *pol) {
+  struct stat st;
+  if (lstat(pol->file, &st) < 0 || !S_ISLNK(st.st_mode)) {
+    return NULL;
+  }
+  _cleanup_free_ char *file = shown(pol->file, false);
+  return xasprintf(_("%s is a symbolic link, which the mount backend cannot keep from being "
+                     "replaced: an agent could put a policy of its own there for the next session "
+                     "(make it a regular file, or use --backend landlock)"),
+                   file);
+}
+
 static void print_locked(const char *rel, bool dir, const char *pattern) {
   /* TRANSLATORS: a column of its own; keep "locked", "writable" and
    * "outside" the same width (10 characters with the spaces). */
@@ -491,7 +509,7 @@ static void print_status_hooks(const char *root) {
   hook_states_free(states, n);
 }
 
-static json_object *json_backends(const Availability *av) {
+static json_object *json_backends(const Availability *av, const Policy *pol) {
   json_object *o = json_object_new_object();
   for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
     json_object *e = json_object_new_object();
@@ -511,6 +529,8 @@ static json_object *json_backends(const Availability *av) {
                                                                     : enumber);
       _cleanup_free_ char *hint = apparmor_userns_hint_here(&av->mount);
       json_add_text(e, "hint", hint);
+      _cleanup_free_ char *refusal = mount_refusal(pol);
+      json_add_text(e, "refused", refusal);
     }
     json_object_object_add(o, backend_to_string(b), e);
   }
@@ -522,7 +542,7 @@ static void status_json(const Project *p) {
   json_object *doc = json_project(p);
   Availability av;
   enforce_availability(pol->root, &av);
-  json_object_object_add(doc, "backends", json_backends(&av));
+  json_object_object_add(doc, "backends", json_backends(&av, pol));
   json_object_object_add(doc, "version", json_object_new_int((int)pol->version));
 
   json_object *pats = json_object_new_array();
@@ -613,6 +633,12 @@ int command_status(const Options *o, Error *err) {
   for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
     _cleanup_free_ char *d = enforce_describe(&av, b);
     printf("  %-9s%s\n", backend_to_string(b), d);
+    _cleanup_free_ char *refusal = b == BACKEND_MOUNT ? mount_refusal(pol) : NULL;
+    if (refusal != NULL) {
+      /* TRANSLATORS: under "mount    available (…)" in `ralon status`;
+       * %s says why `ralon run` will not use it for this project. */
+      printf(_("           but refuses this project: %s\n"), refusal);
+    }
   }
   print_status_hooks(pol->root);
   _cleanup_free_ char *hint = apparmor_userns_hint_here(&av.mount);
@@ -1135,21 +1161,11 @@ int command_run(const Options *o, Error *err) {
                                                    &select_err) < 0) {
     enforceable = false; /* `chosen` and `why` stay: the backend is not the problem */
   }
-  /* agent.lock as a symbolic link: the mount backend makes read-only what
-   * it leads to, and cannot keep the link from being replaced (it sits in
-   * the project root, which stays writable): an agent could put a policy
-   * of its own there for the next session. Landlock keeps the root from
-   * losing or gaining entries, the link included. */
-  struct stat policy_st;
-  if (enforceable && chosen == BACKEND_MOUNT && lstat(p.policy->file, &policy_st) == 0 &&
-      S_ISLNK(policy_st.st_mode)) {
+  _cleanup_free_ char *refusal =
+      enforceable && chosen == BACKEND_MOUNT ? mount_refusal(p.policy) : NULL;
+  if (refusal != NULL) {
     enforceable = false;
-    _cleanup_free_ char *file = shown(p.policy->file, false);
-    error_set(&select_err, ELOOP,
-              _("%s is a symbolic link, which the mount backend cannot keep from being replaced: "
-                "an agent could put a policy of its own there for the next session (make it a "
-                "regular file, or use --backend landlock)"),
-              file);
+    error_set(&select_err, ELOOP, "%s", refusal);
   }
   if (!enforceable) {
     if (!o->dry_run) {

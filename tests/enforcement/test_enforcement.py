@@ -2729,6 +2729,32 @@ class TestSymlinkedPolicy(Base):
                     self.assertNotEqual(r.rc, 0, r)
                     self.assertEqual(dry.rc, 0, dry)
 
+    def test_status_says_the_mount_backend_refuses(self):
+        """`status` says what `run` will do: the machine offers the mount
+        backend, and it refuses this project."""
+        if not self.available("mount", ME):
+            self.skipTest("no mount backend here")
+        pr = self.project(ME)
+        lock = os.path.join(pr.proj, "agent.lock")
+
+        def status():
+            text = run([Tools.ralon, "status"], ME, pr.proj, pr.env())
+            js = run([Tools.ralon, "status", "--json"], ME, pr.proj, pr.env())
+            self.assertEqual((text.rc, js.rc), (0, 0), (text, js))
+            return text.stdout, json.loads(js.stdout)["backends"]["mount"]
+
+        out, mount = status()
+        self.assertNotIn("refuses this project", out)
+        self.assertIsNone(mount["refused"], mount)
+        os.rename(lock, os.path.join(pr.proj, "lock.yml"))
+        os.symlink("lock.yml", lock)
+        out, mount = status()
+        self.assertRegex(out, r"\n  mount    available \(.*\)\n           but refuses this "
+                              r"project: .*agent\.lock is a symbolic link, which the mount backend "
+                              r"cannot keep from being replaced")
+        self.assertTrue(mount["available"], mount)
+        self.assertIn("agent.lock is a symbolic link", mount["refused"], mount)
+
 
 class TestMissingLiteral(Base):
     """A literal pattern naming nothing yet: the mount backend can bind
