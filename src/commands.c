@@ -701,19 +701,23 @@ static void print_grants_in(const Plan *plan, const char *dir) {
   }
   qsort(names, n, sizeof(*names), strings_compare);
   const char *label = _("write granted");
-  int indent = 4 + (int)strlen(label) + 1, col = 0;
+  size_t indent = 4 + text_columns(label) + 1, col = 0;
   for (size_t i = 0; i < n; i++) {
     _cleanup_free_ char *display = shown(names[i], false);
     /* In a list separated by spaces, a name with one is quoted too. */
     _cleanup_free_ char *name = display[0] != '"' && strchr(display, ' ') != NULL
                                     ? xasprintf("\"%s\"", display)
                                     : xstrdup(display);
+    size_t width = text_columns(name);
     if (i == 0) {
-      col = printf("    %s ", label);
-    } else if (col + 1 + (int)strlen(name) > 78) {
-      col = printf("\n%*s", indent, "") - 1;
+      printf("    %s ", label);
+      col = indent;
+    } else if (col + 1 + width > 78) {
+      printf("\n%*s", (int)indent, "");
+      col = indent;
     }
-    col += printf(" %s", name);
+    printf(" %s", name);
+    col += 1 + width;
   }
   if (n > 0) {
     putchar('\n');

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
 
 char *path_join(const char *a, const char *b) {
   if (b[0] == '/' || a[0] == '\0') {
@@ -318,6 +320,28 @@ static char *display(const char *s, ShowMode mode, bool utf8) {
 
 char *path_display(const char *name) {
   return display(name, SHOW_NAME, true);
+}
+
+size_t text_columns(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t len = strlen(s), cols = 0;
+  for (size_t i = 0; i < len;) {
+    size_t n = utf8_char_length(p + i, len - i);
+    if (n <= 1) {
+      cols++;
+      i++;
+      continue;
+    }
+    /* Well-formed: the lead byte's bits, then six from each of the rest. */
+    uint32_t cp = p[i] & (0x7Fu >> n);
+    for (size_t k = 1; k < n; k++) {
+      cp = (cp << 6) | (p[i + k] & 0x3Fu);
+    }
+    int w = wcwidth((wchar_t)cp);
+    cols += w >= 0 ? (size_t)w : 1;
+    i += n;
+  }
+  return cols;
 }
 
 char *text_display(const char *s) {

@@ -55,6 +55,13 @@ char *path_display(const char *name);
  * too. Caller frees. */
 char *text_display(const char *s);
 
+/* The columns `s` (UTF-8, as the functions above return it) takes on a
+ * terminal: wcwidth(3) of each character where the locale knows it (0
+ * for a combining mark, 2 for a wide one), else 1; a byte that is not
+ * UTF-8 counts 1. For aligning and wrapping, where strlen would count a
+ * non-ASCII name two to four times. */
+size_t text_columns(const char *s);
+
 /* A message for the terminal, in the locale's character set (`utf8`: it
  * is UTF-8): control characters escaped, but with `lines` its newlines and
  * tabs kept; bytes that are not UTF-8 and C1 controls escaped only in

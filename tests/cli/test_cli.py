@@ -1291,6 +1291,28 @@ class NoPolicyTest(RalonTestCase):
         for name in ("docs", "src", "tests/unit.c", "tests/b c.txt"):
             self.assertIn(os.path.join(root, name), doc["granted"])
 
+    def test_dry_run_wraps_the_grants_by_columns(self):
+        # Names of two-byte characters: wrapped at 78 columns, not 78 bytes
+        # (which would break each line after about half of that).
+        names = ["d\u00e9j\u00e0-%02d.txt" % i for i in range(30)]   # déjà-NN.txt, 11 columns
+        root = self.project("protect: [tests/golden/**]\n",
+                            files=["tests/golden/a"] + ["tests/" + n for n in names])
+        r = self.run_ralon("run", "--dry-run", "--backend", "landlock", "--", "true", cwd=root)
+        lines = r.out.splitlines()
+        i = lines.index("  no new entries in  %s/tests" % root)
+        block = [lines[i + 1]]
+        for line in lines[i + 2:]:
+            if not line.startswith(" " * 19):
+                break
+            block.append(line)
+        self.assertTrue(block[0].startswith("    write granted  "), r.out)
+        self.assertEqual(" ".join(l.strip() for l in block).split()[2:], sorted(names), r.out)
+        for line in block:
+            self.assertLessEqual(len(line), 78, r.out)
+        # 18 columns of label, then 12 per name: 5 names a line (by bytes, 4).
+        for line in block[:-1]:
+            self.assertEqual(len(line.split()) - (2 if line is block[0] else 0), 5, r.out)
+
     def test_dry_run_names_what_a_link_leads_to(self):
         # A protected name that is a link: what is made read-only is its
         # target (the mount backend binds only that), so the plan names

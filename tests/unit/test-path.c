@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,25 @@ static const struct {
     {"back\\slash", "\"back\\\\slash\"", "back\\slash"},
     {"\"quoted\"", "\"\\\"quoted\\\"\"", "\"quoted\""},
 };
+
+/* Columns on a terminal: what wrapping the dry run's lists counts. */
+START_TEST(test_text_columns) {
+  ck_assert_uint_eq(text_columns(""), 0);
+  ck_assert_uint_eq(text_columns("abc def"), 7);
+  /* A byte that is not UTF-8 is one column, as are, where the locale
+   * does not know a character's width (the C locale), the others. */
+  ck_assert_uint_eq(text_columns("a\xff" "b"), 3);
+  ck_assert_uint_eq(text_columns("K\xC3\xA4se"), 4);                /* Käse */
+  ck_assert_uint_eq(text_columns("\xE4\xB8\xAD\xE6\x96\x87"), 2);    /* 中文 */
+  if (setlocale(LC_CTYPE, "C.UTF-8") != NULL) {
+    ck_assert_uint_eq(text_columns("K\xC3\xA4se"), 4);
+    ck_assert_uint_eq(text_columns("\xE4\xB8\xAD\xE6\x96\x87"), 4);  /* wide */
+    ck_assert_uint_eq(text_columns("e\xCC\x81"), 1);                 /* e + U+0301 */
+    ck_assert_uint_eq(text_columns("\xF0\x9F\x94\x92 x"), 4);         /* 🔒 x */
+    setlocale(LC_CTYPE, "C");
+  }
+}
+END_TEST
 
 START_TEST(test_display) {
   _cleanup_free_ char *path = path_display(display_table[_i].in);
@@ -873,6 +893,7 @@ static Suite *path_suite(void) {
   tcase_add_loop_test(tc, test_path_join, 0, (int)ELEMENTSOF(join_table));
   tcase_add_loop_test(tc, test_path_unescape_mountinfo, 0, (int)ELEMENTSOF(unescape_table));
   tcase_add_loop_test(tc, test_display, 0, (int)ELEMENTSOF(display_table));
+  tcase_add_test(tc, test_text_columns);
   tcase_add_test(tc, test_utf8_char_length);
   tcase_add_test(tc, test_text_display_terminal);
   tcase_add_loop_test(tc, test_path_normalize, 0, (int)ELEMENTSOF(normalize_table));
