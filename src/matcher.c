@@ -317,16 +317,6 @@ bool matcher_is_literal(const Matcher *m, size_t idx) {
   return idx < m->n_patterns && m->literal[idx];
 }
 
-/* C.UTF-8, loaded the first time a name or pattern is not ASCII (loading
- * it reads locale.alias: not for every `check`). Never freed. */
-static locale_t utf8_locale(void) {
-  static locale_t loc;
-  if (loc == (locale_t)0) {
-    loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-  }
-  return loc;
-}
-
 static bool segment_matches(const Matcher *m, const Segment *sg, const char *comp, size_t len) {
   bool fold = m->flags & MATCHER_CASEFOLD;
   if (sg->kind == SEG_LITERAL && !fold) {

@@ -325,6 +325,11 @@ char *path_display(const char *name) {
 size_t text_columns(const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   size_t len = strlen(s), cols = 0;
+  /* Widths as C.UTF-8 has them: in a C locale (which ralon keeps where
+   * LANG is C.UTF-8, loading none) wcwidth knows no character beyond
+   * ASCII. Switched to at the first such character. */
+  locale_t old = (locale_t)0;
+  bool switched = false;
   for (size_t i = 0; i < len;) {
     size_t n = utf8_char_length(p + i, len - i);
     if (n <= 1) {
@@ -337,9 +342,16 @@ size_t text_columns(const char *s) {
     for (size_t k = 1; k < n; k++) {
       cp = (cp << 6) | (p[i + k] & 0x3Fu);
     }
+    if (!switched) {
+      switched = true;
+      old = utf8_locale() != (locale_t)0 ? uselocale(utf8_locale()) : (locale_t)0;
+    }
     int w = wcwidth((wchar_t)cp);
     cols += w >= 0 ? (size_t)w : 1;
     i += n;
+  }
+  if (old != (locale_t)0) {
+    uselocale(old);
   }
   return cols;
 }

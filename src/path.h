@@ -56,10 +56,10 @@ char *path_display(const char *name);
 char *text_display(const char *s);
 
 /* The columns `s` (UTF-8, as the functions above return it) takes on a
- * terminal: wcwidth(3) of each character where the locale knows it (0
- * for a combining mark, 2 for a wide one), else 1; a byte that is not
- * UTF-8 counts 1. For aligning and wrapping, where strlen would count a
- * non-ASCII name two to four times. */
+ * terminal: wcwidth(3) of each character as C.UTF-8 has it, whatever the
+ * process's locale (0 for a combining mark, 2 for a wide one; 1 where it
+ * has none); a byte that is not UTF-8 counts 1. For aligning and
+ * wrapping, where strlen would count a non-ASCII name two to four times. */
 size_t text_columns(const char *s);
 
 /* A message for the terminal, in the locale's character set (`utf8`: it

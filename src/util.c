@@ -133,6 +133,14 @@ bool streq(const char *a, const char *b) {
   return strcmp(a, b) == 0;
 }
 
+locale_t utf8_locale(void) {
+  static locale_t loc;
+  if (loc == (locale_t)0) {
+    loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  }
+  return loc;
+}
+
 size_t utf8_char_length(const unsigned char *s, size_t len) {
   unsigned char c = s[0];
   size_t n;

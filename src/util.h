@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -115,6 +116,11 @@ size_t utf8_char_length(const unsigned char *s, size_t len);
 /* Offset of the first byte of `s` that is not part of well-formed UTF-8,
  * or `len` when there is none. */
 size_t utf8_invalid_offset(const void *s, size_t len);
+/* C.UTF-8's LC_CTYPE, for uselocale(3) where UTF-8 must be read whatever
+ * the process's locale (ralon loads none in a C locale): loaded the first
+ * time it is asked for (loading reads locale.alias: not for every
+ * `check`), never freed. (locale_t)0 where the C library has none. */
+locale_t utf8_locale(void);
 
 /* Reads a whole regular file through an open descriptor, refusing more than
  * `max` bytes. The buffer is NUL-terminated; *ret_len excludes the NUL. */

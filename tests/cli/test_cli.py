@@ -20,6 +20,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1292,26 +1293,34 @@ class NoPolicyTest(RalonTestCase):
             self.assertIn(os.path.join(root, name), doc["granted"])
 
     def test_dry_run_wraps_the_grants_by_columns(self):
-        # Names of two-byte characters: wrapped at 78 columns, not 78 bytes
-        # (which would break each line after about half of that).
-        names = ["d\u00e9j\u00e0-%02d.txt" % i for i in range(30)]   # déjà-NN.txt, 11 columns
-        root = self.project("protect: [tests/golden/**]\n",
-                            files=["tests/golden/a"] + ["tests/" + n for n in names])
-        r = self.run_ralon("run", "--dry-run", "--backend", "landlock", "--", "true", cwd=root)
-        lines = r.out.splitlines()
-        i = lines.index("  no new entries in  %s/tests" % root)
-        block = [lines[i + 1]]
-        for line in lines[i + 2:]:
-            if not line.startswith(" " * 19):
-                break
-            block.append(line)
-        self.assertTrue(block[0].startswith("    write granted  "), r.out)
-        self.assertEqual(" ".join(l.strip() for l in block).split()[2:], sorted(names), r.out)
-        for line in block:
-            self.assertLessEqual(len(line), 78, r.out)
-        # 18 columns of label, then 12 per name: 5 names a line (by bytes, 4).
-        for line in block[:-1]:
-            self.assertEqual(len(line.split()) - (2 if line is block[0] else 0), 5, r.out)
+        # Wrapped at 78 terminal columns, not 78 bytes (which breaks each
+        # line early) nor 78 characters (which lets wide ones run over).
+        # Both sets of names take 11 columns: 18 columns of label, then
+        # 12 a name, so 5 names a line (by bytes 4; by characters, 中文 6).
+        def columns(text):
+            return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+        for k, pattern in enumerate(("d\u00e9j\u00e0-%02d.txt", "\u4e2d\u6587-%02d.txt")):
+            with self.subTest(pattern=pattern):
+                names = [pattern % i for i in range(30)]
+                self.assertEqual(columns(names[0]), 11)
+                root = self.project("protect: [tests/golden/**]\n", name="proj%d" % k,
+                                    files=["tests/golden/a"] + ["tests/" + n for n in names])
+                r = self.run_ralon("run", "--dry-run", "--backend", "landlock", "--", "true",
+                                   cwd=root)
+                lines = r.out.splitlines()
+                i = lines.index("  no new entries in  %s/tests" % root)
+                block = [lines[i + 1]]
+                for line in lines[i + 2:]:
+                    if not line.startswith(" " * 19):
+                        break
+                    block.append(line)
+                self.assertTrue(block[0].startswith("    write granted  "), r.out)
+                self.assertEqual(" ".join(block).split()[2:], sorted(names), r.out)
+                for line in block:
+                    self.assertLessEqual(columns(line), 78, r.out)
+                for n, line in enumerate(block[:-1]):
+                    self.assertEqual(len(line.split()) - (2 if n == 0 else 0), 5, r.out)
 
     def test_dry_run_names_what_a_link_leads_to(self):
         # A protected name that is a link: what is made read-only is its

@@ -140,18 +140,22 @@ static const struct {
 START_TEST(test_text_columns) {
   ck_assert_uint_eq(text_columns(""), 0);
   ck_assert_uint_eq(text_columns("abc def"), 7);
-  /* A byte that is not UTF-8 is one column, as are, where the locale
-   * does not know a character's width (the C locale), the others. */
-  ck_assert_uint_eq(text_columns("a\xff" "b"), 3);
-  ck_assert_uint_eq(text_columns("K\xC3\xA4se"), 4);                /* Käse */
-  ck_assert_uint_eq(text_columns("\xE4\xB8\xAD\xE6\x96\x87"), 2);    /* 中文 */
-  if (setlocale(LC_CTYPE, "C.UTF-8") != NULL) {
-    ck_assert_uint_eq(text_columns("K\xC3\xA4se"), 4);
-    ck_assert_uint_eq(text_columns("\xE4\xB8\xAD\xE6\x96\x87"), 4);  /* wide */
-    ck_assert_uint_eq(text_columns("e\xCC\x81"), 1);                 /* e + U+0301 */
-    ck_assert_uint_eq(text_columns("\xF0\x9F\x94\x92 x"), 4);         /* 🔒 x */
-    setlocale(LC_CTYPE, "C");
+  ck_assert_uint_eq(text_columns("a\xff" "b"), 3); /* a byte that is not UTF-8: 1 */
+  ck_assert_ptr_nonnull(utf8_locale());
+  /* The widths are C.UTF-8's in any locale: ralon keeps the C locale
+   * where LANG is C.UTF-8, and there wcwidth(3) knows nothing past ASCII. */
+  const char *locales[] = {"C", "C.UTF-8"};
+  for (size_t i = 0; i < ELEMENTSOF(locales); i++) {
+    ck_assert_ptr_nonnull(setlocale(LC_CTYPE, locales[i]));
+    ck_assert_uint_eq(text_columns("K\xC3\xA4se"), 4);                   /* Käse */
+    ck_assert_uint_eq(text_columns("\xE4\xB8\xAD\xE6\x96\x87"), 4);       /* 中文: wide */
+    ck_assert_uint_eq(text_columns("e\xCC\x81"), 1);                    /* e + U+0301 */
+    ck_assert_uint_eq(text_columns("\xF0\x9F\x94\x92 x"), 4);            /* 🔒 x */
   }
+  setlocale(LC_CTYPE, "C");
+  /* The thread's locale is the caller's again afterwards. */
+  ck_assert_uint_eq(text_columns("\xE4\xB8\xAD"), 2);
+  ck_assert_uint_eq(MB_CUR_MAX, 1);
 }
 END_TEST
 
