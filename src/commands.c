@@ -529,7 +529,8 @@ static json_object *json_backends(const Availability *av, const Policy *pol) {
                                                                     : enumber);
       _cleanup_free_ char *hint = apparmor_userns_hint_here(&av->mount);
       json_add_text(e, "hint", hint);
-      _cleanup_free_ char *refusal = mount_refusal(pol);
+      _cleanup_free_ char *refusal =
+          enforce_backend_available(av, BACKEND_MOUNT) ? mount_refusal(pol) : NULL;
       json_add_text(e, "refused", refusal);
     }
     json_object_object_add(o, backend_to_string(b), e);
@@ -633,7 +634,8 @@ int command_status(const Options *o, Error *err) {
   for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
     _cleanup_free_ char *d = enforce_describe(&av, b);
     printf("  %-9s%s\n", backend_to_string(b), d);
-    _cleanup_free_ char *refusal = b == BACKEND_MOUNT ? mount_refusal(pol) : NULL;
+    _cleanup_free_ char *refusal =
+        b == BACKEND_MOUNT && enforce_backend_available(&av, b) ? mount_refusal(pol) : NULL;
     if (refusal != NULL) {
       /* TRANSLATORS: under "mount    available (…)" in `ralon status`;
        * %s says why `ralon run` will not use it for this project. */

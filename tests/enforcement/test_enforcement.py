@@ -2737,9 +2737,9 @@ class TestSymlinkedPolicy(Base):
         pr = self.project(ME)
         lock = os.path.join(pr.proj, "agent.lock")
 
-        def status():
-            text = run([Tools.ralon, "status"], ME, pr.proj, pr.env())
-            js = run([Tools.ralon, "status", "--json"], ME, pr.proj, pr.env())
+        def status(wrap=()):
+            text = run(list(wrap) + [Tools.ralon, "status"], ME, pr.proj, pr.env())
+            js = run(list(wrap) + [Tools.ralon, "status", "--json"], ME, pr.proj, pr.env())
             self.assertEqual((text.rc, js.rc), (0, 0), (text, js))
             return text.stdout, json.loads(js.stdout)["backends"]["mount"]
 
@@ -2754,6 +2754,14 @@ class TestSymlinkedPolicy(Base):
                               r"cannot keep from being replaced")
         self.assertTrue(mount["available"], mount)
         self.assertIn("agent.lock is a symbolic link", mount["refused"], mount)
+        # Where the machine does not offer it, there is nothing to refuse.
+        Tools.setup()
+        if Tools.deny is not None:
+            out, mount = status([Tools.deny])
+            self.assertRegex(out, r"\n  mount    unavailable ")
+            self.assertNotIn("refuses this project", out)
+            self.assertFalse(mount["available"], mount)
+            self.assertIsNone(mount["refused"], mount)
 
 
 class TestMissingLiteral(Base):
