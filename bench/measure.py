@@ -26,8 +26,9 @@ Each benchmark appends one line of `key=value` pairs to FILE, values quoted
 as a POSIX shell would (python: shlex.split); `table` prints them as a
 table. `growth` reads benchmark 4's lines back and prints what each added
 protected path costs between consecutive sizes (ralon, the floor, bwrap,
-and ralon's own share: ralon minus the floor), with a verdict on whether
-ralon's own share grows at most linearly. `faults` prints the median page faults of 5 runs of one command
+and ralon's own share: ralon minus the floor, with its 95 % interval),
+with a verdict on whether ralon's own share grows at most linearly
+("inconclusive" where only the noise would decide). `faults` prints the median page faults of 5 runs of one command
 (the whole process, what it executes included), which unlike a time do
 not move with the machine's load.
 """
@@ -219,17 +220,19 @@ def read_rows(path):
 
 
 # ralon's own share may cost this much more per added path at a larger
-# step than at a smaller one and still count as linear: the medians it is
-# computed from move by a few per cent between blocks of runs.
+# step than at a smaller one (plus a microsecond) and still count as
+# linear.
 GROWTH_TOLERANCE = 1.25
 
 
 def growth(rows):
     """Per added path, between consecutive sizes of benchmark 4: for each
-    backend, (backend, n1, n2, ralon, floor, bwrap, own) in microseconds,
-    None where a row is missing. `own` is ralon minus the floor, timed in
-    the same block of runs (the `-floor` rows), so the machine's drift
-    between blocks does not enter it."""
+    backend, (backend, n1, n2, ralon, floor, bwrap, own, own_lo, own_hi) in
+    microseconds, None where a row is missing. `own` is ralon minus the
+    floor, timed in the same block of runs (the `-floor` rows), so the
+    machine's drift between blocks does not enter it; own_lo..own_hi is
+    how far it could move with the noise, from the 95 % intervals of the
+    two differences (delta_ci_ms)."""
     by = {}
     for r in rows:
         parts = r["bench"].split("-")
@@ -237,7 +240,13 @@ def growth(rows):
             continue
         _, backend, n, base = parts
         entry = by.setdefault(backend, {}).setdefault(int(n), {})
-        entry[base] = (float(r["a_median_ms"]), float(r["b_median_ms"]))
+        lo, _, hi = r.get("delta_ci_ms", "").partition("..")
+        a, b = float(r["a_median_ms"]), float(r["b_median_ms"])
+        try:
+            ci = (float(lo), float(hi))
+        except ValueError:  # lines written before the interval was recorded
+            ci = (a - b, a - b)
+        entry[base] = (a, b, ci)
     out = []
     for backend in sorted(by):
         sizes = sorted(by[backend])
@@ -250,10 +259,27 @@ def growth(rows):
                     return None
                 return (pick(e2[base]) - pick(e1[base])) / step
 
+            own, own_lo, own_hi = None, None, None
+            if "floor" in e1 and "floor" in e2:
+                own = per_path("floor", lambda x: x[0] - x[1])
+                own_lo = (e2["floor"][2][0] - e1["floor"][2][1]) / step
+                own_hi = (e2["floor"][2][1] - e1["floor"][2][0]) / step
             out.append((backend, n1, n2, per_path("floor", lambda x: x[0]),
                         per_path("floor", lambda x: x[1]), per_path("bwrap", lambda x: x[1]),
-                        per_path("floor", lambda x: x[0] - x[1])))
+                        own, own_lo, own_hi))
     return out
+
+
+def growth_verdict(earlier_hi, later, later_lo):
+    """Whether ralon's own share grows at most linearly from one step to
+    the next: judged against the most the earlier step could have cost.
+    "inconclusive" where only the noise decides."""
+    bound = max(earlier_hi, 0.0) * GROWTH_TOLERANCE + 1.0
+    if later_lo > bound:
+        return "GROWS FASTER THAN LINEAR"
+    if later <= bound:
+        return "at most linear"
+    return "inconclusive (within the noise)"
 
 
 def cmd_growth(o):
@@ -262,18 +288,18 @@ def cmd_growth(o):
         print("  (no sizes of benchmark 4 to compare)")
         return
     fmt = lambda v: "-" if v is None else "%.1f" % v
-    print("  per added protected path, us (ralon's own = ralon - the floor, timed side by side):")
+    print("  per added protected path, us (ralon's own = ralon - the floor, timed side by side,"
+          " with its 95% interval):")
     last = {}
-    for backend, n1, n2, ralon, floor, bwrap, own in steps:
+    for backend, n1, n2, ralon, floor, bwrap, own, own_lo, own_hi in steps:
         verdict = ""
-        prev = last.get(backend)
-        if own is not None and prev is not None:
-            linear = own <= max(prev, 0.0) * GROWTH_TOLERANCE + 1.0
-            verdict = "  -> %s" % ("at most linear" if linear else "GROWS FASTER THAN LINEAR")
+        if own is not None and backend in last:
+            verdict = "  -> " + growth_verdict(last[backend], own, own_lo)
         if own is not None:
-            last[backend] = own
-        print("  %-8s %5d -> %-5d ralon %7s  floor %7s  bwrap %9s  ralon's own %6s%s" %
-              (backend, n1, n2, fmt(ralon), fmt(floor), fmt(bwrap), fmt(own), verdict))
+            last[backend] = own_hi
+        interval = "" if own is None else " (%s..%s)" % (fmt(own_lo), fmt(own_hi))
+        print("  %-8s %5d -> %-5d ralon %7s  floor %7s  bwrap %9s  ralon's own %6s%s%s" %
+              (backend, n1, n2, fmt(ralon), fmt(floor), fmt(bwrap), fmt(own), interval, verdict))
 
 
 def main():

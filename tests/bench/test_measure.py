@@ -17,19 +17,23 @@ measure = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(measure)
 
 
-def line(bench, a_ms, b_ms):
-    return ("bench=%s a='A' b='B' a_median_ms=%.3f b_median_ms=%.3f ratio=1 delta_ms=0 "
-            "delta_ci_ms=0..0 a_iqr_ms=0-0 b_iqr_ms=0-0 runs=10 tool=python target=- "
-            "result=info\n" % (bench, a_ms, b_ms))
+def line(bench, a_ms, b_ms, noise=0.005):
+    """A results line; the difference's 95 % interval is +-noise ms."""
+    d = a_ms - b_ms
+    return ("bench=%s a='A' b='B' a_median_ms=%.3f b_median_ms=%.3f ratio=1 delta_ms=%.3f "
+            "delta_ci_ms=%.3f..%.3f a_iqr_ms=0-0 b_iqr_ms=0-0 runs=10 tool=python target=- "
+            "result=info\n" % (bench, a_ms, b_ms, d, d - noise, d + noise))
 
 
-def results(points):
-    """points: {(backend, n): (ralon_ms, floor_ms, bwrap_ms)}"""
+def results(points, noise=0.005):
+    """points: {(backend, n): (ralon_ms, floor_ms, bwrap_ms[, noise_ms])}"""
     out = ["# ralon benchmarks\n", "# run-mount-1 syscalls=185 floor_syscalls=95\n",
            line("check-10", 0.9, 0.4)]
-    for (backend, n), (ralon, floor, bwrap) in sorted(points.items()):
+    for (backend, n), p in sorted(points.items()):
+        ralon, floor, bwrap = p[:3]
         out.append(line("run-%s-%d-env" % (backend, n), ralon, 1.0))
-        out.append(line("run-%s-%d-floor" % (backend, n), ralon, floor))
+        out.append(line("run-%s-%d-floor" % (backend, n), ralon, floor,
+                        p[3] if len(p) > 3 else noise))
         out.append(line("run-%s-%d-bwrap" % (backend, n), ralon, bwrap))
     return "".join(out)
 
@@ -50,16 +54,20 @@ class Growth(unittest.TestCase):
         })))
         steps = measure.growth(rows)
         self.assertEqual([(s[0], s[1], s[2]) for s in steps], [("mount", 1, 10), ("mount", 10, 1000)])
-        backend, n1, n2, ralon, floor, bwrap, own = steps[0]
+        backend, n1, n2, ralon, floor, bwrap, own, own_lo, own_hi = steps[0]
         self.assertAlmostEqual(ralon, 20.0, places=3)      # (1.630 - 1.450) ms / 9 paths
         self.assertAlmostEqual(floor, 10.0, places=3)
         self.assertAlmostEqual(bwrap, 133.333, places=2)
         self.assertAlmostEqual(own, 10.0, places=3)
+        # Each difference +-5 us: the own share +-10 us over 9 paths.
+        self.assertAlmostEqual(own_lo, 10.0 - 10 / 9, places=3)
+        self.assertAlmostEqual(own_hi, 10.0 + 10 / 9, places=3)
         self.assertAlmostEqual(steps[1][3], 29.0 / 0.99, places=2)
         self.assertAlmostEqual(steps[1][6], (8.330 - 0.330) / 0.99, places=2)
 
-    def run_growth(self, points):
-        p = subprocess.run([sys.executable, MEASURE, "growth", self.write(results(points))],
+    def run_growth(self, points, noise=0.005):
+        p = subprocess.run([sys.executable, MEASURE, "growth",
+                            self.write(results(points, noise))],
                            capture_output=True, text=True, check=True)
         return p.stdout
 
@@ -81,6 +89,35 @@ class Growth(unittest.TestCase):
             ("mount", 1000): (100.49, 1.20, 1690.0),
         })
         self.assertIn("GROWS FASTER THAN LINEAR", out)
+
+    def test_noise_is_not_growth(self):
+        # 1 -> 10 paths: own share 0.20 -> 0.21 ms, 1.1 us a path, but with
+        # +-20 us on each difference it may have been 5.6; 10 -> 1000 at
+        # 4 us a path is then within what the first step could have cost.
+        out = self.run_growth({
+            ("landlock", 1): (1.40, 1.20, 2.0),
+            ("landlock", 10): (1.42, 1.21, 3.2),
+            ("landlock", 1000): (5.37, 1.20, 1690.0),
+        }, noise=0.020)
+        self.assertIn("at most linear", out)
+        # Beyond it, but not by more than the noise of the second step:
+        # neither verdict is earned.
+        out = self.run_growth({
+            ("landlock", 1): (1.40, 1.20, 2.0, 0.020),
+            ("landlock", 10): (1.42, 1.21, 3.2, 0.020),
+            ("landlock", 1000): (9.50, 1.20, 1690.0, 1.5),
+        })
+        self.assertIn("inconclusive", out)
+        self.assertNotIn("FASTER", out)
+
+    def test_judged_against_the_most_the_first_step_could_cost(self):
+        self.assertEqual(measure.growth_verdict(5.0, 7.2, 7.0), "at most linear")  # 5 * 1.25 + 1
+        self.assertEqual(measure.growth_verdict(5.0, 7.3, 7.1), "inconclusive (within the noise)")
+        self.assertEqual(measure.growth_verdict(5.0, 9.0, 7.3), "GROWS FASTER THAN LINEAR")
+        # A first step measured below zero counts as zero, not as a bound
+        # below zero that anything would exceed.
+        self.assertEqual(measure.growth_verdict(-3.0, 0.9, 0.5), "at most linear")
+        self.assertEqual(measure.growth_verdict(-3.0, 2.0, 1.5), "GROWS FASTER THAN LINEAR")
 
     def test_kernel_growth_alone_is_not_ralons(self):
         # The whole grows faster (the floor does), ralon's own share not.
