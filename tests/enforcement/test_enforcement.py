@@ -3233,13 +3233,19 @@ class TestMountsMadeOutsideAfterStart(Base):
                 inner = ("echo '%s' >&2; : > ready; " % STARTED + wait_for % "go"
                          + "echo listing; ls later; echo seen; cat Cargo.lock;"
                          " echo forged >> Cargo.lock")
+                # The control: a namespace made before the mounts, a slave
+                # of the same mounts, sees both: the setup does propagate.
+                control = ("unshare -m --propagation slave -- sh -c "
+                           + shlex.quote(": > cready; " + wait_for % "go"
+                                         + "ls later; cat Cargo.lock")
+                           + " > CONTROL 2>&1 & ")
                 script = ("mount --make-rshared / && mkdir later && echo decoy > DECOY"
-                          " && chmod 666 DECOY || exit 9; "
+                          " && chmod 666 DECOY || exit 9; " + control
                           + drop + " ".join(shlex.quote(a) for a in ralon_run(backend, inner))
-                          + " & " + wait_for % "ready"
+                          + " & " + wait_for % "ready" + wait_for % "cready"
                           + "mount -t tmpfs none later && echo hi > later/hello"
-                          " && mount --bind DECOY Cargo.lock && : > go || exit 8; wait $!;"
-                          " echo after; cat DECOY; umount Cargo.lock")
+                          " && mount --bind DECOY Cargo.lock && : > go || exit 8; wait;"
+                          " echo after; cat DECOY; echo control; cat CONTROL; umount Cargo.lock")
                 r = run(["unshare", "-m", "--propagation", "private", "--", "sh", "-c", script],
                         "root", pr.proj, pr.env())
                 self.assertIn(STARTED, r.stderr, r)
@@ -3247,8 +3253,10 @@ class TestMountsMadeOutsideAfterStart(Base):
                 self.assertIn("listing\nseen\n" + before, r.stdout, r)
                 self.assertNotIn("decoy\n", r.stdout.split("after\n", 1)[0], r)
                 self.assertRegex(r.stderr, DENIAL)
-                # Outside: the decoy got nothing, the file on disk neither.
-                self.assertEqual(r.stdout.split("after\n", 1)[-1], "decoy\n", r)
+                # Outside: the decoy got nothing, the file on disk neither;
+                # the control saw the tmpfs and the decoy.
+                self.assertEqual(r.stdout.split("after\n", 1)[-1],
+                                 "decoy\ncontrol\nhello\ndecoy\n", r)
                 self.assertEqual(read_text(cargo), before, r)
 
 
