@@ -78,7 +78,9 @@ static int verify_locked(const PlanTarget *t, Error *err) {
                      _("the read-only mount of %s could be made writable again; refusing to run"),
                      t->path);
   }
-  if (umount2(t->path, MNT_DETACH) == 0) {
+  /* Never through a link put at the name since it was checked: what it
+   * leads to is not the mount being tested, and could be removed. */
+  if (umount2(t->path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0) {
     return error_set(err, EPERM, _("the read-only mount of %s could be removed; refusing to run"),
                      t->path);
   }
