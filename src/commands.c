@@ -776,14 +776,17 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
   }
   if (plan->backend == BACKEND_LANDLOCK) {
     printf("%-11s", _("landlock"));
+    /* Each looked at once: the count comes before the list. */
+    _cleanup_free_ bool *holds = xcalloc(plan->carve.n_restricted + 1, sizeof(bool));
     size_t n_restricted = 0;
     for (size_t i = 0; i < plan->carve.n_restricted; i++) {
-      n_restricted += carve_restricts_entries(plan->carve.restricted[i]);
+      holds[i] = carve_restricts_entries(plan->carve.restricted[i]);
+      n_restricted += holds[i];
     }
     printf(_("%zu grant(s), %zu %s create-restricted\n"), plan->carve.n_grants, n_restricted,
            plural_dirs(n_restricted));
     for (size_t i = 0; i < plan->carve.n_restricted; i++) {
-      if (!carve_restricts_entries(plan->carve.restricted[i])) {
+      if (!holds[i]) {
         continue;
       }
       _cleanup_free_ char *name = shown(plan->carve.restricted[i], false);
