@@ -65,11 +65,14 @@ class Growth(unittest.TestCase):
         self.assertAlmostEqual(steps[1][3], 29.0 / 0.99, places=2)
         self.assertAlmostEqual(steps[1][6], (8.330 - 0.330) / 0.99, places=2)
 
-    def run_growth(self, points, noise=0.005):
-        p = subprocess.run([sys.executable, MEASURE, "growth",
-                            self.write(results(points, noise))],
+    def growth_of(self, text):
+        """What `measure.py growth` prints for a results file holding text."""
+        p = subprocess.run([sys.executable, MEASURE, "growth", self.write(text)],
                            capture_output=True, text=True, check=True)
         return p.stdout
+
+    def run_growth(self, points, noise=0.005):
+        return self.growth_of(results(points, noise))
 
     def test_linear_own_share_passes(self):
         out = self.run_growth({
@@ -132,16 +135,13 @@ class Growth(unittest.TestCase):
     def test_missing_floor_rows_give_no_verdict(self):
         # Without the side-by-side floor rows there is no own share to judge.
         text = "".join(line("run-mount-%d-env" % n, 1.0 + n / 100, 1.0) for n in (1, 10, 1000))
-        p = subprocess.run([sys.executable, MEASURE, "growth", self.write(text)],
-                           capture_output=True, text=True, check=True)
-        self.assertIn("mount       10 -> 1000", p.stdout)
-        self.assertNotIn("at most linear", p.stdout)
-        self.assertNotIn("FASTER", p.stdout)
+        out = self.growth_of(text)
+        self.assertIn("mount       10 -> 1000", out)
+        self.assertNotIn("at most linear", out)
+        self.assertNotIn("FASTER", out)
 
     def test_no_run_rows(self):
-        p = subprocess.run([sys.executable, MEASURE, "growth", self.write(line("check-10", 1, 1))],
-                           capture_output=True, text=True, check=True)
-        self.assertIn("no sizes", p.stdout)
+        self.assertIn("no sizes", self.growth_of(line("check-10", 1, 1)))
 
 
 if __name__ == "__main__":
