@@ -15,6 +15,7 @@
 #include "enforce/enforce.h"
 #if defined(__linux__)
 #include "enforce/linux/apparmor.h"
+#include "enforce/linux/guard.h"
 #endif
 #include "enforce/unguarded.h"
 #include "hook/decision.h"
@@ -1098,6 +1099,67 @@ static bool policy_write_denied(const char *file) {
   return errno == EROFS || (errno == EACCES && access(file, W_OK) == 0);
 }
 
+/* The guard stopped the sandbox: say which paths changed, that the agent
+ * may have written them in the moment before, and how to avoid it. */
+static void report_guard_stop(const Options *o, const Project *p, const GuardResult *g) {
+  if (g->failure != NULL) {
+    print_error(_("the guard stopped the sandbox: %s"), g->failure);
+  }
+  for (size_t i = 0; i < g->n_changed; i++) {
+    print_error(_("stopped the sandbox: %s changed outside it while `%s` ran, without "
+                  "`ralon pause`; the agent may have written it in the moment before it was "
+                  "stopped"),
+                g->changed[i], o->paths[0]);
+  }
+  print_note(_("change protected files under `ralon pause -- COMMAND` (or between `ralon "
+               "pause` and `ralon resume`), or use --backend landlock, whose rules follow the "
+               "files"));
+  if (!log_enabled()) {
+    return;
+  }
+  LogFields lf = {0};
+  _cleanup_free_ char *cmd = command_line(o->paths);
+  for (size_t i = 0; i < g->n_changed; i++) {
+    log_field(&lf, "RALON_PATH", "%s", g->changed[i]);
+  }
+  if (g->failure != NULL) {
+    log_field(&lf, "RALON_ERROR", "%s", g->failure);
+  }
+  log_field(&lf, "RALON_ROOT", "%s", p->policy->root);
+  log_field(&lf, "RALON_POLICY", "%s", p->policy->file);
+  log_field(&lf, "RALON_COMMAND", "%s", cmd);
+  log_send(LOG_GUARD_STOP, &lf, "Stopped %s in %s: %s", o->paths[0], p->policy->root,
+           g->n_changed > 0 ? g->changed[0] : g->failure ? g->failure : "?");
+}
+
+/* The mount backend: the command runs under the guard, and ralon exits as
+ * it did (or with GUARD_EXIT_STOPPED when the guard stopped it). */
+static int run_guarded(const Options *o, const Project *p, const Plan *plan,
+                       const Availability *av, RunReport *report, Error *err) {
+  GuardConfig gc = {
+      .plan = plan,
+      .root = p->scan->canon_root ? p->scan->canon_root : p->policy->root,
+      .argv = o->paths,
+      .seal = o->seal,
+      .landlock_abi = av->landlock_abi,
+      .ready = run_ready,
+      .userdata = report,
+  };
+  GuardResult res;
+  if (guard_run(&gc, &res, err) < 0) {
+    log_failure(o, p, BACKEND_MOUNT, err);
+    return -1;
+  }
+  if (res.stopped) {
+    report_guard_stop(o, p, &res);
+    guard_result_clear(&res);
+    return GUARD_EXIT_STOPPED;
+  }
+  int status = res.wstatus;
+  guard_result_clear(&res);
+  return guard_exit_status(status);
+}
+
 int command_run(const Options *o, Error *err) {
   Project p;
   Error discover_err = {0};
@@ -1284,6 +1346,12 @@ int command_run(const Options *o, Error *err) {
     return r;
   }
   RunReport report = {o, &p, &plan, &av, requested, why};
+  if (plan.backend == BACKEND_MOUNT) {
+    r = run_guarded(o, &p, &plan, &av, &report, err);
+    plan_clear(&plan);
+    project_clear(&p);
+    return r;
+  }
   r = enforce_exec(&plan, &av, o->seal, o->paths, run_ready, &report, err);
   /* Only reached when nothing was executed. */
   log_failure(o, &p, chosen, err);

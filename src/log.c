@@ -31,6 +31,8 @@ static const struct {
     [LOG_HOOK_REFUSAL] = {"811933fd90844332a969e540053f478a", LOG_NOTICE},
     [LOG_FAILURE] = {"619cc12248c74036a8afef4c9b727030", LOG_ERR},
     [LOG_FINDING] = {"1301f0c7ac424508899dafcfcc1dd1fb", LOG_WARNING},
+    [LOG_GUARD_STOP] = {"b2669b203ae24889b60ef3b335e8cd54", LOG_CRIT},
+    [LOG_PAUSE] = {"616d2462b7df4c49af17fd690cdcc750", LOG_NOTICE},
 };
 
 const char *log_message_id(LogKind kind) {

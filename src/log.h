@@ -17,6 +17,8 @@ typedef enum {
   LOG_HOOK_REFUSAL, /* `hook check` refused a path (one record each) */
   LOG_FAILURE,      /* `run` could not enforce, or refused to start */
   LOG_FINDING,      /* an audit finding, as it was printed */
+  LOG_GUARD_STOP,   /* the guard stopped a sandbox: a protected path changed */
+  LOG_PAUSE,        /* `ralon pause` froze a sandbox, or `ralon resume` thawed it */
   _LOG_KIND_MAX,
 } LogKind;
 

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "enforce/linux/landlock.h"
-#include "enforce/linux/mount.h"
 #include "enforce/linux/sys.h"
 #include "path.h"
 
@@ -342,18 +341,12 @@ int enforce_verify_missing(const Plan *plan, Error *err) {
 
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err) {
-  if (plan->backend == BACKEND_MOUNT) {
-    if (mount_apply(plan, err) < 0) {
-      return -1;
-    }
-    if (seal && landlock_seal(a->landlock_abi, err) < 0) {
-      return -1;
-    }
-  } else if (plan->backend == BACKEND_LANDLOCK) {
+  if (plan->backend == BACKEND_LANDLOCK) {
     if (landlock_apply(plan, a->landlock_abi, seal, err) < 0) {
       return -1;
     }
   } else {
+    /* The mount backend runs the command under its guard (guard_run()). */
     return error_set(err, EINVAL, _("no backend was chosen"));
   }
   if (sys_drop_privileges(err) < 0) {

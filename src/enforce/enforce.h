@@ -74,7 +74,7 @@ void enforce_withhold_mounted(Plan *plan);
  * signals and abstract unix sockets to the sandbox (ABI 6). */
 int enforce_seal_check(Backend backend, int abi, bool *ret_scoped, Error *err);
 
-/* Applies the backend (and the seal), drops every privilege, calls
+/* Applies the Landlock backend (and the seal), drops every privilege, calls
  * `ready` (when not NULL) and executes argv; inherited descriptors that
  * would bypass the plan are refused before (sys_check_inherited_fds()).
  * Returns only on failure, with nothing executed and `ready` not

@@ -270,12 +270,12 @@ START_TEST(make_read_only_reaches_submounts_without_mount_setattr) {
 }
 END_TEST
 
-/* ---- mount_apply's checks after locking ------------------------------------
+/* ---- mount_lock's checks after locking ------------------------------------
  *
  * Between the plan and the binds another process of the user may change
  * the tree: replace the protected file, or turn a directory on the way
  * into a symbolic link (mount(2) follows it, so every bind lands
- * somewhere else). mount_apply must then refuse to run, saying which
+ * somewhere else). mount_lock must then refuse to run, saying which
  * path; with nothing changed it must succeed. Each case in a child of its
  * own, whose namespaces vanish with it. */
 
@@ -328,7 +328,8 @@ static void apply_after_swap(FILE *out, void *userdata) {
     fprintf(out, "ERROR swap: %s\n", strerror(errno));
     return;
   }
-  if (mount_apply(&plan, &err) == 0) {
+  _cleanup_free_ char *cwd = getcwd(NULL, 0);
+  if (mount_prepare(&plan, &err) == 0 && mount_lock(&plan, cwd, false, &err) == 0) {
     fputs("applied\n", out);
   } else if (startswith(err.message, "the mount backend failed at")) {
     const char *need = getenv("RALON_REQUIRE_BACKENDS");

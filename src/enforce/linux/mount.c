@@ -104,18 +104,16 @@ static int verify_pinned(const char *path, Error *err) {
   return 0;
 }
 
-int mount_apply(const Plan *plan, Error *err) {
+int mount_prepare(const Plan *plan, Error *err) {
   MountStep step = MOUNT_STEP_NONE;
-  _cleanup_free_ char *cwd = getcwd(NULL, 0);
-  if (cwd == NULL) {
-    return error_set(err, errno, _("cannot determine the working directory: %m"));
-  }
-
   int r = sys_enter_mount_namespace(&step);
   if (r < 0) {
     return fail_step(err, step, r);
   }
-  /* Nothing done here may propagate back to the caller's namespace. */
+  /* Nothing done here may propagate back to the caller's namespace, and
+   * nothing mounted there later reaches the sandbox (a bind mount made
+   * outside over a protected file would land on top of the read-only
+   * one). */
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
     return fail_step(err, MOUNT_STEP_PRIVATE, -errno);
   }
@@ -142,6 +140,27 @@ int mount_apply(const Plan *plan, Error *err) {
       return error_set(err, -r, _("failed to remount %s read-only: %m"), t->path);
     }
   }
+  return 0;
+}
+
+/* --seal: no user or mount namespace can be made below this one. A
+ * nested pair would give the command every capability over a copy of the
+ * mount tree, where it can cover a protected path with a view of its own
+ * (the file on disk stays as it is, but the tests it runs would lie). */
+static int forbid_nested_namespaces(Error *err) {
+  static const char *const limits[] = {"/proc/sys/user/max_user_namespaces",
+                                       "/proc/sys/user/max_mnt_namespaces"};
+  for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
+    _cleanup_close_ int fd = open(limits[i], O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0\n", 2) != 2) {
+      return error_set(err, errno, _("--seal: cannot set %s to 0: %m"), limits[i]);
+    }
+  }
+  return 0;
+}
+
+int mount_lock(const Plan *plan, const char *cwd, bool seal, Error *err) {
+  MountStep step = MOUNT_STEP_NONE;
   /* The working directory is a (mount, dentry) pair taken before the
    * binds: re-resolve it, or relative paths would walk past them. */
   if (chdir(cwd) < 0) {
@@ -149,9 +168,12 @@ int mount_apply(const Plan *plan, Error *err) {
   }
   /* Copying the mounts into a less privileged namespace locks them: they
    * can no longer be unmounted, made writable or looked under. */
-  r = sys_enter_namespaces(&step);
+  int r = sys_enter_namespaces(&step);
   if (r < 0) {
     return fail_step(err, MOUNT_STEP_LOCK, r);
+  }
+  if (seal && forbid_nested_namespaces(err) < 0) {
+    return -1;
   }
   for (size_t i = 0; i < plan->n_targets; i++) {
     if (!plan->targets[i].missing && verify_locked(&plan->targets[i], err) < 0) {

@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
+#include <stdbool.h>
+
 #include "enforce/plan.h"
 #include "util.h"
 
-/* The mount backend, applied to this process (seed, "The mount backend",
- * and DESIGN.md §4): a mount namespace (and a user namespace unless this
- * process may mount already), every ancestor pinned,
- * every target bound read-only, the working directory re-entered, the
- * namespace locked by a second unshare, and the lock verified. */
-int mount_apply(const Plan *plan, Error *err);
+/* The mount backend (seed, "The mount backend", and DESIGN.md §4), in two
+ * halves, because the guard keeps the first namespace and the command
+ * gets the second.
+ *
+ * mount_prepare(), in the guard: a mount namespace (and a user namespace
+ * unless this process may mount already), private, every ancestor pinned
+ * and every target bound read-only. */
+int mount_prepare(const Plan *plan, Error *err);
+
+/* mount_lock(), in the command's process, a copy of that namespace: the
+ * working directory `cwd` re-entered, the namespace locked by a second
+ * unshare (with `seal`, no namespace can be made below it), and the lock
+ * verified for every target and pin. */
+int mount_lock(const Plan *plan, const char *cwd, bool seal, Error *err);

@@ -1,0 +1,1728 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The mount backend's guard. Three processes, as bubblewrap has its
+ * monitor, its PID 1 and the command:
+ *
+ *   guard   ralon itself: the caller's PID namespace and process group, in
+ *           the first user and mount namespace (where the binds are made;
+ *           mount_prepare()). It watches the protected paths and the pins
+ *           with inotify and the sandbox's mount table, answers `ralon
+ *           pause` and `ralon resume` on an abstract socket, relays job
+ *           control and signals, and reports the command's status.
+ *   init    PID 1 of a new PID namespace: reaps orphans; it dies with the
+ *           guard (PR_SET_PDEATHSIG and a lifeline pipe), and with it the
+ *           kernel kills everything in the namespace.
+ *   command PID 2, the guard's child, in a process group of its own (so
+ *           that kill(0, SIGSTOP) from inside cannot stop the guard), with
+ *           its own /proc, in the locked copy of the mount namespace
+ *           (mount_lock()); it becomes the agent.
+ *
+ * The agent cannot reach the guard: the guard is outside its PID namespace
+ * (no pid names it), in a parent user namespace (ptrace and /proc/PID are
+ * refused), not dumpable, and never blocked on the terminal (it keeps
+ * SIGTTOU blocked, and writes only once the sandbox is gone). */
+#include "enforce/linux/guard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "enforce/enforce.h"
+#include "enforce/linux/landlock.h"
+#include "enforce/linux/mount.h"
+#include "enforce/linux/sys.h"
+#include "mounts.h"
+#include "path.h"
+
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
+
+/* How long a pause may take to stop every process of a sandbox (one in an
+ * uninterruptible system call stops only when it returns). */
+#define FREEZE_MS 3000
+/* A path renamed over is briefly missing for a lookup (the old mount is
+ * detached before the rename completes): how long resume keeps looking. */
+#define MISSING_RETRY_MS 100
+#define MAX_CLIENTS 16
+#define MSG_MAX 65536
+
+/* ---- small helpers --------------------------------------------------- */
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+  }
+}
+
+static int pidfd_signal(int pidfd, int sig) {
+  return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+/* Sends `len` bytes and, when n_fds > 0, the descriptors with them. */
+static int send_msg(int sock, const void *buf, size_t len, const int *fds, size_t n_fds) {
+  struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * 8)];
+    struct cmsghdr align;
+  } ctl;
+  if (n_fds > 0) {
+    memset(&ctl, 0, sizeof(ctl));
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * n_fds);
+  }
+  ssize_t w;
+  do {
+    w = sendmsg(sock, &mh, MSG_NOSIGNAL);
+  } while (w < 0 && errno == EINTR);
+  return w < 0 ? -errno : 0;
+}
+
+/* Receives one message (NUL-terminated in buf, which has room for size)
+ * and up to `max_fds` descriptors (the rest of *ret_n_fds set to -1).
+ * Returns its length, 0 at the end, or -errno. */
+static ssize_t recv_msg(int sock, char *buf, size_t size, int *fds, size_t max_fds,
+                        size_t *ret_n_fds) {
+  struct iovec iov = {.iov_base = buf, .iov_len = size - 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * 8)];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                      .msg_controllen = sizeof(ctl.buf)};
+  ssize_t n;
+  do {
+    n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (ret_n_fds != NULL) {
+    *ret_n_fds = 0;
+  }
+  if (n < 0) {
+    return -errno;
+  }
+  buf[n] = '\0';
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
+      continue;
+    }
+    size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    int *got = (int *)(void *)CMSG_DATA(cm);
+    for (size_t i = 0; i < k; i++) {
+      if (fds != NULL && ret_n_fds != NULL && *ret_n_fds < max_fds) {
+        fds[(*ret_n_fds)++] = got[i];
+      } else {
+        close(got[i]);
+      }
+    }
+  }
+  return n;
+}
+
+/* How many PID namespaces deep the process is, as /proc shows it (the
+ * NSpid line). 0: not known. */
+static size_t pid_depth(const char *pid) {
+  _cleanup_free_ char *path = xasprintf("/proc/%s/status", pid);
+  _cleanup_free_ char *text = read_text_file(path, 64u * 1024u);
+  if (text == NULL) {
+    return 0;
+  }
+  const char *l = strstr(text, "\nNSpid:");
+  if (l == NULL) {
+    return 1; /* before Linux 4.1: no PID namespaces to tell apart */
+  }
+  l += strlen("\nNSpid:");
+  size_t n = 0;
+  while (*l != '\0' && *l != '\n') {
+    while (*l == ' ' || *l == '\t') {
+      l++;
+    }
+    if (*l >= '0' && *l <= '9') {
+      n++;
+      while (*l >= '0' && *l <= '9') {
+        l++;
+      }
+    } else if (*l != '\n' && *l != '\0') {
+      l++;
+    }
+  }
+  return n;
+}
+
+/* A peer on a guard's socket is trusted when it is this user, in this PID
+ * namespace: a process inside a sandbox is a PID namespace deeper, and
+ * may neither pause a guard nor pose as one. */
+static bool peer_trusted(int fd, pid_t *ret_pid) {
+  struct ucred cred;
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0 ||
+      cred.uid != geteuid()) {
+    return false;
+  }
+  char pid[32];
+  snprintf(pid, sizeof(pid), "%d", (int)cred.pid);
+  size_t mine = pid_depth("self"), theirs = pid_depth(pid);
+  if (mine == 0 || theirs != mine) {
+    return false;
+  }
+  if (ret_pid != NULL) {
+    *ret_pid = cred.pid;
+  }
+  return true;
+}
+
+/* FNV-1a: names a project's guards in a socket name of bounded length. */
+static uint64_t hash_text(const char *s) {
+  uint64_t h = 14695981039346656037ULL;
+  for (; *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+char *guard_socket_prefix(uid_t uid, const char *root) {
+  return xasprintf("ralon-guard/%u/%016llx/", (unsigned)uid,
+                   (unsigned long long)hash_text(root));
+}
+
+static socklen_t abstract_address(struct sockaddr_un *sa, const char *name) {
+  memset(sa, 0, sizeof(*sa));
+  sa->sun_family = AF_UNIX;
+  size_t len = strlen(name);
+  if (len > sizeof(sa->sun_path) - 1) {
+    len = sizeof(sa->sun_path) - 1;
+  }
+  memcpy(sa->sun_path + 1, name, len);
+  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
+}
+
+/* ---- what the guard watches ------------------------------------------- */
+
+typedef struct {
+  char *path;
+  dev_t dev;
+  ino_t ino;
+  bool target; /* a protected path (read-only); else a pinned directory */
+} Obj;
+
+typedef struct {
+  char *dir;
+  char **names; /* sorted: the entries whose change matters */
+  size_t n_names;
+  size_t cap_names;
+} DirWatch;
+
+/* What an inotify watch descriptor stands for. */
+typedef struct {
+  int dir;   /* index into dirs, or -1 */
+  int obj;   /* index into objs, or -1 */
+} WatchSlot;
+
+typedef struct {
+  const GuardConfig *c;
+  pid_t init_pid;
+  pid_t cmd_pid;
+  int cmd_sock;
+  int sigfd;
+  int ino_fd;
+  int mountinfo_fd;
+  int proc_fd;
+  int userns_fd;
+  int mntns_fd;
+  struct stat mntns_st;
+  int listen_fd;
+  int clients[MAX_CLIENTS];
+  size_t n_clients;
+  Obj *objs;
+  size_t n_objs;
+  DirWatch *dirs;
+  size_t n_dirs;
+  WatchSlot *slots;
+  size_t n_slots;
+  sigset_t orig_mask;
+  int tty;
+  bool cmd_fg; /* the command's group holds the terminal's foreground */
+  bool cmd_stopped;
+  bool cmd_done;
+  int cmd_status;
+  /* Paused by `ralon pause`: */
+  bool paused;
+  int64_t pause_deadline; /* 0: none */
+  int hold_fd;            /* resume when this client goes */
+  int *frozen;            /* pidfds of the processes the pause stopped */
+  size_t n_frozen;
+  size_t cap_frozen;
+  GuardResult *res;
+} Guard;
+
+static void dir_watches_clear(Guard *g) {
+  for (size_t i = 0; i < g->n_dirs; i++) {
+    free(g->dirs[i].dir);
+    free(g->dirs[i].names);
+  }
+  free(g->dirs);
+  g->dirs = NULL;
+  g->n_dirs = 0;
+  free(g->slots);
+  g->slots = NULL;
+  g->n_slots = 0;
+}
+
+static WatchSlot *slot_for(Guard *g, int wd) {
+  if (wd < 0) {
+    return NULL;
+  }
+  if ((size_t)wd >= g->n_slots) {
+    size_t n = (size_t)wd + 64;
+    g->slots = xreallocarray(g->slots, n, sizeof(WatchSlot));
+    for (size_t i = g->n_slots; i < n; i++) {
+      g->slots[i] = (WatchSlot){-1, -1};
+    }
+    g->n_slots = n;
+  }
+  return &g->slots[wd];
+}
+
+typedef struct {
+  const char *dir;
+  size_t dir_len;
+  const char *name;
+} Entry;
+
+static int compare_entries(const void *a, const void *b) {
+  const Entry *x = a, *y = b;
+  size_t n = x->dir_len < y->dir_len ? x->dir_len : y->dir_len;
+  int r = memcmp(x->dir, y->dir, n);
+  if (r == 0 && x->dir_len != y->dir_len) {
+    r = x->dir_len < y->dir_len ? -1 : 1;
+  }
+  return r != 0 ? r : strcmp(x->name, y->name);
+}
+
+/* Watches each directory holding a pin or a protected path for the
+ * entries that matter (created, deleted, moved in or out: a rename over a
+ * protected file, RENAME_EXCHANGE, a pinned directory moved away), and
+ * each protected object itself. inotify follows inodes, whichever path the
+ * change came through. Any failure (the watch limit) fails: a path left
+ * unwatched could change unseen. */
+static int watch_all(Guard *g, Error *err) {
+  dir_watches_clear(g);
+  if (g->ino_fd >= 0) {
+    close(g->ino_fd);
+  }
+  g->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (g->ino_fd < 0) {
+    return error_set(err, errno, _("the guard cannot watch the protected paths: %m"));
+  }
+  _cleanup_free_ Entry *e = xcalloc(g->n_objs > 0 ? g->n_objs : 1, sizeof(Entry));
+  for (size_t i = 0; i < g->n_objs; i++) {
+    const char *p = g->objs[i].path;
+    const char *slash = strrchr(p, '/');
+    e[i] = (Entry){p, slash == p ? 1 : (size_t)(slash - p), slash + 1};
+  }
+  qsort(e, g->n_objs, sizeof(Entry), compare_entries);
+  const uint32_t dir_mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+                            IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+  size_t cap = 0;
+  for (size_t i = 0; i < g->n_objs; i++) {
+    if (i == 0 || compare_entries(&(Entry){e[i].dir, e[i].dir_len, ""},
+                                  &(Entry){e[i - 1].dir, e[i - 1].dir_len, ""}) != 0) {
+      DirWatch *d = grow_array(&g->dirs, &g->n_dirs, &cap, sizeof(DirWatch));
+      d->dir = xstrndup(e[i].dir, e[i].dir_len);
+      int wd = inotify_add_watch(g->ino_fd, d->dir, dir_mask);
+      if (wd < 0) {
+        return error_set(err, errno, _("the guard cannot watch %s: %m"), d->dir);
+      }
+      slot_for(g, wd)->dir = (int)(g->n_dirs - 1);
+    }
+    DirWatch *d = &g->dirs[g->n_dirs - 1];
+    *(const char **)grow_array(&d->names, &d->n_names, &d->cap_names, sizeof(char *)) =
+        e[i].name;
+  }
+  for (size_t i = 0; i < g->n_objs; i++) {
+    if (!g->objs[i].target) {
+      continue;
+    }
+    int wd = inotify_add_watch(g->ino_fd, g->objs[i].path,
+                               IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW);
+    if (wd < 0) {
+      return error_set(err, errno, _("the guard cannot watch %s: %m"), g->objs[i].path);
+    }
+    slot_for(g, wd)->obj = (int)i;
+  }
+  return 0;
+}
+
+/* Whether an inotify event concerns a pin or a protected path. */
+static bool event_matters(Guard *g, const struct inotify_event *ev) {
+  if (ev->mask & (IN_Q_OVERFLOW | IN_IGNORED)) {
+    return true;
+  }
+  WatchSlot *s = slot_for(g, ev->wd);
+  if (s == NULL) {
+    return true;
+  }
+  if (s->obj >= 0) {
+    return true;
+  }
+  if (s->dir < 0) {
+    return false;
+  }
+  if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+    return true;
+  }
+  if (ev->len == 0) {
+    return false;
+  }
+  const DirWatch *d = &g->dirs[s->dir];
+  const char *name = ev->name;
+  return bsearch(&name, d->names, d->n_names, sizeof(char *), strings_compare) != NULL;
+}
+
+static void add_changed(Guard *g, const char *path) {
+  GuardResult *r = g->res;
+  for (size_t i = 0; i < r->n_changed; i++) {
+    if (streq(r->changed[i], path)) {
+      return;
+    }
+  }
+  r->changed = xreallocarray(r->changed, r->n_changed + 1, sizeof(char *));
+  r->changed[r->n_changed++] = xstrdup(path);
+}
+
+/* Every pin and protected path must still be the object it was: one
+ * replaced, moved away or removed outside has lost its mount. */
+static size_t check_identities(Guard *g) {
+  size_t bad = 0;
+  for (size_t i = 0; i < g->n_objs; i++) {
+    struct stat st;
+    const Obj *o = &g->objs[i];
+    if (fstatat(AT_FDCWD, o->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != o->dev ||
+        st.st_ino != o->ino) {
+      add_changed(g, o->path);
+      bad++;
+    }
+  }
+  return bad;
+}
+
+/* And each must still be a mount point in the sandbox: the kernel detaches
+ * the mount before a rename over it has completed. */
+static size_t check_mounts(Guard *g) {
+  char *text = NULL;
+  size_t len = 0;
+  if (lseek(g->mountinfo_fd, 0, SEEK_SET) < 0 ||
+      read_fd_limited(g->mountinfo_fd, 64u * 1024u * 1024u, &text, &len) < 0) {
+    add_changed(g, "/proc/self/mountinfo");
+    return 1;
+  }
+  MountTable t = {0};
+  mounts_parse(text, &t);
+  free(text);
+  const char **points = xcalloc(t.n > 0 ? t.n : 1, sizeof(char *));
+  for (size_t i = 0; i < t.n; i++) {
+    points[i] = t.v[i].point;
+  }
+  qsort(points, t.n, sizeof(char *), strings_compare);
+  size_t bad = 0;
+  for (size_t i = 0; i < g->n_objs; i++) {
+    const char *p = g->objs[i].path;
+    if (bsearch(&p, points, t.n, sizeof(char *), strings_compare) == NULL) {
+      add_changed(g, p);
+      bad++;
+    }
+  }
+  free(points);
+  mounts_clear(&t);
+  return bad;
+}
+
+/* ---- the sandbox's processes ------------------------------------------ */
+
+/* Whether every thread of the process at /proc/N (dirfd) is stopped, dead
+ * or a zombie. */
+static bool process_stopped(int pfd) {
+  _cleanup_close_ int tasks = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (tasks < 0) {
+    return true; /* gone */
+  }
+  char buf[4096];
+  DirReader r = {.fd = tasks, .buf = buf, .size = sizeof(buf)};
+  const struct dirent64 *de;
+  while ((de = dir_reader_next(&r)) != NULL) {
+    if (de->d_name[0] < '0' || de->d_name[0] > '9') {
+      continue;
+    }
+    char path[300];
+    snprintf(path, sizeof(path), "%s/stat", de->d_name);
+    _cleanup_close_ int fd = openat(tasks, path, O_RDONLY | O_CLOEXEC);
+    char stat[512];
+    ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
+    if (n <= 0) {
+      continue;
+    }
+    stat[n] = '\0';
+    const char *close_paren = strrchr(stat, ')');
+    if (close_paren == NULL || close_paren[1] != ' ') {
+      continue;
+    }
+    char state = close_paren[2];
+    if (state != 'T' && state != 't' && state != 'Z' && state != 'X' && state != 'x') {
+      return false;
+    }
+  }
+  return true;
+}
+
+typedef bool (*ProcessFn)(Guard *g, const char *pid, int pfd, void *userdata);
+
+/* Calls fn for each process of the sandbox but its PID 1, with a pidfd
+ * (the /proc/N directory) of it. */
+static int each_process(Guard *g, ProcessFn fn, void *userdata) {
+  _cleanup_close_ int dir = openat(g->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) {
+    return -errno;
+  }
+  char buf[8192];
+  DirReader r = {.fd = dir, .buf = buf, .size = sizeof(buf)};
+  const struct dirent64 *de;
+  while ((de = dir_reader_next(&r)) != NULL) {
+    if (de->d_name[0] < '0' || de->d_name[0] > '9' || streq(de->d_name, "1")) {
+      continue;
+    }
+    int pfd = openat(dir, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0) {
+      continue; /* gone */
+    }
+    if (!fn(g, de->d_name, pfd, userdata)) {
+      close(pfd);
+    }
+  }
+  return errno != 0 ? -errno : 0;
+}
+
+typedef struct {
+  bool running;
+  /* sandbox pids of the frozen, parallel to g->frozen */
+  int *pids;
+} FreezePass;
+
+static bool freeze_one(Guard *g, const char *pid, int pfd, void *userdata) {
+  FreezePass *p = userdata;
+  if (process_stopped(pfd)) {
+    return false;
+  }
+  p->running = true;
+  (void)pidfd_signal(pfd, SIGSTOP);
+  int n = atoi(pid);
+  for (size_t i = 0; i < g->n_frozen; i++) {
+    if (p->pids[i] == n) {
+      return false; /* stopped before, continued since by another */
+    }
+  }
+  size_t cap = g->cap_frozen;
+  *(int *)grow_array(&g->frozen, &g->n_frozen, &g->cap_frozen, sizeof(int)) = pfd;
+  if (g->cap_frozen != cap) {
+    p->pids = xreallocarray(p->pids, g->cap_frozen, sizeof(int));
+  }
+  p->pids[g->n_frozen - 1] = n;
+  return true;
+}
+
+static void thaw(Guard *g) {
+  for (size_t i = 0; i < g->n_frozen; i++) {
+    (void)pidfd_signal(g->frozen[i], SIGCONT);
+    close(g->frozen[i]);
+  }
+  free(g->frozen);
+  g->frozen = NULL;
+  g->n_frozen = g->cap_frozen = 0;
+}
+
+/* Stops every process of the sandbox (those stopped already stay so, and
+ * are not continued by thaw()), until a pass over /proc finds none
+ * running: one forked during a pass is found by the next. */
+static int freeze(Guard *g, Error *err) {
+  FreezePass p = {0};
+  int64_t deadline = now_ms() + FREEZE_MS;
+  for (;;) {
+    p.running = false;
+    int r = each_process(g, freeze_one, &p);
+    if (r < 0) {
+      free(p.pids);
+      thaw(g);
+      errno = -r;
+      return error_set(err, -r, _("cannot list the sandbox's processes: %m"));
+    }
+    if (!p.running) {
+      break;
+    }
+    if (now_ms() > deadline) {
+      free(p.pids);
+      thaw(g);
+      return error_set(err, EBUSY,
+                       _("a process of the sandbox did not stop within %d seconds (in an "
+                         "uninterruptible system call?)"),
+                       FREEZE_MS / 1000);
+    }
+    sleep_ms(1);
+  }
+  free(p.pids);
+  return 0;
+}
+
+/* A process in a mount namespace of its own (nested user and mount
+ * namespaces made by the agent) would not get the new read-only mounts,
+ * or could unmount them: stopped for good. */
+static bool kill_nested_one(Guard *g, const char *pid, int pfd, void *userdata) {
+  (void)pid;
+  size_t *killed = userdata;
+  struct stat st;
+  if (fstatat(pfd, "ns/mnt", &st, 0) < 0 && errno == ENOENT) {
+    return false; /* a zombie: it has left its namespaces */
+  }
+  if (fstatat(pfd, "ns/mnt", &st, 0) < 0 || st.st_dev != g->mntns_st.st_dev ||
+      st.st_ino != g->mntns_st.st_ino) {
+    if (pidfd_signal(pfd, SIGKILL) == 0) {
+      (*killed)++;
+    }
+  }
+  return false;
+}
+
+/* ---- re-protection (resume) ------------------------------------------- */
+
+typedef struct {
+  int32_t status; /* 0 unchanged, 1 mounted again, -errno */
+  uint64_t dev;
+  uint64_t ino;
+} Reprotected;
+
+static int identity_of(int fd, struct stat *st, bool *mount_root, bool *read_only) {
+  struct statx stx;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO, &stx) < 0) {
+    return -errno;
+  }
+  memset(st, 0, sizeof(*st));
+  st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  st->st_ino = (ino_t)stx.stx_ino;
+  st->st_mode = stx.stx_mode;
+  *mount_root = !(stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) ||
+                (stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT);
+  struct statvfs vfs;
+  if (fstatvfs(fd, &vfs) < 0) {
+    return -errno;
+  }
+  *read_only = (vfs.f_flag & ST_RDONLY) != 0;
+  return 0;
+}
+
+/* Puts a mount (read-only for a target) on whatever stands at o->path
+ * now, by descriptor: resolved once without following symbolic links,
+ * cloned, and moved onto the very object that was cloned. */
+static Reprotected reprotect_one(const Obj *o) {
+  Reprotected res = {0};
+  int64_t deadline = now_ms() + MISSING_RETRY_MS;
+  _cleanup_close_ int fd = -1;
+  while ((fd = sys_open_no_symlinks(o->path)) < 0 && errno == ENOENT && now_ms() < deadline) {
+    sleep_ms(5);
+  }
+  if (fd < 0) {
+    res.status = -errno;
+    return res;
+  }
+  struct stat st;
+  bool root, ro;
+  int r = identity_of(fd, &st, &root, &ro);
+  if (r < 0) {
+    res.status = r;
+    return res;
+  }
+  res.dev = st.st_dev;
+  res.ino = st.st_ino;
+  if (root && (ro || !o->target) && st.st_dev == o->dev && st.st_ino == o->ino) {
+    return res; /* the same object, still mounted as it was */
+  }
+  _cleanup_close_ int tree = (int)syscall(SYS_open_tree, fd, "",
+                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                              AT_RECURSIVE);
+  if (tree < 0) {
+    res.status = -errno;
+    return res;
+  }
+  if (o->target) {
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                sizeof(attr)) < 0) {
+      res.status = -errno;
+      return res;
+    }
+  }
+  if (syscall(SYS_move_mount, tree, "", fd, "",
+              MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+    res.status = -errno;
+    return res;
+  }
+  /* What the path reaches now must be that object, at the root of the
+   * new mount. */
+  _cleanup_close_ int again = sys_open_no_symlinks(o->path);
+  struct stat st2;
+  if (again < 0 || identity_of(again, &st2, &root, &ro) < 0 || !root ||
+      (o->target && !ro) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
+    res.status = -ESTALE;
+    return res;
+  }
+  res.status = 1;
+  return res;
+}
+
+/* In a child that joins the sandbox's user and mount namespaces: each pin
+ * (parents first) and each protected path, a record each on `out`. */
+ATTR_NORETURN static void reprotect_child(Guard *g, int out) {
+  if (setns(g->userns_fd, CLONE_NEWUSER) < 0 || setns(g->mntns_fd, CLONE_NEWNS) < 0 ||
+      chdir("/") < 0) {
+    Reprotected fail = {.status = -errno};
+    for (size_t i = 0; i < g->n_objs; i++) {
+      (void)!write(out, &fail, sizeof(fail));
+    }
+    _exit(1);
+  }
+  for (size_t i = 0; i < g->n_objs; i++) {
+    Reprotected res = reprotect_one(&g->objs[i]);
+    if (write(out, &res, sizeof(res)) != (ssize_t)sizeof(res)) {
+      _exit(1);
+    }
+  }
+  _exit(0);
+}
+
+/* ---- the command's process -------------------------------------------- */
+
+static void child_fail(int sock, const Error *err) {
+  _cleanup_free_ char *msg = xasprintf("E%d%c%s", err->errnum, '\0',
+                                       err->message ? err->message : "?");
+  size_t len = strlen(msg) + 1 + strlen(msg + strlen(msg) + 1);
+  (void)send_msg(sock, msg, len, NULL, 0);
+}
+
+/* Everything the command's process does before the guard lets it go:
+ * 0 once the guard said so, -1 with `err` (told the guard), or 1 when the
+ * guard gave up. */
+static int command_prepare(const GuardConfig *c, int sock, const char *cwd, Error *err) {
+  /* Not the guard's secrets: dumpable again, as a process that is about to
+   * execute the command (the kernel makes /proc/self of one that is not
+   * root's, and the second unshare must write its maps there). */
+  (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  /* A group of its own: kill(0, ...) from inside reaches no further. */
+  (void)setpgid(0, 0);
+  /* Its own /proc, of its own PID namespace, in a copy of the guard's
+   * namespace (the guard keeps seeing the caller's processes). */
+  if (unshare(CLONE_NEWNS) < 0) {
+    return error_set(err, errno, _("the mount backend failed at %s: %m"),
+                     "unshare(CLONE_NEWNS)");
+  }
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+    return error_set(err, errno, _("cannot mount /proc for the sandbox's PID namespace: %m"));
+  }
+  if (mount_lock(c->plan, cwd, c->seal, err) < 0) {
+    return -1;
+  }
+  if (c->seal && landlock_seal(c->landlock_abi, err) < 0) {
+    return -1;
+  }
+  if (sys_drop_privileges(err) < 0 || enforce_verify_missing(c->plan, err) < 0) {
+    return -1;
+  }
+  _cleanup_free_ char *program = path_find_program(getenv("PATH"), c->argv[0]);
+  if (program == NULL) {
+    errno = strchr(c->argv[0], '/') != NULL && access(c->argv[0], F_OK) == 0 ? EACCES : ENOENT;
+    return error_set(err, errno, _("failed to run `%s`: %m"), c->argv[0]);
+  }
+  /* What the guard needs of the sandbox: its user and mount namespaces (to
+   * re-protect on resume), its mount table (to notice a mount detached)
+   * and its /proc (to freeze and thaw it). */
+  static const char *const names[] = {"/proc/self/ns/user", "/proc/self/ns/mnt",
+                                      "/proc/self/mountinfo", "/proc"};
+  int fds[ELEMENTSOF(names)];
+  for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+    fds[i] = open(names[i], O_RDONLY | O_CLOEXEC);
+    if (fds[i] < 0) {
+      return error_set(err, errno, _("cannot open %s in the sandbox: %m"), names[i]);
+    }
+  }
+  int r = send_msg(sock, "L", 1, fds, ELEMENTSOF(fds));
+  for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+    close(fds[i]);
+  }
+  char go[8];
+  if (r < 0 || recv_msg(sock, go, sizeof(go), NULL, 0, NULL) <= 0 || go[0] != 'G') {
+    return 1;
+  }
+  return 0;
+}
+
+ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, const char *cwd,
+                                        const sigset_t *orig_mask) {
+  Error err = {0};
+  int r = command_prepare(c, sock, cwd, &err);
+  if (r > 0) {
+    _exit(127); /* the guard gave up */
+  }
+  if (r == 0) {
+    if (c->ready != NULL) {
+      c->ready(c->userdata);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    sigprocmask(SIG_SETMASK, orig_mask, NULL);
+    execvp(c->argv[0], c->argv);
+    error_set(&err, errno, _("failed to run `%s`: %m"), c->argv[0]);
+  }
+  child_fail(sock, &err);
+  _exit(127);
+}
+
+/* PID 1 of the sandbox: reaps what is orphaned there, and ends (and with
+ * it every process of the namespace) when the guard does. */
+ATTR_NORETURN static void init_child(int lifeline) {
+  (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (dup2(lifeline, 0) < 0) {
+    _exit(1);
+  }
+  (void)syscall(SYS_close_range, 1, ~0U, 0);
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, NULL);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  for (;;) {
+    struct pollfd pf[2] = {{.fd = 0, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+    if (poll(pf, sfd >= 0 ? 2 : 1, sfd >= 0 ? -1 : 1000) < 0 && errno != EINTR) {
+      _exit(1);
+    }
+    if (pf[0].revents != 0) {
+      _exit(0); /* the guard is gone (or the lifeline closed) */
+    }
+    struct signalfd_siginfo si;
+    while (sfd >= 0 && read(sfd, &si, sizeof(si)) > 0) {
+    }
+    while (waitpid(-1, NULL, WNOHANG | __WALL) > 0) {
+    }
+  }
+}
+
+/* ---- the guard -------------------------------------------------------- */
+
+static void stop_sandbox(Guard *g) {
+  if (g->init_pid > 0) {
+    (void)kill(g->init_pid, SIGKILL);
+  }
+  thaw(g);
+}
+
+/* Waits for the command and PID 1 (which the kernel ends with all else in
+ * the namespace). */
+static void reap_all(Guard *g) {
+  int st;
+  if (!g->cmd_done && g->cmd_pid > 0) {
+    while (waitpid(g->cmd_pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    g->cmd_done = true;
+    g->cmd_status = st;
+  }
+  if (g->init_pid > 0) {
+    while (waitpid(g->init_pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    g->init_pid = 0;
+  }
+}
+
+static void terminal_take_back(Guard *g) {
+  if (g->tty >= 0 && g->cmd_fg && tcgetpgrp(g->tty) == g->cmd_pid) {
+    (void)tcsetpgrp(g->tty, getpgrp());
+  }
+  /* Output the agent suspended (tcflow(TCOOFF)) must not keep the guard
+   * from saying why it stopped it. */
+  if (g->tty >= 0) {
+    (void)tcflow(g->tty, TCOON);
+  }
+}
+
+/* Stops this process with `sig`, as the command was stopped, so the shell
+ * sees its job stop; once continued, gives the command the terminal again
+ * if the shell gave it to this process. */
+static void relay_stop(Guard *g, int sig) {
+  bool had_fg = g->tty >= 0 && tcgetpgrp(g->tty) == g->cmd_pid;
+  if (had_fg) {
+    (void)tcsetpgrp(g->tty, getpgrp());
+  }
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  if (sig == SIGSTOP) {
+    (void)kill(getpid(), SIGSTOP);
+  } else {
+    (void)kill(getpid(), sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    sigprocmask(SIG_BLOCK, &one, NULL);
+  }
+  /* Continued. */
+  g->cmd_fg = g->tty >= 0 && tcgetpgrp(g->tty) == getpgrp();
+  if (g->cmd_fg) {
+    (void)tcsetpgrp(g->tty, g->cmd_pid);
+  }
+}
+
+static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char ***ret_missing,
+                  size_t *ret_n_missing, Error *err);
+static void fail_closed(Guard *g, const Error *e);
+
+/* The command stopped for job control (Ctrl-Z, a read in the
+ * background): this process stops too. A stopped guard watches nothing,
+ * so first everything in the sandbox is frozen (a process the agent
+ * started in another group would run on, and kill(0, SIGSTOP) must not be
+ * a way to stop the guard); once continued, what changed meanwhile was
+ * changed with nothing running inside, and is re-protected as on `ralon
+ * resume`. */
+static void job_stop(Guard *g, int sig) {
+  Error e = {0};
+  if (freeze(g, &e) < 0) {
+    /* Better the job not stopping than a guard asleep. */
+    error_clear(&e);
+    (void)kill(-g->cmd_pid, SIGCONT);
+    return;
+  }
+  g->paused = true;
+  relay_stop(g, sig);
+  size_t before = g->res->n_changed;
+  if (check_identities(g) > 0 || check_mounts(g) > 0) {
+    size_t reprotected, killed, n_missing;
+    char **missing;
+    if (resume(g, &reprotected, &killed, &missing, &n_missing, &e) < 0) {
+      fail_closed(g, &e);
+      error_clear(&e);
+      return;
+    }
+    strings_free(missing, n_missing);
+    for (size_t i = before; i < g->res->n_changed; i++) {
+      free(g->res->changed[i]);
+    }
+    g->res->n_changed = before;
+  } else {
+    thaw(g);
+    g->paused = false;
+  }
+  (void)kill(-g->cmd_pid, SIGCONT);
+}
+
+static void handle_child_exit(Guard *g) {
+  int st;
+  pid_t pid;
+  while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+    if (pid == g->cmd_pid) {
+      if (WIFSTOPPED(st)) {
+        g->cmd_stopped = true;
+        if (!g->paused) {
+          job_stop(g, WSTOPSIG(st));
+        }
+      } else if (WIFCONTINUED(st)) {
+        g->cmd_stopped = false;
+      } else {
+        g->cmd_done = true;
+        g->cmd_status = st;
+      }
+    } else if (pid == g->init_pid) {
+      g->init_pid = 0;
+      if (!g->cmd_done) {
+        /* Nothing in the namespace outlives its PID 1. */
+        while (waitpid(g->cmd_pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        g->cmd_done = true;
+        g->cmd_status = st;
+      }
+    }
+  }
+}
+
+static void handle_signal(Guard *g, int sig) {
+  switch (sig) {
+  case SIGCHLD:
+    handle_child_exit(g);
+    break;
+  case SIGCONT:
+    if (g->cmd_stopped && !g->paused) {
+      (void)kill(-g->cmd_pid, SIGCONT);
+    }
+    break;
+  case SIGTTIN:
+  case SIGTTOU:
+  case SIGWINCH:
+  case SIGPIPE:
+    break;
+  default:
+    /* Sent to ralon (by `kill`, `timeout`, a shell ending its jobs): meant
+     * for the command, as if it had been started directly. */
+    if (!g->cmd_done) {
+      (void)kill(g->cmd_pid, sig);
+    }
+    break;
+  }
+}
+
+static void reply(int fd, const char *const *fields, size_t n) {
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++) {
+    len += strlen(fields[i]) + 1;
+  }
+  _cleanup_free_ char *buf = xmalloc(len > 0 ? len : 1);
+  size_t off = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t l = strlen(fields[i]) + 1;
+    memcpy(buf + off, fields[i], l);
+    off += l;
+  }
+  if (len > MSG_MAX) {
+    len = MSG_MAX;
+  }
+  (void)send_msg(fd, buf, len, NULL, 0);
+}
+
+static void drop_client(Guard *g, size_t i) {
+  close(g->clients[i]);
+  g->clients[i] = g->clients[--g->n_clients];
+}
+
+/* resume() failed: nothing can be trusted any more. */
+static void fail_closed(Guard *g, const Error *e) {
+  free(g->res->failure);
+  g->res->failure = xstrdup(e->message ? e->message : "?");
+  g->res->stopped = true;
+  stop_sandbox(g);
+}
+
+static void do_resume(Guard *g, int fd) {
+  size_t reprotected = 0, killed = 0, n_missing = 0;
+  char **missing = NULL;
+  Error e = {0};
+  if (!g->paused) {
+    if (fd >= 0) {
+      reply(fd, (const char *[]){"not-paused"}, 1);
+    }
+    return;
+  }
+  if (resume(g, &reprotected, &killed, &missing, &n_missing, &e) < 0) {
+    if (fd >= 0) {
+      reply(fd, (const char *[]){"error", e.message ? e.message : "?"}, 2);
+    }
+    fail_closed(g, &e);
+    error_clear(&e);
+    return;
+  }
+  if (fd >= 0) {
+    const char **f = xcalloc(3 + n_missing, sizeof(char *));
+    char a[32], b[32];
+    snprintf(a, sizeof(a), "%zu", reprotected);
+    snprintf(b, sizeof(b), "%zu", killed);
+    f[0] = "ok";
+    f[1] = a;
+    f[2] = b;
+    for (size_t i = 0; i < n_missing; i++) {
+      f[3 + i] = missing[i];
+    }
+    reply(fd, f, 3 + n_missing);
+    free(f);
+  }
+  strings_free(missing, n_missing);
+}
+
+static void handle_request(Guard *g, size_t i) {
+  int fd = g->clients[i];
+  char buf[256];
+  ssize_t n = recv_msg(fd, buf, sizeof(buf), NULL, 0, NULL);
+  if (n <= 0) {
+    bool hold = fd == g->hold_fd;
+    if (hold) {
+      g->hold_fd = -1;
+    }
+    drop_client(g, i);
+    if (hold && g->paused) {
+      do_resume(g, -1); /* `ralon pause -- CMD` went without resuming */
+    }
+    return;
+  }
+  unsigned seconds = 0;
+  int hold = 0;
+  if (sscanf(buf, "pause %u %d", &seconds, &hold) == 2) {
+    if (!g->paused) {
+      Error e = {0};
+      if (freeze(g, &e) < 0) {
+        reply(fd, (const char *[]){"error", e.message}, 2);
+        error_clear(&e);
+        return;
+      }
+      g->paused = true;
+    }
+    g->pause_deadline = seconds > 0 ? now_ms() + (int64_t)seconds * 1000 : 0;
+    if (hold) {
+      g->hold_fd = fd;
+    }
+    reply(fd, (const char *[]){"ok"}, 1);
+  } else if (streq(buf, "resume")) {
+    if (g->hold_fd == fd) {
+      g->hold_fd = -1;
+    }
+    do_resume(g, fd);
+  } else {
+    reply(fd, (const char *[]){"error", "unknown request"}, 2);
+  }
+}
+
+static void handle_inotify(Guard *g) {
+  char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+  bool matters = false;
+  ssize_t n;
+  while ((n = read(g->ino_fd, buf, sizeof(buf))) > 0) {
+    for (char *p = buf; p < buf + n;) {
+      const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+      matters = matters || event_matters(g, ev);
+      p += sizeof(*ev) + ev->len;
+    }
+  }
+  if (matters && !g->paused && check_identities(g) > 0) {
+    g->res->stopped = true;
+  }
+}
+
+static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char ***ret_missing,
+                  size_t *ret_n_missing, Error *err) {
+  size_t killed = 0;
+  if (each_process(g, kill_nested_one, &killed) < 0) {
+    return error_set(err, errno, _("cannot list the sandbox's processes: %m"));
+  }
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) {
+    return error_set(err, errno, _("cannot re-protect the sandbox: %m"));
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(p[0]);
+    close(p[1]);
+    return error_set(err, errno, _("cannot re-protect the sandbox: %m"));
+  }
+  if (pid == 0) {
+    close(p[0]);
+    reprotect_child(g, p[1]);
+  }
+  close(p[1]);
+  Reprotected *res = xcalloc(g->n_objs > 0 ? g->n_objs : 1, sizeof(Reprotected));
+  size_t got = 0;
+  while (got < g->n_objs) {
+    ssize_t n = read(p[0], (char *)res + got * sizeof(Reprotected),
+                     (g->n_objs - got) * sizeof(Reprotected));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    got += (size_t)n / sizeof(Reprotected);
+  }
+  close(p[0]);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  size_t reprotected = 0;
+  char **missing = NULL;
+  size_t n_missing = 0;
+  int r = 0;
+  /* Missing objects are dropped from what is watched: nothing can be
+   * bound at a name that does not exist (as with a path missing at the
+   * start). */
+  size_t keep = 0;
+  for (size_t i = 0; i < g->n_objs && r == 0; i++) {
+    Obj *o = &g->objs[i];
+    if (i >= got) {
+      r = error_set(err, EIO, _("cannot re-protect %s: the helper ended early"), o->path);
+    } else if (res[i].status == -ENOENT && o->target) {
+      missing = xreallocarray(missing, n_missing + 1, sizeof(char *));
+      missing[n_missing++] = steal_pointer(&o->path);
+      continue;
+    } else if (res[i].status < 0) {
+      errno = -res[i].status;
+      r = error_set(err, errno, _("cannot re-protect %s: %m"), o->path);
+    } else {
+      reprotected += res[i].status == 1;
+      o->dev = (dev_t)res[i].dev;
+      o->ino = (ino_t)res[i].ino;
+    }
+    g->objs[keep++] = *o;
+  }
+  free(res);
+  if (r < 0) {
+    for (size_t i = keep; i < g->n_objs; i++) {
+      free(g->objs[i].path);
+    }
+    g->n_objs = keep;
+    strings_free(missing, n_missing);
+    return -1;
+  }
+  g->n_objs = keep;
+  /* Watch what stands there now, then look once more: a change made
+   * after the helper's check but before the watch would go unseen. */
+  if (watch_all(g, err) < 0) {
+    strings_free(missing, n_missing);
+    return -1;
+  }
+  size_t before = g->res->n_changed;
+  if (check_identities(g) > 0 || check_mounts(g) > 0) {
+    _cleanup_free_ char *what = xstrdup(g->res->changed[before]);
+    strings_free(missing, n_missing);
+    return error_set(err, ESTALE, _("%s changed again while it was being re-protected"), what);
+  }
+  thaw(g);
+  g->paused = false;
+  g->pause_deadline = 0;
+  *ret_reprotected = reprotected;
+  *ret_killed = killed;
+  *ret_missing = missing;
+  *ret_n_missing = n_missing;
+  return 0;
+}
+
+static int guard_listen(Guard *g) {
+  _cleanup_free_ char *prefix = guard_socket_prefix(geteuid(), g->c->root);
+  g->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (g->listen_fd < 0) {
+    return -errno;
+  }
+  /* The pid makes the name unique; a name taken already (something
+   * squatting it) gets a counter. */
+  for (unsigned k = 0; k < 64; k++) {
+    _cleanup_free_ char *name = xasprintf("%s%d.%u", prefix, (int)getpid(), k);
+    struct sockaddr_un sa;
+    socklen_t len = abstract_address(&sa, name);
+    if (bind(g->listen_fd, (struct sockaddr *)&sa, len) == 0) {
+      return listen(g->listen_fd, MAX_CLIENTS) < 0 ? -errno : 0;
+    }
+    if (errno != EADDRINUSE) {
+      break;
+    }
+  }
+  return -errno;
+}
+
+static void accept_client(Guard *g) {
+  int fd;
+  while ((fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+    if (!peer_trusted(fd, NULL) || g->n_clients >= MAX_CLIENTS) {
+      close(fd);
+      continue;
+    }
+    g->clients[g->n_clients++] = fd;
+  }
+}
+
+static void guard_loop(Guard *g) {
+  while (!g->cmd_done && !g->res->stopped) {
+    struct pollfd pf[5 + MAX_CLIENTS];
+    size_t n = 0;
+    pf[n++] = (struct pollfd){.fd = g->sigfd, .events = POLLIN};
+    pf[n++] = (struct pollfd){.fd = g->ino_fd, .events = POLLIN};
+    pf[n++] = (struct pollfd){.fd = g->mountinfo_fd, .events = POLLPRI};
+    pf[n++] = (struct pollfd){.fd = g->listen_fd, .events = POLLIN};
+    pf[n++] = (struct pollfd){.fd = g->cmd_sock, .events = POLLIN};
+    for (size_t i = 0; i < g->n_clients; i++) {
+      pf[n++] = (struct pollfd){.fd = g->clients[i], .events = POLLIN};
+    }
+    int timeout = -1;
+    if (g->paused && g->pause_deadline > 0) {
+      int64_t left = g->pause_deadline - now_ms();
+      timeout = left > 0 ? (int)(left < INT_MAX ? left : INT_MAX) : 0;
+    }
+    int r = poll(pf, n, timeout);
+    if (r < 0 && errno != EINTR) {
+      g->res->failure = xasprintf(_("the guard cannot wait for events: %s"), strerror(errno));
+      g->res->stopped = true;
+      break;
+    }
+    if (g->paused && g->pause_deadline > 0 && now_ms() >= g->pause_deadline) {
+      do_resume(g, -1);
+      continue;
+    }
+    if (r <= 0) {
+      continue;
+    }
+    if (pf[0].revents) {
+      struct signalfd_siginfo si;
+      while (read(g->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        handle_signal(g, (int)si.ssi_signo);
+      }
+    }
+    if (pf[1].revents) {
+      handle_inotify(g);
+    }
+    if ((pf[2].revents & (POLLPRI | POLLERR)) && !g->paused && check_mounts(g) > 0) {
+      g->res->stopped = true;
+    }
+    if (pf[3].revents) {
+      accept_client(g);
+    }
+    if (pf[4].revents) {
+      /* The command failed after the guard let it go (execve). */
+      char buf[4096];
+      ssize_t m = recv_msg(g->cmd_sock, buf, sizeof(buf), NULL, 0, NULL);
+      if (m > 1 && buf[0] == 'E' && g->res->failure == NULL) {
+        g->res->failure = xstrdup(buf + strlen(buf) + 1);
+      }
+      if (m <= 0) {
+        close(g->cmd_sock);
+        g->cmd_sock = -1;
+      }
+    }
+    /* Clients last, from the end: handling one may drop it. */
+    for (size_t i = g->n_clients; i-- > 0;) {
+      if (pf[5 + i].revents) {
+        handle_request(g, i);
+      }
+    }
+  }
+}
+
+static int wait_locked(Guard *g, Error *err) {
+  char buf[4096];
+  int fds[4];
+  size_t n_fds = 0;
+  ssize_t n = recv_msg(g->cmd_sock, buf, sizeof(buf), fds, ELEMENTSOF(fds), &n_fds);
+  if (n > 1 && buf[0] == 'E') {
+    int errnum = atoi(buf + 1);
+    const char *msg = buf + strlen(buf) + 1;
+    for (size_t i = 0; i < n_fds; i++) {
+      close(fds[i]);
+    }
+    return error_set(err, errnum, "%s", msg);
+  }
+  if (n != 1 || buf[0] != 'L' || n_fds != ELEMENTSOF(fds)) {
+    for (size_t i = 0; i < n_fds; i++) {
+      close(fds[i]);
+    }
+    return error_set(err, EIO, _("the sandbox ended while it was being set up"));
+  }
+  g->userns_fd = fds[0];
+  g->mntns_fd = fds[1];
+  g->mountinfo_fd = fds[2];
+  g->proc_fd = fds[3];
+  if (fstat(g->mntns_fd, &g->mntns_st) < 0) {
+    return error_set(err, errno, _("cannot look at the sandbox's namespace: %m"));
+  }
+  return 0;
+}
+
+static void guard_clear(Guard *g) {
+  int *fds[] = {&g->cmd_sock, &g->sigfd, &g->ino_fd, &g->mountinfo_fd, &g->proc_fd,
+                &g->userns_fd, &g->mntns_fd, &g->listen_fd, &g->tty};
+  for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+    if (*fds[i] >= 0) {
+      close(*fds[i]);
+      *fds[i] = -1;
+    }
+  }
+  for (size_t i = 0; i < g->n_clients; i++) {
+    close(g->clients[i]);
+  }
+  g->n_clients = 0;
+  thaw(g);
+  for (size_t i = 0; i < g->n_objs; i++) {
+    free(g->objs[i].path);
+  }
+  free(g->objs);
+  g->objs = NULL;
+  g->n_objs = 0;
+  dir_watches_clear(g);
+}
+
+/* The terminal this process is in the foreground of, or -1. */
+static int foreground_terminal(void) {
+  for (int fd = 0; fd <= 2; fd++) {
+    if (isatty(fd) && tcgetpgrp(fd) == getpgrp()) {
+      return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    }
+  }
+  return -1;
+}
+
+int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
+  memset(ret, 0, sizeof(*ret));
+  Guard g = {.c = c, .cmd_sock = -1, .sigfd = -1, .ino_fd = -1, .mountinfo_fd = -1,
+             .proc_fd = -1, .userns_fd = -1, .mntns_fd = -1, .listen_fd = -1, .tty = -1,
+             .hold_fd = -1, .res = ret};
+  int r = -1;
+  _cleanup_free_ char *cwd = getcwd(NULL, 0);
+  if (cwd == NULL) {
+    return error_set(err, errno, _("cannot determine the working directory: %m"));
+  }
+  if (mount_prepare(c->plan, err) < 0) {
+    return -1;
+  }
+  /* Nothing in the sandbox may read this process's memory or attach to
+   * it (set once its maps are written: a process that is not dumpable
+   * has a /proc/self only root may write). */
+  (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  /* What is watched: every pin and every protected object, as they are in
+   * the namespace just made (the same inodes as outside). */
+  g.objs = xcalloc(c->plan->n_pinned + c->plan->n_targets + 1, sizeof(Obj));
+  for (size_t i = 0; i < c->plan->n_pinned; i++) {
+    struct stat st;
+    if (lstat(c->plan->pinned[i], &st) < 0) {
+      error_set(err, errno, _("cannot check %s after mounting: %m"), c->plan->pinned[i]);
+      goto out;
+    }
+    g.objs[g.n_objs++] = (Obj){xstrdup(c->plan->pinned[i]), st.st_dev, st.st_ino, false};
+  }
+  for (size_t i = 0; i < c->plan->n_targets; i++) {
+    const PlanTarget *t = &c->plan->targets[i];
+    if (!t->missing) {
+      g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, true};
+    }
+  }
+  if (watch_all(&g, err) < 0) {
+    goto out;
+  }
+  /* Signals for the command, and the command's own reports, come through
+   * a descriptor; SIGTTOU and SIGTTIN stay blocked, so the terminal never
+   * stops this process. */
+  sigset_t mask;
+  sigemptyset(&mask);
+  const int handled[] = {SIGCHLD, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
+                         SIGALRM, SIGTSTP, SIGCONT, SIGTTIN, SIGTTOU, SIGWINCH, SIGPIPE};
+  for (size_t i = 0; i < ELEMENTSOF(handled); i++) {
+    sigaddset(&mask, handled[i]);
+  }
+  sigprocmask(SIG_BLOCK, &mask, &g.orig_mask);
+  g.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (g.sigfd < 0) {
+    error_set(err, errno, _("the guard cannot receive signals: %m"));
+    goto restore;
+  }
+  if (unshare(CLONE_NEWPID) < 0) {
+    error_set(err, errno, _("the mount backend failed at %s: %m"), "unshare(CLONE_NEWPID)");
+    goto restore;
+  }
+  int lifeline[2];
+  if (pipe2(lifeline, O_CLOEXEC) < 0) {
+    error_set(err, errno, _("cannot start the sandbox: %m"));
+    goto restore;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  g.init_pid = fork();
+  if (g.init_pid < 0) {
+    error_set(err, errno, _("cannot start the sandbox: %m"));
+    close(lifeline[0]);
+    close(lifeline[1]);
+    goto restore;
+  }
+  if (g.init_pid == 0) {
+    init_child(lifeline[0]);
+  }
+  close(lifeline[0]);
+  /* The write end stays open (close-on-exec) for as long as the guard
+   * lives: init sees it hang up when the guard is gone. */
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+    error_set(err, errno, _("cannot start the sandbox: %m"));
+    goto kill;
+  }
+  g.tty = foreground_terminal();
+  g.cmd_pid = fork();
+  if (g.cmd_pid < 0) {
+    error_set(err, errno, _("cannot start the sandbox: %m"));
+    close(sp[0]);
+    close(sp[1]);
+    goto kill;
+  }
+  if (g.cmd_pid == 0) {
+    close(sp[0]);
+    command_child(c, sp[1], cwd, &g.orig_mask);
+  }
+  close(sp[1]);
+  g.cmd_sock = sp[0];
+  /* Both sides set the group, whichever runs first (as shells do). */
+  (void)setpgid(g.cmd_pid, g.cmd_pid);
+  if (wait_locked(&g, err) < 0) {
+    goto kill;
+  }
+  /* A change between the binds and the watches is found here. */
+  if (check_identities(&g) > 0 || check_mounts(&g) > 0) {
+    error_set(err, ESTALE,
+              _("%s changed while ralon started, after it was protected; refusing to run"),
+              ret->changed[0]);
+    goto kill;
+  }
+  if (guard_listen(&g) < 0) {
+    error_set(err, errno, _("the guard cannot listen for `ralon pause`: %m"));
+    goto kill;
+  }
+  if (g.tty >= 0 && tcsetpgrp(g.tty, g.cmd_pid) == 0) {
+    g.cmd_fg = true;
+  }
+  if (send_msg(g.cmd_sock, "G", 1, NULL, 0) < 0) {
+    error_set(err, errno, _("cannot start the sandbox: %m"));
+    goto kill;
+  }
+  guard_loop(&g);
+  if (ret->stopped) {
+    stop_sandbox(&g);
+  } else if (g.cmd_done) {
+    /* The command has ended: so does everything it left behind. */
+    stop_sandbox(&g);
+  }
+  reap_all(&g);
+  terminal_take_back(&g);
+  if (ret->failure != NULL && !ret->stopped) {
+    /* The command could not be executed after all. */
+    error_set(err, ENOEXEC, "%s", ret->failure);
+    goto restore;
+  }
+  ret->wstatus = g.cmd_status;
+  r = 0;
+  goto restore;
+
+kill:
+  stop_sandbox(&g);
+  reap_all(&g);
+  terminal_take_back(&g);
+restore:
+  /* Signals stay blocked: the caller reports, then reproduces the status
+   * (guard_exit_status() unblocks what it raises). */
+out:
+  guard_clear(&g);
+  if (r < 0) {
+    guard_result_clear(ret);
+  }
+  return r;
+}
+
+void guard_result_clear(GuardResult *r) {
+  strings_free(r->changed, r->n_changed);
+  free(r->failure);
+  memset(r, 0, sizeof(*r));
+}
+
+int guard_exit_status(int wstatus) {
+  if (WIFEXITED(wstatus)) {
+    return WEXITSTATUS(wstatus);
+  }
+  if (WIFSIGNALED(wstatus)) {
+    int sig = WTERMSIG(wstatus);
+    fflush(stdout);
+    fflush(stderr);
+    /* Not dumpable: the command's core (if any) was its own. */
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    (void)kill(getpid(), sig);
+    return 128 + sig;
+  }
+  return EXIT_ERROR;
+}
+
+/* ---- the client side -------------------------------------------------- */
+
+static void peer_clear(GuardPeer *p) {
+  if (p->fd >= 0) {
+    close(p->fd);
+  }
+  strings_free(p->missing, p->n_missing);
+  free(p->error);
+  memset(p, 0, sizeof(*p));
+  p->fd = -1;
+}
+
+void guard_peers_clear(GuardPeers *p) {
+  for (size_t i = 0; i < p->n; i++) {
+    peer_clear(&p->v[i]);
+  }
+  free(p->v);
+  p->v = NULL;
+  p->n = 0;
+}
+
+int guard_connect_all(const char *root, GuardPeers *ret, Error *err) {
+  memset(ret, 0, sizeof(*ret));
+  _cleanup_free_ char *prefix = guard_socket_prefix(geteuid(), root);
+  _cleanup_free_ char *table = read_text_file("/proc/net/unix", 256u * 1024u * 1024u);
+  if (table == NULL) {
+    return error_set(err, errno, _("cannot read %s: %m"), "/proc/net/unix");
+  }
+  size_t cap = 0;
+  char **seen = NULL;
+  size_t n_seen = 0;
+  for (char *save = NULL, *line = strtok_r(table, "\n", &save); line != NULL;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *at = strstr(line, " @");
+    if (at == NULL || !startswith(at + 2, prefix)) {
+      continue;
+    }
+    const char *name = at + 2;
+    bool dup = false;
+    for (size_t i = 0; i < n_seen && !dup; i++) {
+      dup = streq(seen[i], name);
+    }
+    if (dup) {
+      continue;
+    }
+    seen = xreallocarray(seen, n_seen + 1, sizeof(char *));
+    seen[n_seen++] = xstrdup(name);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      continue;
+    }
+    struct sockaddr_un sa;
+    socklen_t len = abstract_address(&sa, name);
+    pid_t pid = 0;
+    if (connect(fd, (struct sockaddr *)&sa, len) < 0 || !peer_trusted(fd, &pid)) {
+      close(fd);
+      continue;
+    }
+    /* A guard answers at once, or is not one to wait for. */
+    struct timeval tv = {30, 0};
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    GuardPeer *p = grow_array(&ret->v, &ret->n, &cap, sizeof(GuardPeer));
+    p->fd = fd;
+    p->pid = pid;
+  }
+  strings_free(seen, n_seen);
+  return 0;
+}
+
+/* Sends `req` and reads the NUL-separated answer into fields. */
+static int ask(GuardPeer *p, const char *req, char **ret_buf, size_t *ret_len) {
+  if (p->fd < 0) {
+    return -ENOTCONN;
+  }
+  int r = send_msg(p->fd, req, strlen(req) + 1, NULL, 0);
+  if (r < 0) {
+    return r;
+  }
+  char *buf = xmalloc(MSG_MAX + 1);
+  ssize_t n = recv_msg(p->fd, buf, MSG_MAX + 1, NULL, 0, NULL);
+  if (n <= 0) {
+    free(buf);
+    return n == 0 ? -ECONNRESET : (int)n;
+  }
+  *ret_buf = buf;
+  *ret_len = (size_t)n;
+  return 0;
+}
+
+static void peer_error(GuardPeer *p, int r, const char *buf) {
+  free(p->error);
+  if (buf != NULL) {
+    p->error = xstrdup(buf);
+  } else {
+    p->error = xstrdup(strerror(-r));
+  }
+}
+
+void guard_pause_all(GuardPeers *peers, unsigned seconds, bool hold) {
+  _cleanup_free_ char *req = xasprintf("pause %u %d", seconds, hold ? 1 : 0);
+  for (size_t i = 0; i < peers->n; i++) {
+    GuardPeer *p = &peers->v[i];
+    char *buf = NULL;
+    size_t len = 0;
+    int r = ask(p, req, &buf, &len);
+    if (r < 0) {
+      peer_error(p, r, NULL);
+    } else if (streq(buf, "ok")) {
+      p->paused = true;
+    } else {
+      peer_error(p, 0, streq(buf, "error") && strlen(buf) + 1 < len ? buf + 6 : buf);
+    }
+    free(buf);
+  }
+}
+
+void guard_resume_all(GuardPeers *peers) {
+  for (size_t i = 0; i < peers->n; i++) {
+    GuardPeer *p = &peers->v[i];
+    char *buf = NULL;
+    size_t len = 0;
+    int r = ask(p, "resume", &buf, &len);
+    if (r < 0) {
+      peer_error(p, r, NULL);
+      continue;
+    }
+    /* Fields: "ok", reprotected, killed, missing paths... */
+    const char *f[3] = {NULL, NULL, NULL};
+    size_t off = 0, k = 0;
+    while (off < len && k < 3) {
+      f[k++] = buf + off;
+      off += strlen(buf + off) + 1;
+    }
+    if (f[0] != NULL && streq(f[0], "ok") && k == 3) {
+      p->paused = false;
+      p->n_reprotected = strtoul(f[1], NULL, 10);
+      p->n_killed = strtoul(f[2], NULL, 10);
+      while (off < len) {
+        p->missing = xreallocarray(p->missing, p->n_missing + 1, sizeof(char *));
+        p->missing[p->n_missing++] = xstrdup(buf + off);
+        off += strlen(buf + off) + 1;
+      }
+    } else if (f[0] != NULL && streq(f[0], "not-paused")) {
+      p->paused = false;
+    } else {
+      peer_error(p, 0, f[0] != NULL && streq(f[0], "error") && f[1] != NULL ? f[1] : buf);
+    }
+    free(buf);
+  }
+}
