@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -17,12 +19,15 @@ enum {
   OPT_STOP,
   OPT_AGENT,
   OPT_USER,
+  OPT_MINUTES,
+  OPT_INDEFINITELY,
 };
 
 static const char *const command_names[_CMD_MAX] = {
     [CMD_NONE] = NULL,     [CMD_HELP] = "help",     [CMD_VERSION] = NULL,
     [CMD_INIT] = "init",   [CMD_CHECK] = "check",   [CMD_STATUS] = "status",
     [CMD_RUN] = "run",     [CMD_GUARD] = "guard",   [CMD_HOOK] = "hook",
+    [CMD_PAUSE] = "pause", [CMD_RESUME] = "resume",
 };
 
 void options_clear(Options *o) {
@@ -140,8 +145,38 @@ void cli_print_help(FILE *f, Command c) {
   case CMD_GUARD:
     fputs(_("Usage: ralon guard [--detach | --stop]\n"
             "\n"
-            "On Linux there is no guard process: `ralon run` restricts the agent in\n"
-            "the kernel, and the restriction is inherited by everything it starts.\n"),
+            "On Linux there is no guard to start: `ralon run` restricts the agent in\n"
+            "the kernel, the restriction is inherited by everything it starts, and\n"
+            "with the mount backend `ralon run` itself guards the session.\n"),
+          f);
+    return;
+  case CMD_PAUSE:
+    fputs(_("Usage: ralon pause [--minutes N | --indefinitely] [-- COMMAND [ARGS...]]\n"
+            "\n"
+            "Freeze every sandbox `ralon run` keeps with the mount backend for this\n"
+            "project, so that protected files can be changed (git pull, an editor,\n"
+            "npm install) without the guard stopping the sandbox. `ralon resume`\n"
+            "puts a read-only mount on whatever then stands at each protected path,\n"
+            "and thaws them. With COMMAND: pause, run COMMAND, resume.\n"
+            "\n"
+            "Options:\n"
+            "      --minutes N      resume on its own after N minutes (default 15)\n"
+            "      --indefinitely   stay frozen until `ralon resume`\n"
+            "  -C, --dir DIR        look for agent.lock from DIR instead of here\n"
+            "  -h, --help           show this help\n"
+            "\n"
+            "Exit status: COMMAND's own; 0 without one; 2 on an error.\n"),
+          f);
+    return;
+  case CMD_RESUME:
+    fputs(_("Usage: ralon resume\n"
+            "\n"
+            "Re-protect what now stands at each protected path of this project and\n"
+            "thaw the sandboxes `ralon pause` froze.\n"
+            "\n"
+            "Options:\n"
+            "  -C, --dir DIR    look for agent.lock from DIR instead of here\n"
+            "  -h, --help       show this help\n"),
           f);
     return;
   case CMD_HELP:
@@ -161,7 +196,9 @@ void cli_print_help(FILE *f, Command c) {
           "  status    show the policy, what it protects, and its weak spots\n"
           "  run       run an agent that cannot modify what the policy protects\n"
           "  hook      check an agent's edit, or install hooks into agents\n"
-          "  guard     (Linux: explains why no guard process is needed)\n"
+          "  pause     freeze this project's sandboxes to change protected files\n"
+          "  resume    re-protect what changed and thaw them\n"
+          "  guard     (Linux: explains that `ralon run` guards its own session)\n"
           "  help      show the help of a command\n"
           "\n"
           "Options:\n"
@@ -280,6 +317,12 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
       {"dry-run", no_argument, NULL, OPT_DRY_RUN},
       {NULL, 0, NULL, 0},
   };
+  static const struct option pause_opts[] = {
+      COMMON_LONG_OPTIONS,
+      {"minutes", required_argument, NULL, OPT_MINUTES},
+      {"indefinitely", no_argument, NULL, OPT_INDEFINITELY},
+      {NULL, 0, NULL, 0},
+  };
   static const struct option plain_opts[] = {
       COMMON_LONG_OPTIONS,
       {NULL, 0, NULL, 0},
@@ -289,9 +332,14 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
                                   : o->command == CMD_RUN   ? run_opts
                                   : o->command == CMD_GUARD ? guard_opts
                                   : o->command == CMD_HOOK  ? hook_opts
+                                  : o->command == CMD_PAUSE ? pause_opts
                                                             : plain_opts;
-  /* run stops at the command: what follows belongs to it. */
-  const char *optstring = o->command == CMD_RUN ? "+:C:hVq" : ":C:hV";
+  /* run and pause stop at the command: what follows belongs to it. */
+  const char *optstring = o->command == CMD_RUN     ? "+:C:hVq"
+                          : o->command == CMD_PAUSE ? "+:C:hV"
+                                                    : ":C:hV";
+  bool minutes_given = false, indefinitely = false;
+  o->minutes = 15;
   int c;
 
   optind = 0; /* full reinitialisation for the second getopt pass */
@@ -351,6 +399,23 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
     case OPT_USER:
       o->user = true;
       break;
+    case OPT_MINUTES: {
+      char *end = NULL;
+      errno = 0;
+      unsigned long m = strtoul(optarg, &end, 10);
+      if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 || m == 0 ||
+          m > 7 * 24 * 60) {
+        return error_set(err, EINVAL,
+                         _("--minutes takes a whole number of minutes from 1 to %u, not `%s`"),
+                         7u * 24u * 60u, optarg);
+      }
+      o->minutes = (unsigned)m;
+      minutes_given = true;
+      break;
+    }
+    case OPT_INDEFINITELY:
+      indefinitely = true;
+      break;
     default:
       return bad_option(name, longopts, argc, argv, c, err);
     }
@@ -392,6 +457,16 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
     }
     o->hook_action = rest[0];
     return 0;
+  case CMD_PAUSE:
+    if (minutes_given && indefinitely) {
+      return error_set(err, EINVAL, _("--minutes and --indefinitely cannot be used together"));
+    }
+    if (indefinitely) {
+      o->minutes = 0;
+    }
+    o->paths = rest;
+    o->n_paths = n_rest;
+    return 0;
   case CMD_GUARD:
     if (o->detach && o->stop) {
       return error_set(err, EINVAL, _("--detach and --stop cannot be used together"));
@@ -412,6 +487,7 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
     return 0;
   case CMD_INIT:
   case CMD_STATUS:
+  case CMD_RESUME:
   case CMD_NONE:
   case CMD_VERSION:
   case _CMD_MAX:

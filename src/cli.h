@@ -18,6 +18,8 @@ typedef enum {
   CMD_RUN,
   CMD_GUARD,
   CMD_HOOK,
+  CMD_PAUSE,
+  CMD_RESUME,
   _CMD_MAX,
   _CMD_INVALID = -EINVAL,
 } Command;
@@ -30,7 +32,7 @@ typedef struct {
   /* init */
   bool force;
   bool no_hooks;
-  /* check: the paths; run: the command and its arguments */
+  /* check: the paths; run, pause: the command and its arguments */
   char **paths;
   size_t n_paths;
   /* run */
@@ -40,6 +42,8 @@ typedef struct {
   bool if_policy;
   bool strict;
   bool seal;
+  /* pause: thaw on its own after this many minutes (0: never) */
+  unsigned minutes;
   /* guard */
   bool detach;
   bool stop;

@@ -10,3 +10,5 @@ int command_status(const Options *o, Error *err);
 int command_run(const Options *o, Error *err);
 int command_guard(const Options *o, Error *err);
 int command_hook(const Options *o, Error *err);
+int command_pause(const Options *o, Error *err);
+int command_resume(const Options *o, Error *err);

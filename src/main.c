@@ -50,6 +50,10 @@ static int dispatch(const Options *o, Error *err) {
     return command_guard(o, err);
   case CMD_HOOK:
     return command_hook(o, err);
+  case CMD_PAUSE:
+    return command_pause(o, err);
+  case CMD_RESUME:
+    return command_resume(o, err);
   case CMD_NONE:
   case _CMD_MAX:
   case _CMD_INVALID:
@@ -85,7 +89,7 @@ int main(int argc, char **argv) {
   /* `ralon check | head` should end quietly, whatever the parent ignored;
    * the command `run` starts gets the disposition ralon was given, as it
    * would have started directly. */
-  if (r == 0 && (o.command != CMD_RUN || o.dry_run)) {
+  if (r == 0 && ((o.command != CMD_RUN && o.command != CMD_PAUSE) || o.dry_run)) {
     signal(SIGPIPE, SIG_DFL);
   }
   if (r == 0) {
