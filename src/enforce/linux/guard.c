@@ -273,7 +273,6 @@ typedef struct {
   int ino_fd;
   int mountinfo_fd;
   int proc_fd;
-  int userns_fd;
   int mntns_fd;
   struct stat mntns_st;
   int listen_fd;
@@ -722,11 +721,12 @@ static Reprotected reprotect_one(const Obj *o) {
   return res;
 }
 
-/* In a child that joins the sandbox's user and mount namespaces: each pin
- * (parents first) and each protected path, a record each on `out`. */
+/* In a child that joins the sandbox's mount namespace (from the guard's
+ * user namespace, the parent of the sandbox's, where it holds every
+ * capability): each pin (parents first) and each protected path, a record
+ * each on `out`. */
 ATTR_NORETURN static void reprotect_child(Guard *g, int out) {
-  if (setns(g->userns_fd, CLONE_NEWUSER) < 0 || setns(g->mntns_fd, CLONE_NEWNS) < 0 ||
-      chdir("/") < 0) {
+  if (setns(g->mntns_fd, CLONE_NEWNS) < 0 || chdir("/") < 0) {
     Reprotected fail = {.status = -errno};
     for (size_t i = 0; i < g->n_objs; i++) {
       (void)!write(out, &fail, sizeof(fail));
@@ -784,11 +784,10 @@ static int command_prepare(const GuardConfig *c, int sock, const char *cwd, Erro
     errno = strchr(c->argv[0], '/') != NULL && access(c->argv[0], F_OK) == 0 ? EACCES : ENOENT;
     return error_set(err, errno, _("failed to run `%s`: %m"), c->argv[0]);
   }
-  /* What the guard needs of the sandbox: its user and mount namespaces (to
+  /* What the guard needs of the sandbox: its mount namespace (to
    * re-protect on resume), its mount table (to notice a mount detached)
    * and its /proc (to freeze and thaw it). */
-  static const char *const names[] = {"/proc/self/ns/user", "/proc/self/ns/mnt",
-                                      "/proc/self/mountinfo", "/proc"};
+  static const char *const names[] = {"/proc/self/ns/mnt", "/proc/self/mountinfo", "/proc"};
   int fds[ELEMENTSOF(names)];
   for (size_t i = 0; i < ELEMENTSOF(names); i++) {
     fds[i] = open(names[i], O_RDONLY | O_CLOEXEC);
@@ -1338,7 +1337,7 @@ static void guard_loop(Guard *g) {
 
 static int wait_locked(Guard *g, Error *err) {
   char buf[4096];
-  int fds[4];
+  int fds[3];
   size_t n_fds = 0;
   ssize_t n = recv_msg(g->cmd_sock, buf, sizeof(buf), fds, ELEMENTSOF(fds), &n_fds);
   if (n > 1 && buf[0] == 'E') {
@@ -1355,10 +1354,9 @@ static int wait_locked(Guard *g, Error *err) {
     }
     return error_set(err, EIO, _("the sandbox ended while it was being set up"));
   }
-  g->userns_fd = fds[0];
-  g->mntns_fd = fds[1];
-  g->mountinfo_fd = fds[2];
-  g->proc_fd = fds[3];
+  g->mntns_fd = fds[0];
+  g->mountinfo_fd = fds[1];
+  g->proc_fd = fds[2];
   if (fstat(g->mntns_fd, &g->mntns_st) < 0) {
     return error_set(err, errno, _("cannot look at the sandbox's namespace: %m"));
   }
@@ -1367,7 +1365,7 @@ static int wait_locked(Guard *g, Error *err) {
 
 static void guard_clear(Guard *g) {
   int *fds[] = {&g->cmd_sock, &g->sigfd, &g->ino_fd, &g->mountinfo_fd, &g->proc_fd,
-                &g->userns_fd, &g->mntns_fd, &g->listen_fd, &g->tty};
+                &g->mntns_fd, &g->listen_fd, &g->tty};
   for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
     if (*fds[i] >= 0) {
       close(*fds[i]);
@@ -1401,7 +1399,7 @@ static int foreground_terminal(void) {
 int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   Guard g = {.c = c, .cmd_sock = -1, .sigfd = -1, .ino_fd = -1, .mountinfo_fd = -1,
-             .proc_fd = -1, .userns_fd = -1, .mntns_fd = -1, .listen_fd = -1, .tty = -1,
+             .proc_fd = -1, .mntns_fd = -1, .listen_fd = -1, .tty = -1,
              .hold_fd = -1, .res = ret};
   int r = -1;
   _cleanup_free_ char *cwd = getcwd(NULL, 0);

@@ -143,18 +143,19 @@ int mount_prepare(const Plan *plan, Error *err) {
   return 0;
 }
 
-/* --seal: no user or mount namespace can be made below this one. A
- * nested pair would give the command every capability over a copy of the
- * mount tree, where it can cover a protected path with a view of its own
- * (the file on disk stays as it is, but the tests it runs would lie). */
+/* --seal: no user namespace can be made below this one, and so no mount
+ * namespace either (that takes CAP_SYS_ADMIN, which nothing inside has
+ * outside a user namespace of its own). A nested pair would give the
+ * command every capability over a copy of the mount tree, where it can
+ * cover a protected path with a view of its own (the file on disk stays
+ * as it is, but the tests it runs would lie). max_mnt_namespaces stays:
+ * the guard's re-protection clones mounts in this namespace, and a clone
+ * counts as a mount namespace of its owner. */
 static int forbid_nested_namespaces(Error *err) {
-  static const char *const limits[] = {"/proc/sys/user/max_user_namespaces",
-                                       "/proc/sys/user/max_mnt_namespaces"};
-  for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
-    _cleanup_close_ int fd = open(limits[i], O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, "0\n", 2) != 2) {
-      return error_set(err, errno, _("--seal: cannot set %s to 0: %m"), limits[i]);
-    }
+  const char *limit = "/proc/sys/user/max_user_namespaces";
+  _cleanup_close_ int fd = open(limit, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write(fd, "0\n", 2) != 2) {
+    return error_set(err, errno, _("--seal: cannot set %s to 0: %m"), limit);
   }
   return 0;
 }

@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The mount backend's guard, attacked as an adversary would (ATTACKS #73,
+#74): while the agent runs, something OUTSIDE the sandbox (the user's git,
+an editor, sed -i, npm install) replaces a protected path, which detaches
+its read-only mount; a racing agent tries to write it all the while.
+
+Verified from outside the sandbox, as root and as nobody:
+
+  unannounced   each change stops the sandbox (exit 125, the path named);
+                how often the racer got a write in before the stop is
+                printed (bench/guard-race counts it over many tries).
+                Under Landlock the same changes never let the racer write.
+  pause         the same changes under `ralon pause -- CMD`: the racer never
+                writes the new objects (appending, through an O_PATH handle,
+                through a hard link), the user's content is what is on disk,
+                the agent carries on; a process in a namespace of its own
+                made before the pause is stopped.
+  leftovers     nothing of the session outlives the agent (setsid, SIGTERM
+                ignored).
+  process       exit status and signals as if started directly; kill(0,
+                SIGSTOP), tcflow(TCOOFF) and TOSTOP from inside do not stall
+                the guard; bubblewrap runs inside.
+
+Environment as for test_enforcement.py (whose helpers this uses).
+"""
+
+import os
+import pty as pty_module
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_enforcement as te  # noqa: E402
+
+STOPPED = 125
+STOP_LINE = r"ralon: stopped the sandbox: %s/[^ ]* changed outside it"
+# The agent writes this marker into whatever it manages to write.
+MARK = "RACER-7d1e"
+
+
+def user_preexec(user, ctty=False):
+    return te._preexec(te.USERS[user], ctty)
+
+
+def outside(user, cwd, script, env):
+    """A change made outside the sandbox, as the same user."""
+    p = subprocess.run(["sh", "-c", script], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, preexec_fn=user_preexec(user),
+                       timeout=te.TIMEOUT)
+    if p.returncode != 0:
+        raise AssertionError("the outside change failed: %r" % (p,))
+    return p
+
+
+def chown_all(pr, user):
+    uid = te.USERS[user]
+    if uid is None:
+        return
+    for top, dirs, files in os.walk(pr.base):
+        for n in [top] + [os.path.join(top, x) for x in dirs + files]:
+            os.lchown(n, uid, uid)
+
+
+def session_processes(token):
+    """Pids of processes whose command line holds token (seen from outside)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if token.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+class Session:
+    """`ralon run` of an agent in the background, its output in files."""
+
+    def __init__(self, tc, pr, user, backend, script, extra=(), pty=False):
+        self.tc, self.pr, self.user = tc, pr, user
+        self.out = open(os.path.join(pr.tmp, "session.out"), "w+b")
+        self.err = open(os.path.join(pr.tmp, "session.err"), "w+b")
+        self.ready = os.path.join(pr.tmp, "ready")
+        argv = ([te.Tools.ralon, "run", "-q", "--backend", backend] + list(extra)
+                + ["--", "sh", "-c", script])
+        self.master = None
+        if pty:
+            self.master, slave = pty_module.openpty()
+            self.proc = subprocess.Popen(argv, cwd=pr.proj, env=pr.env(), stdin=slave,
+                                         stdout=slave, stderr=slave, start_new_session=True,
+                                         preexec_fn=user_preexec(user, True))
+            os.close(slave)
+        else:
+            self.proc = subprocess.Popen(argv, cwd=pr.proj, env=pr.env(),
+                                         stdin=subprocess.DEVNULL, stdout=self.out,
+                                         stderr=self.err, preexec_fn=user_preexec(user))
+        tc.addCleanup(self.close)
+
+    def wait_ready(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(self.ready):
+            if self.proc.poll() is not None:
+                raise AssertionError("the agent ended before it was ready: %r" % self.result())
+            if time.monotonic() > deadline:
+                raise AssertionError("the agent never got ready: %r" % self.result())
+            self.drain()
+            time.sleep(0.01)
+
+    def drain(self):
+        if self.master is None:
+            return
+        while True:
+            r, _, _ = select.select([self.master], [], [], 0)
+            if not r:
+                return
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.err.write(chunk)
+
+    def wait(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError("ralon run did not end within %ds: %r"
+                                     % (timeout, self.result()))
+            self.drain()
+            time.sleep(0.01)
+        self.drain()
+        return self.result()
+
+    def result(self):
+        self.out.seek(0)
+        self.err.seek(0)
+        return te.Result(self.proc.returncode, self.out.read().decode(errors="replace"),
+                         self.err.read().decode(errors="replace"))
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.master is not None:
+            os.close(self.master)
+            self.master = None
+        self.out.close()
+        self.err.close()
+
+
+# An agent that races to write `path` (relative to the project), as fast as
+# a shell loop can, and says when it has started.
+def racer(path, extra=""):
+    return ("touch \"$TMPDIR/ready\"; while :; do { echo %s >> %s; %s } 2>/dev/null; done"
+            % (MARK, path, extra))
+
+
+# (name, path the agent races for, outside change, extra racer step)
+UNANNOUNCED = [
+    ("rename_over", "Cargo.lock", "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
+     ""),
+    ("sed_i", "Cargo.lock", "sed -i 's/lock/LOCK/' Cargo.lock", ""),
+    ("git_checkout", "conf/secret.yml", "git checkout -q other", ""),
+    ("backup_by_rename", "Cargo.lock", "mv Cargo.lock Cargo.lock~ && echo new > Cargo.lock", ""),
+    ("rename_exchange", "Cargo.lock",
+     "python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+     "exit(l.renameat2(-100, b\"Cargo.lock\", -100, b\"README.md\", 2) != 0)'", ""),
+    ("pinned_directory_moved", "conf/secret.yml",
+     "mv conf conf.moved && mkdir conf && echo regenerated > conf/secret.yml", ""),
+    ("protected_directory_recreated", "tests/golden/a.txt",
+     "rm -rf tests/golden && mkdir -p tests/golden && echo regenerated > tests/golden/a.txt",
+     "mkdir -p tests/golden 2>/dev/null;"),
+    ("protected_directory_replaced_by_link", "tests/golden/a.txt",
+     "rm -rf tests/golden && mkdir -p tests/golden && echo regenerated > tests/golden/a.txt",
+     "ln -s \"$TMPDIR\" tests/golden 2>/dev/null;"),
+    ("policy_replaced", "agent.lock",
+     "cp agent.lock x.tmp && echo '# edited' >> x.tmp && mv x.tmp agent.lock", ""),
+]
+
+
+def prepare(pr, user, name):
+    """Per-scenario setup outside, as the user (a branch for git checkout)."""
+    if name == "git_checkout":
+        outside(user, pr.proj, "git checkout -q -b other && echo 'rotated: yes' >> conf/secret.yml"
+                " && git commit -q -am rotate && git checkout -q main", te.git_env(pr.home))
+
+
+def racer_won(pr, name, path):
+    """Whether, seen from outside, the racer's mark reached what now stands
+    at `path` (or the protected directory became its link)."""
+    full = os.path.join(pr.proj, path)
+    if name == "protected_directory_replaced_by_link" and os.path.islink(
+            os.path.join(pr.proj, "tests", "golden")):
+        return True
+    try:
+        with open(full, encoding="utf-8", errors="replace") as f:
+            return MARK in f.read()
+    except OSError:
+        return False
+
+
+class GuardBase(te.Base):
+    def project_as(self, user):
+        pr = te.Project(te.USERS[user])
+        self.addCleanup(pr.cleanup)
+        return pr
+
+    def mount_users(self):
+        return [u for u in self.users() if self.available("mount", u)]
+
+    def assertNoLeftovers(self, token, r=None):
+        deadline = time.monotonic() + 5
+        while session_processes(token) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(session_processes(token), [],
+                         "processes of the session outlived it: %r" % (r,))
+
+
+class TestUnannounced(GuardBase):
+    """ATTACKS #73: an outside change, not announced with `ralon pause`."""
+
+    wins = {}
+
+    def scenario(self, backend, user, name, path, change, extra):
+        pr = self.project_as(user)
+        prepare(pr, user, name)
+        chown_all(pr, user)
+        s = Session(self, pr, user, backend, racer(path, extra))
+        s.wait_ready()
+        outside(user, pr.proj, change, dict(te.git_env(pr.home), PATH=te.Tools.path))
+        if backend == "mount":
+            r = s.wait()
+            self.assertEqual(r.rc, STOPPED, r)
+            self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
+            self.assertIn("ralon pause", r.stderr, r)
+            won = racer_won(pr, name, path)
+            key = (name, user)
+            self.wins[key] = self.wins.get(key, 0) + won
+            print("race %s as %s: the racer %s before the stop"
+                  % (name, user, "got a write in" if won else "never wrote"))
+        else:
+            # Landlock's rules follow inodes: the racer never gets in, and
+            # the session goes on.
+            time.sleep(0.5)
+            self.assertIsNone(s.proc.poll(), s.result())
+            s.proc.send_signal(signal.SIGTERM)
+            r = s.wait()
+            self.assertEqual(r.rc, -signal.SIGTERM, r)
+            if name == "rename_exchange":
+                # Landlock protects objects: the protected file, now named
+                # README.md, stays as it was; the writable README the
+                # exchange put at the protected name stays writable.
+                self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "README.md")), r)
+            else:
+                self.assertFalse(racer_won(pr, name, path), r)
+        self.assertNoLeftovers(MARK, r)
+
+    def test_unannounced_changes(self):
+        for backend, user in self.each_backend_and_user():
+            for name, path, change, extra in UNANNOUNCED:
+                with self.subTest(backend=backend, user=user, change=name):
+                    self.scenario(backend, user, name, path, change, extra)
+
+
+PAUSE_RACER = r'''
+import os, sys, time
+mark, path, wins = sys.argv[1], sys.argv[2], os.path.join(os.environ["TMPDIR"], "wins")
+open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+end = time.monotonic() + float(sys.argv[3])
+def won(how):
+    with open(wins, "a") as f:
+        f.write(how + "\n")
+while time.monotonic() < end:
+    try:
+        with open(path, "a") as f:
+            f.write(mark + " append\n")
+        won("append")
+    except OSError:
+        pass
+    try:
+        fd = os.open(path, os.O_PATH)
+        try:
+            w = os.open("/proc/self/fd/%d" % fd, os.O_WRONLY | os.O_APPEND)
+            os.write(w, (mark + " o_path\n").encode())
+            os.close(w)
+            won("o_path")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.link(path, path + ".hl")
+        try:
+            with open(path + ".hl", "a") as f:
+                f.write(mark + " hard link\n")
+            won("hard link")
+        finally:
+            os.unlink(path + ".hl")
+    except OSError:
+        pass
+print("agent carried on")
+'''
+
+
+class TestPause(GuardBase):
+    """The same changes, announced: made while the sandbox is frozen, then
+    re-protected before it thaws."""
+
+    def racing_session(self, pr, user, path, seconds, extra=(), prelude=""):
+        with open(os.path.join(pr.tmp, "racer.py"), "w", encoding="utf-8") as f:
+            f.write(PAUSE_RACER)
+        script = '%s python3 "$TMPDIR/racer.py" %s %s %s' % (prelude, MARK, path, seconds)
+        return Session(self, pr, user, "mount", script, extra)
+
+    def pause(self, pr, user, change):
+        return te.run([te.Tools.ralon, "pause", "--", "sh", "-c", change], user, pr.proj,
+                      dict(pr.env(), **{"GIT_CONFIG_NOSYSTEM": "1"}))
+
+    def test_announced_changes_are_safe(self):
+        for user in self.mount_users():
+            for seal in ((), ("--seal",)):
+                for name, path, change, _ in UNANNOUNCED:
+                    if name == "protected_directory_replaced_by_link":
+                        continue
+                    with self.subTest(user=user, change=name, seal=seal):
+                        self.check_pause(user, name, path, change, seal)
+
+    def check_pause(self, user, name, path, change, seal):
+        pr = self.project_as(user)
+        prepare(pr, user, name)
+        chown_all(pr, user)
+        s = self.racing_session(pr, user, path, 3, seal)
+        s.wait_ready()
+        r = self.pause(pr, user, change + " && cat " + path + " > \"$TMPDIR/user-wrote\"")
+        self.assertEqual(r.rc, 0, r)
+        self.assertRegex(r.stdout, r"(?m)^enforcing %s$" % re.escape(pr.proj), r)
+        self.assertRegex(r.stdout, r"(?m)^1 sandbox\(es\) thawed; [1-9][0-9]* path\(s\) changed",
+                         r)
+        res = s.wait()
+        self.assertEqual(res.rc, 0, res)
+        self.assertIn("agent carried on", res.stdout, res)
+        wins = os.path.join(pr.tmp, "wins")
+        if os.path.exists(wins):
+            self.fail("the agent wrote a protected path: %s\n%r" % (te.read_text(wins), res))
+        # What the user wrote is what is on disk.
+        self.assertEqual(te.read_text(os.path.join(pr.proj, path)),
+                         te.read_text(os.path.join(pr.tmp, "user-wrote")))
+        self.assertNoLeftovers(MARK, res)
+
+    def test_pause_and_resume_separately(self):
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                s = self.racing_session(pr, user, "Cargo.lock", 4)
+                s.wait_ready()
+                env = pr.env()
+                r = te.run([te.Tools.ralon, "pause", "--minutes", "5"], user, pr.proj, env)
+                self.assertEqual(r.rc, 0, r)
+                self.assertRegex(r.stdout, r"(?m)^paused %s$" % re.escape(pr.proj), r)
+                self.assertIn("in 5 minute(s)", r.stdout, r)
+                outside(user, pr.proj, "sed -i s/lock/LOCK/ Cargo.lock", env)
+                # Frozen: nothing in the sandbox runs, and the guard does not
+                # take the change for an attack.
+                time.sleep(0.5)
+                self.assertIsNone(s.proc.poll(), s.result())
+                r = te.run([te.Tools.ralon, "resume"], user, pr.proj, env)
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("1 path(s) changed and protected again", r.stdout, r)
+                res = s.wait()
+                self.assertEqual(res.rc, 0, res)
+                self.assertFalse(os.path.exists(os.path.join(pr.tmp, "wins")), res)
+                self.assertEqual(te.read_text(os.path.join(pr.proj, "Cargo.lock")),
+                                 "# LOCK file\n")
+
+    def test_nested_namespace_made_before_the_pause_is_stopped(self):
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                token = "NESTED-%d" % os.getpid()
+                # A process in user and mount namespaces of its own would
+                # keep the view it had (or unmount what resume adds).
+                prelude = ("unshare -Um sh -c 'while :; do { echo %s >> Cargo.lock; } 2>/dev/null;"
+                           " sleep 0.01; done' %s & " % (MARK, token))
+                s = self.racing_session(pr, user, "Cargo.lock", 3, prelude=prelude)
+                s.wait_ready()
+                deadline = time.monotonic() + 10
+                while not session_processes(token):
+                    self.assertLess(time.monotonic(), deadline, "the nested process never ran")
+                    time.sleep(0.02)
+                r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock")
+                self.assertEqual(r.rc, 0, r)
+                self.assertRegex(r.stdout, r"(?m)^[1-9][0-9]* process\(es\) in namespaces of "
+                                 r"their own were stopped", r)
+                self.assertNoLeftovers(token, r)
+                res = s.wait()
+                self.assertEqual(res.rc, 0, res)
+                self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")))
+
+    def test_nothing_to_pause(self):
+        pr = self.project_as(te.ME)
+        r = te.run([te.Tools.ralon, "pause", "--", "sh", "-c", "exit 3"], te.ME, pr.proj,
+                   pr.env())
+        self.assertEqual(r.rc, 3, r)
+        self.assertIn("nothing to pause", r.stdout, r)
+        r = te.run([te.Tools.ralon, "resume"], te.ME, pr.proj, pr.env())
+        self.assertEqual(r.rc, 0, r)
+        self.assertIn("nothing to resume", r.stdout, r)
+
+    def test_a_sandbox_cannot_pause_its_guard(self):
+        # The agent itself (a PID namespace deeper) is not trusted by its
+        # guard: its pause finds nothing, and the sandbox is not frozen.
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                r = te.run(te.ralon_run("mount", '"$RALON" pause; echo rc=$?'), user, pr.proj,
+                           pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("nothing to pause", r.stdout, r)
+                self.assertIn("rc=0", r.stdout, r)
+
+
+class TestLeftovers(GuardBase):
+    """ATTACKS #74: nothing the agent started outlives it."""
+
+    def test_nothing_outlives_the_agent(self):
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                token = "LEFTOVER-%d" % os.getpid()
+                script = ("setsid sh -c 'sleep 300 %s' & "
+                          "sh -c 'trap \"\" TERM HUP; exec sleep 301 %s' & "
+                          "unshare -Urpf --mount-proc sh -c 'sleep 302 %s' & "
+                          "sleep 0.5; exit 0" % (token, token, token))
+                r = te.run(te.ralon_run("mount", script), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertNoLeftovers(token, r)
+
+
+class TestProcessUnderTheGuard(GuardBase):
+    def test_signals_from_outside_reach_the_agent(self):
+        for user in self.mount_users():
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+                with self.subTest(user=user, signal=sig):
+                    pr = self.project_as(user)
+                    s = Session(self, pr, user, "mount", 'touch "$TMPDIR/ready"; exec sleep 300')
+                    s.wait_ready()
+                    s.proc.send_signal(sig)
+                    r = s.wait()
+                    self.assertEqual(r.rc, -sig, r)
+
+    def test_kill_zero_sigstop_does_not_stall_the_guard(self):
+        # The agent stops its own group; a process it started in another
+        # group keeps trying to write. The guard stops too (the shell sees
+        # the job stopped), but freezes the whole sandbox first: an outside
+        # change meanwhile is made with nothing running inside, and is
+        # protected again when the job continues.
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                script = ("setsid sh -c 'while :; do { echo %s >> Cargo.lock; } 2>/dev/null; done' & "
+                          "touch \"$TMPDIR/ready\"; kill -STOP 0; sleep 1; exit 4" % MARK)
+                s = Session(self, pr, user, "mount", script)
+                s.wait_ready()
+                deadline = time.monotonic() + 10
+                while True:
+                    with open("/proc/%d/stat" % s.proc.pid) as f:
+                        if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                            break
+                    self.assertLess(time.monotonic(), deadline, "ralon never stopped")
+                    time.sleep(0.01)
+                outside(user, pr.proj, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock", pr.env())
+                time.sleep(0.3)
+                self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")))
+                os.kill(s.proc.pid, signal.SIGCONT)
+                r = s.wait()
+                self.assertEqual(r.rc, 4, r)
+                self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")), r)
+                self.assertNoLeftovers(MARK, r)
+
+    def test_terminal_tricks_do_not_stall_the_guard(self):
+        # Output suspended (tcflow TCOOFF) and TOSTOP: the guard still stops
+        # the sandbox on an outside change, and still says why.
+        tricks = {
+            "tcoff": "python3 -c 'import termios; termios.tcflow(1, termios.TCOOFF)';",
+            "tostop": "stty tostop;",
+        }
+        for user in self.mount_users():
+            for trick, cmd in tricks.items():
+                with self.subTest(user=user, trick=trick):
+                    pr = self.project_as(user)
+                    s = Session(self, pr, user, "mount", cmd + racer("Cargo.lock"), pty=True)
+                    s.wait_ready()
+                    outside(user, pr.proj, "sed -i s/lock/LOCK/ Cargo.lock", pr.env())
+                    r = s.wait()
+                    self.assertEqual(r.rc, STOPPED, r)
+                    self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
+                    self.assertNoLeftovers(MARK, r)
+
+    def test_bubblewrap_inside(self):
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            self.skipTest("bubblewrap is not installed")
+        # As an ordinary user (root's agent has no CAP_SETFCAP to map uid 0
+        # in a namespace of its own).
+        for user in [u for u in self.mount_users() if u != "root"]:
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                r = te.run(te.ralon_run("mount", "bwrap --unshare-all --ro-bind / / true && "
+                                        "echo nested-ok"), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("nested-ok", r.stdout, r)
+
+    def test_seal_turns_nested_namespaces_off(self):
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                r = te.run(te.ralon_run("mount", "unshare -Ur true; echo rc=$?",
+                                        extra=["--seal"]), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("rc=1", r.stdout, r)
+                self.assertRegex(r.stderr, r"No space left on device|Operation not permitted", r)
+
+
+def setUpModule():
+    te.setUpModule()
+
+
+def tearDownModule():
+    te.tearDownModule()
+
+
+if __name__ == "__main__":
+    unittest.main()
