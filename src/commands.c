@@ -1206,10 +1206,18 @@ int command_run(const Options *o, Error *err) {
   /* The dry run judges the inherited descriptors as the run would, and
    * reports a refusal as what would fail. */
   _cleanup_error_ Error fd_err = {0};
+  /* So do the descriptors the landlock backend holds: the directories it
+   * lists are kept open (before the plan is built, so the run does not
+   * run out half-way), then its rules (after). */
+  _cleanup_error_ Error nofile_err = {0};
+  Error *nofile = o->dry_run ? &nofile_err : err;
   if (enforce_targets(p.policy, p.matcher, p.scan, &targets, &n_targets, err) < 0 ||
       (sys_check_inherited_fds(chosen, targets, n_targets, o->dry_run ? &fd_err : err) < 0 &&
        !o->dry_run) ||
-      plan_build(chosen, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, err) < 0) {
+      (enforce_check_descriptors(chosen, targets, n_targets, NULL, nofile) < 0 && !o->dry_run) ||
+      plan_build(chosen, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, err) < 0 ||
+      (nofile_err.message == NULL &&
+       enforce_check_descriptors(chosen, NULL, 0, &plan, nofile) < 0 && !o->dry_run)) {
     if (!o->dry_run) {
       log_failure(o, &p, chosen, err);
     }
@@ -1236,6 +1244,9 @@ int command_run(const Options *o, Error *err) {
   if (enforceable && fd_err.message != NULL) {
     enforceable = false;
     error_set(&select_err, fd_err.errnum, "%s", fd_err.message);
+  } else if (enforceable && nofile_err.message != NULL) {
+    enforceable = false;
+    error_set(&select_err, nofile_err.errnum, "%s", nofile_err.message);
   }
   /* --strict refuses the first finding that weakens protection: the run
    * before starting anything, the dry run by saying it would. */

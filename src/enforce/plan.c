@@ -119,6 +119,19 @@ int plan_build(Backend backend, PlanTarget *targets, size_t n, DirLister lister,
   return 0;
 }
 
+int plan_check_descriptors(size_t dirs, size_t grants, size_t open, unsigned long long limit,
+                           Error *err) {
+  size_t need = dirs + (grants < PLAN_RULE_BATCH ? grants : PLAN_RULE_BATCH) + PLAN_FD_SLACK;
+  if (limit == 0 || (unsigned long long)open + need <= limit) {
+    return 0;
+  }
+  return error_set(err, EMFILE,
+                   _("the plan needs %zu open directories (those on the way to protected paths, "
+                     "held open while the Landlock rules are made), more than the limit of %llu "
+                     "open files (ulimit -n) leaves room for; raise it with `ulimit -n`"),
+                   dirs, limit);
+}
+
 void plan_targets_free(PlanTarget *t, size_t n) {
   for (size_t i = 0; i < n; i++) {
     free(t[i].path_owned);

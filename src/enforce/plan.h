@@ -124,6 +124,29 @@ int plan_pinned(const PlanTarget *targets, size_t n, char ***ret, size_t *ret_n)
 int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *userdata, Carve *ret,
                Error *err);
 
+/* How many directories carve_plan() lists for `targets`: each is held
+ * open from its listing until the Landlock rules are made where the
+ * lister keeps them (sys_list_dir_scanned(), ScannedDirs.keep_dirs). */
+size_t carve_dirs_listed(const PlanTarget *targets, size_t n);
+
+/* How many descriptors landlock_apply() opens for rules before it closes
+ * them together. */
+#define PLAN_RULE_BATCH 64
+/* Descriptors the run opens besides, while the chain is held: the
+ * ruleset, a file read while planning (the mount table), the journal's
+ * socket. */
+#define PLAN_FD_SLACK 4
+
+/* Whether the landlock backend's descriptors fit under `limit` (the soft
+ * RLIMIT_NOFILE; 0: none) with `open` open already: `dirs` directories on
+ * the way to protected paths, held open from their listing until the
+ * rules are made, and, once the plan is built, a batch of its `grants`
+ * (0 before). Fails with EMFILE and a message that names the numbers, so
+ * that the dry run, asking with the same numbers, says what the run says
+ * instead of the run failing half-way with a bare "Too many open files". */
+int plan_check_descriptors(size_t dirs, size_t grants, size_t open, unsigned long long limit,
+                           Error *err);
+
 int plan_build(Backend backend, PlanTarget *targets, size_t n, DirLister lister, void *userdata,
                Plan *ret, Error *err);
 

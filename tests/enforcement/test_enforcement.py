@@ -2976,6 +2976,80 @@ class TestDanglingProtectedLink(Base):
                     self.assertIn(os.path.join(root, "conf"), doc["restricted"], r)
 
 
+class TestDescriptorLimit(Base):
+    """A `**` pattern over a chain of directories deeper than the limit of
+    open files: the landlock backend holds one descriptor for each
+    directory on the way to a protected path while it makes its rules.
+    The run refuses up front (exit 2, the command never started), and the
+    dry run says it would (exit 1, not enforceable), with the same words.
+    The mount backend holds one at a time and runs."""
+
+    LIMIT = 64
+    DEPTH = 100
+
+    def deep_project(self, user):
+        pr = self.project(user)
+        deep = os.path.join(pr.proj, *(["deep"] + ["d"] * self.DEPTH))
+        os.makedirs(deep)
+        with open(os.path.join(deep, "leaf.txt"), "w", encoding="utf-8") as f:
+            f.write("leaf\n")
+        with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+            f.write(POLICY.replace("Cargo.lock]", "Cargo.lock, 'deep/**/leaf.txt']"))
+        if USERS[user] is not None:
+            for top, dirs, files in os.walk(os.path.join(pr.proj, "deep")):
+                for n in [top] + [os.path.join(top, x) for x in dirs + files]:
+                    os.lchown(n, USERS[user], USERS[user])
+            os.lchown(os.path.join(pr.proj, "agent.lock"), USERS[user], USERS[user])
+        return pr
+
+    def limited(self, argv):
+        return ["prlimit", "--nofile=%d" % self.LIMIT, "--"] + argv
+
+    def test_deep_chain_over_the_limit(self):
+        if shutil.which("prlimit", path=SAFE_PATH) is None:
+            self.skipTest("no prlimit(1)")
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.deep_project(user)
+                marker = os.path.join(pr.proj, "src", "started-marker")
+                before = snapshot(pr)
+                real = run(self.limited(ralon_run(backend, "echo '%s' >&2; touch src/started-marker"
+                                                  % STARTED)), user, pr.proj, pr.env())
+                dry = run(self.limited([Tools.ralon, "run", "-q", "--backend", backend,
+                                        "--dry-run", "--json", "--", "true"]),
+                          user, pr.proj, pr.env())
+                text = run(self.limited([Tools.ralon, "run", "-q", "--backend", backend,
+                                         "--dry-run", "--", "true"]), user, pr.proj, pr.env())
+                doc = json.loads(dry.stdout)
+                if backend == "mount":
+                    self.assertEqual(real.rc, 0, real)
+                    self.assertTrue(os.path.exists(marker), real)
+                    self.assertEqual(dry.rc, 0, dry)
+                    self.assertIs(doc["enforceable"], True, dry)
+                    continue
+                self.assertEqual(real.rc, 2, real)
+                self.assertNotIn(STARTED, real.output, real)
+                self.assertFalse(os.path.exists(marker), "the command ran: %r" % (real,))
+                refusal = real.stderr.strip()[len("ralon: "):]
+                self.assertRegex(refusal, r"^the plan needs \d+ open directories .*more than "
+                                 r"the limit of %d open files \(ulimit -n\)" % self.LIMIT, real)
+                self.assertNotIn("Too many open files", real.output, real)
+                self.assertEqual(dry.rc, 1, dry)
+                self.assertIs(doc["enforceable"], False, dry)
+                self.assertEqual(doc["error"], refusal, dry)
+                self.assertEqual(text.rc, 1, text)
+                self.assertIn("would fail: %s\n" % refusal, text.stdout, text)
+                self.assertUnchanged(before, pr, repr(real))
+                # Under a limit that leaves room, both go ahead.
+                r = run(ralon_run(backend, "touch src/started-marker"), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertTrue(os.path.exists(marker), r)
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--dry-run", "--json",
+                         "--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertIs(json.loads(r.stdout)["enforceable"], True, r)
+
+
 class TestLandlockUnlistableChainDirectory(Base):
     """A directory on the way that the user may search but not list (root's
     0711 above a user's project): Landlock grants nothing in it, instead of

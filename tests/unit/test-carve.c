@@ -299,6 +299,53 @@ START_TEST(carve_unlistable_directory_grants_nothing) {
 }
 END_TEST
 
+START_TEST(carve_dirs_listed_counts_what_the_lister_is_asked) {
+  /* What carve_plan lists is what a keeping lister holds open: `/`, each
+   * ancestor once, a protected link's own directory, nothing inside a
+   * protected directory. */
+  PlanTarget t[4] = {target("/home/dev/proj/agent.lock", F, 1, 17),
+                     target("/home/dev/proj/src/App.tsx", F, 1, 22),
+                     target("/home/dev/proj/tests", D, 1, 19),
+                     target("/home/dev/proj/tests/a.test", F, 1, 20)};
+  t[1].link = xstrdup("/home/other/link.tsx");
+  FakeFs fs = {tree, ELEMENTSOF(tree), 0, NULL, 0};
+  Carve c;
+  Error err = {0};
+  ck_assert_int_eq(carve_plan(t, 4, fake_list, &fs, &c, &err), 0);
+  /* /, /home, /home/dev, /home/dev/proj, its src, and /home/other. */
+  ck_assert_uint_eq(carve_dirs_listed(t, 4), 6);
+  ck_assert_uint_eq(fs.calls, 6);
+  carve_clear(&c);
+  free(t[1].link);
+  ck_assert_uint_eq(carve_dirs_listed(NULL, 0), 1); /* `/` alone */
+}
+END_TEST
+
+START_TEST(descriptors_checked_against_the_limit) {
+  Error err = {0};
+  /* Room for the directories, the slack and a batch of rules. */
+  ck_assert_int_eq(plan_check_descriptors(100, 0, 3, 100 + 3 + PLAN_FD_SLACK, &err), 0);
+  ck_assert_int_eq(plan_check_descriptors(100, 1000, 3, 100 + 3 + PLAN_FD_SLACK +
+                                                          PLAN_RULE_BATCH, &err), 0);
+  /* No limit at all. */
+  ck_assert_int_eq(plan_check_descriptors(100000, 100000, 3, 0, &err), 0);
+  /* One more than there is room for, before the plan (no rules yet) and
+   * after (a batch of rules at most, however many there are). */
+  ck_assert_int_eq(plan_check_descriptors(101, 0, 3, 100 + 3 + PLAN_FD_SLACK, &err), -1);
+  ck_assert_int_eq(err.errnum, EMFILE);
+  ck_assert_str_eq(err.message,
+                   "the plan needs 101 open directories (those on the way to protected paths, "
+                   "held open while the Landlock rules are made), more than the limit of 107 open "
+                   "files (ulimit -n) leaves room for; raise it with `ulimit -n`");
+  error_clear(&err);
+  ck_assert_int_eq(plan_check_descriptors(100, 5, 3, 100 + 3 + PLAN_FD_SLACK + 4, &err), -1);
+  error_clear(&err);
+  ck_assert_int_eq(plan_check_descriptors(100, 5000, 3, 100 + 3 + PLAN_FD_SLACK + 63, &err),
+                   -1);
+  error_clear(&err);
+}
+END_TEST
+
 START_TEST(pinned_every_ancestor_parents_first) {
   PlanTarget t[3] = {target("/home/dev/proj/agent.lock", F, 1, 17),
                      target("/home/dev/proj/src/deep/x.c", F, 1, 40),
@@ -545,6 +592,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, carve_lister_error_is_reported);
   tcase_add_test(tc, carve_unlistable_directory_grants_nothing);
   tcase_add_test(tc, carve_withholds_bind_mounts_from_protected_dirs);
+  tcase_add_test(tc, carve_dirs_listed_counts_what_the_lister_is_asked);
+  tcase_add_test(tc, descriptors_checked_against_the_limit);
   tcase_add_test(tc, pinned_every_ancestor_parents_first);
   tcase_add_test(tc, pinned_skips_missing_and_inside_protected);
   tcase_add_test(tc, backend_names_round_trip);
