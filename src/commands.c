@@ -1261,6 +1261,10 @@ int command_run(const Options *o, Error *err) {
     error_set(&select_err, EPERM, _("%s %s (refusing to run with --strict)"), weakening->subject,
               weakening->detail);
   }
+  /* Last, as the run finds it: once the restriction holds. */
+  if (o->dry_run && enforceable && enforce_check_command(o->paths, &select_err) < 0) {
+    enforceable = false;
+  }
 
   if (o->dry_run) {
     if (o->json) {

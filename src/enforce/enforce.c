@@ -363,6 +363,15 @@ int enforce_check_descriptors(Backend backend, const PlanTarget *targets, size_t
                                 open > kept ? open - kept : 0, limit, err);
 }
 
+int enforce_check_command(char *const argv[], Error *err) {
+  _cleanup_free_ char *program = path_find_program(getenv("PATH"), argv[0]);
+  if (program == NULL) {
+    errno = strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0 ? EACCES : ENOENT;
+    return error_set(err, errno, _("failed to run `%s`: %m"), argv[0]);
+  }
+  return 0;
+}
+
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err) {
   if (plan->backend == BACKEND_MOUNT) {

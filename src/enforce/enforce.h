@@ -84,6 +84,12 @@ void enforce_withhold_mounted(Plan *plan);
  * signals and abstract unix sockets to the sandbox (ABI 6). */
 int enforce_seal_check(Backend backend, int abi, bool *ret_scoped, Error *err);
 
+/* Whether argv[0] can be found as enforce_exec() looks for it once the
+ * restriction holds (neither backend hides a program), failing with the
+ * error it would fail with: what the dry run says of a command the run
+ * could not start. */
+int enforce_check_command(char *const argv[], Error *err);
+
 /* Applies the backend (and the seal), drops every privilege, calls
  * `ready` (when not NULL) and executes argv; inherited descriptors that
  * would bypass the plan are refused before (sys_check_inherited_fds()).

@@ -1538,6 +1538,29 @@ class TestDryRun(Base):
                 self.assertEqual(json.loads(r.stdout)["error"], refusal, r)
                 self.assertUnchanged(before, pr, "dry runs")
 
+    def test_dry_run_says_when_the_command_cannot_be_run(self):
+        # The run looks for the command once the restriction holds, and
+        # fails (exit 2) when it cannot be found or executed; the dry run
+        # says it would, with the same error.
+        for backend, user in self.each_backend_and_user():
+            for cmd in ("no-such-command-ralon", "./agent.lock"):
+                with self.subTest(backend=backend, user=user, cmd=cmd):
+                    pr = self.project(user)
+                    real = run([Tools.ralon, "run", "-q", "--backend", backend, "--", cmd],
+                               user, pr.proj, pr.env())
+                    self.assertEqual(real.rc, 2, real)
+                    refusal = real.stderr.strip()[len("ralon: "):]
+                    self.assertRegex(refusal, r"^failed to run `%s`: " % re.escape(cmd), real)
+                    dry = [Tools.ralon, "run", "-q", "--backend", backend, "--dry-run"]
+                    r = run(dry + ["--", cmd], user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 1, r)
+                    self.assertIn("would fail: %s\n" % refusal, r.stdout, r)
+                    r = run(dry + ["--json", "--", cmd], user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 1, r)
+                    doc = json.loads(r.stdout)
+                    self.assertIs(doc["enforceable"], False, r)
+                    self.assertEqual(doc["error"], refusal, r)
+
     def test_dry_run_quiet_prints_no_warnings(self):
         for backend in self.any_backend():
             with self.subTest(backend=backend):
