@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "matcher.h"
 #include "util.h"
 
 typedef enum {
@@ -171,6 +172,29 @@ typedef enum {
   PLAN_GAP_TRUNCATE = 1 << 1, /* truncate(2), open(O_TRUNC) */
 } PlanGap;
 unsigned plan_gaps(Backend backend, int landlock_abi);
+
+/* Whether `plan` keeps a new name that matches pattern `idx` (`pattern`,
+ * as the policy normalised it) from being made while the command runs: a
+ * name that does not exist when it starts, such as
+ * `migrations/002_new.sql` where the policy protects every `.sql` file in
+ * `migrations`.
+ *
+ * The mount backend binds read-only what exists at the start: it stops a
+ * new name only inside a protected directory, so a pattern is covered
+ * when it is a literal naming a protected object, or when everything it
+ * can match lies inside a protected directory (its leading segments
+ * without a wildcard name one, or a path below one). A literal naming
+ * nothing yet is not (`missing`, as the plan says).
+ *
+ * The landlock backend refuses every new entry in the directories on the
+ * way to a protected path and inside a protected directory, and allows
+ * any below a directory it grants: a pattern is covered unless it could
+ * match something below a granted directory (`**` over the project, or a
+ * glob that matches nothing yet in a directory off the chain).
+ * `canon_root` is the project root as the plan's paths have it (NULL:
+ * unknown, and nothing counts as covered). */
+bool plan_stops_new_names(const Plan *plan, const Matcher *m, size_t idx, const char *pattern,
+                          const char *canon_root);
 
 /* Whether the restricted `path` is a directory whose entries the
  * restriction holds: the carve-out restricts everything on the way to each

@@ -3073,6 +3073,97 @@ class TestDescriptorLimit(Base):
                 self.assertIs(json.loads(r.stdout)["enforceable"], True, r)
 
 
+class TestNewNames(Base):
+    """What each backend does with a name that does not exist when the
+    command starts but matches a protected glob (documented in ralon(1),
+    "What each backend does with new names"): the mount backend binds
+    what exists, so a new match in a writable directory can be made;
+    Landlock refuses it in a directory on the way to a protected path,
+    and allows it below a directory it grants. The dry run and status
+    list the patterns whose new matches the backend does not stop."""
+
+    # docs/*.secret matches nothing yet: docs is no directory on the way
+    # to a protected path, and Landlock grants it whole.
+    POLICY = POLICY.replace("Cargo.lock]",
+                            "Cargo.lock, 'migrations/*.sql', '**/*.pem', 'docs/*.secret']")
+    NOT_STOPPED = {"mount": ["migrations/*.sql", "**/*.pem", "docs/*.secret"],
+                   "landlock": ["**/*.pem", "docs/*.secret"]}
+
+    def names_project(self, user):
+        pr = self.project(user)
+        os.mkdir(os.path.join(pr.proj, "migrations"))
+        with open(os.path.join(pr.proj, "migrations/001_init.sql"), "w", encoding="utf-8") as f:
+            f.write("create table t;\n")
+        with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+            f.write(self.POLICY)
+        if USERS[user] is not None:
+            for rel in ("migrations", "migrations/001_init.sql", "agent.lock"):
+                os.lchown(os.path.join(pr.proj, rel), USERS[user], USERS[user])
+        return pr
+
+    def test_plan_and_status_list_what_is_not_stopped(self):
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.names_project(user)
+                want = self.NOT_STOPPED[backend]
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--dry-run", "--json",
+                         "--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                doc = json.loads(r.stdout)
+                self.assertEqual(doc["new_names"], want, r)
+                self.assertIn("new-names", doc["not_covered"], r)
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--dry-run", "--",
+                         "true"], user, pr.proj, pr.env())
+                listed = re.findall(r"(?m)^  new names matching `([^`]*)`", r.stdout)
+                self.assertEqual(listed, want, r)
+                r = run([Tools.ralon, "status", "--json"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(json.loads(r.stdout)["backends"][backend]["new_names"], want, r)
+                r = run([Tools.ralon, "status"], user, pr.proj, pr.env())
+                # The lines under the backend's own.
+                lines = r.stdout.splitlines()
+                i = next(k for k, line in enumerate(lines) if line.startswith("  %s " % backend))
+                shown = []
+                for line in lines[i + 1:]:
+                    if not line.startswith(" " * 11):
+                        break
+                    m = re.match(r"^ {11}does not stop new names matching `([^`]*)`$", line)
+                    if m:
+                        shown.append(m.group(1))
+                self.assertEqual(shown, want, r)
+                # The hooks and `check` say a new match is protected, whatever
+                # the backend does with it.
+                r = run([Tools.ralon, "check", "migrations/002_new.sql", "src/new.pem",
+                         "docs/new.secret"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 1, r)
+                self.assertRegex(r.stdout, r"(?m)^locked +docs/new\.secret ", r)
+                self.assertRegex(r.stdout, r"(?m)^locked +migrations/002_new\.sql ", r)
+                self.assertRegex(r.stdout, r"(?m)^locked +src/new\.pem ", r)
+
+    def test_new_matches_from_outside(self):
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.names_project(user)
+                before = snapshot(pr, ("migrations/001_init.sql",))
+                for rel, stopped in (("migrations/002_new.sql", backend == "landlock"),
+                                     ("src/new.pem", False),
+                                     ("docs/new.secret", False),
+                                     ("tests/golden/new.txt", True)):
+                    path = os.path.join(pr.proj, rel)
+                    r = run(ralon_run(backend, "echo '%s' >&2; echo new > %s" % (STARTED, rel)),
+                            user, pr.proj, pr.env())
+                    self.assertIn(STARTED, r.stderr, r)
+                    if stopped:
+                        self.assertNotEqual(r.rc, 0, r)
+                        self.assertRegex(r.output, DENIAL, r)
+                        self.assertFalse(os.path.lexists(path), "%s was made: %r" % (rel, r))
+                    else:
+                        self.assertEqual(r.rc, 0, r)
+                        self.assertEqual(read_text(path), "new\n", r)
+                        os.unlink(path)
+                self.assertUnchanged(before, pr, "new names", ("migrations/001_init.sql",))
+
+
 class TestLandlockUnlistableChainDirectory(Base):
     """A directory on the way that the user may search but not list (root's
     0711 above a user's project): Landlock grants nothing in it, instead of

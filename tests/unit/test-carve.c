@@ -8,6 +8,7 @@
 
 #include "enforce/enforce.h"
 #include "enforce/plan.h"
+#include "matcher.h"
 #include "path.h"
 #include "tmptree.h"
 
@@ -346,6 +347,83 @@ START_TEST(descriptors_checked_against_the_limit) {
 }
 END_TEST
 
+/* The patterns of the new-names tests, and the targets a scan of /p
+ * would give for them. */
+static const char *const names_patterns[] = {
+    "agent.lock",      "tests/golden/**", "Cargo.lock",          "migrations/*.sql",
+    ".env.production", "**/*.pem",        "tests/golden/*.txt", "tests/{golden,other}/x",
+    "docs/*.md",       "tests/golden",
+};
+
+static Matcher *names_matcher(void) {
+  Matcher *m = NULL;
+  Error err = {0};
+  ck_assert_int_eq(matcher_new(names_patterns, ELEMENTSOF(names_patterns), 0, &m, &err), 0);
+  return m;
+}
+
+static void names_targets(PlanTarget t[5]) {
+  t[0] = target("/p/Cargo.lock", F, 1, 2);
+  t[0].relative = "Cargo.lock";
+  t[1] = target("/p/agent.lock", F, 1, 3);
+  t[1].relative = "agent.lock";
+  t[2] = target("/p/migrations/001.sql", F, 1, 4);
+  t[2].relative = "migrations/001.sql";
+  t[3] = target("/p/tests/golden", D, 1, 5);
+  t[3].relative = "tests/golden";
+  t[4] = target("/p/.env.production", F, 0, 0);
+  t[4].relative = ".env.production";
+  t[4].missing = true;
+}
+
+START_TEST(new_names_under_the_mount_backend) {
+  _cleanup_matcher_ Matcher *m = names_matcher();
+  PlanTarget t[5];
+  names_targets(t);
+  Plan plan = {.backend = BACKEND_MOUNT, .targets = t, .n_targets = 5};
+  /* What exists is bound, and so is everything in a protected directory;
+   * a glob whose matches may appear in a writable directory, and a
+   * literal naming nothing, are not covered. */
+  const bool want[] = {true, true, true, false, false, false, true, false, false, true};
+  for (size_t i = 0; i < ELEMENTSOF(names_patterns); i++) {
+    ck_assert_msg(plan_stops_new_names(&plan, m, i, names_patterns[i], "/p") == want[i], "%s",
+                  names_patterns[i]);
+  }
+  /* The root protected whole (it could not be read): everything in it. */
+  PlanTarget whole = target("/p", D, 1, 1);
+  whole.relative = ".";
+  Plan all = {.backend = BACKEND_MOUNT, .targets = &whole, .n_targets = 1};
+  ck_assert(plan_stops_new_names(&all, m, 5, names_patterns[5], "/p"));
+}
+END_TEST
+
+START_TEST(new_names_under_the_landlock_backend) {
+  _cleanup_matcher_ Matcher *m = names_matcher();
+  PlanTarget t[5];
+  names_targets(t);
+  /* /p, /p/migrations and /p/tests are on the chain; src and docs are
+   * granted, and so are a file and a directory outside the project. */
+  CarveGrant grants[] = {{(char *)"/p/src", true, true},
+                         {(char *)"/p/docs", true, true},
+                         {(char *)"/p/README.md", false, true},
+                         {(char *)"/p/tests/unit", true, true},
+                         {(char *)"/usr", true, true}};
+  Plan plan = {.backend = BACKEND_LANDLOCK, .targets = t, .n_targets = 5};
+  plan.carve.grants = grants;
+  plan.carve.n_grants = ELEMENTSOF(grants);
+  /* A new name in a directory on the chain or in a protected one is
+   * refused; one below a granted directory is not: `**` everywhere, and
+   * the glob over docs, which matched nothing, so docs is no chain. */
+  const bool want[] = {true, true, true, true, true, false, true, true, false, true};
+  for (size_t i = 0; i < ELEMENTSOF(names_patterns); i++) {
+    ck_assert_msg(plan_stops_new_names(&plan, m, i, names_patterns[i], "/p") == want[i], "%s",
+                  names_patterns[i]);
+  }
+  /* Without the root's canonical name, nothing is said to be covered. */
+  ck_assert(!plan_stops_new_names(&plan, m, 3, names_patterns[3], NULL));
+}
+END_TEST
+
 START_TEST(pinned_every_ancestor_parents_first) {
   PlanTarget t[3] = {target("/home/dev/proj/agent.lock", F, 1, 17),
                      target("/home/dev/proj/src/deep/x.c", F, 1, 40),
@@ -594,6 +672,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, carve_withholds_bind_mounts_from_protected_dirs);
   tcase_add_test(tc, carve_dirs_listed_counts_what_the_lister_is_asked);
   tcase_add_test(tc, descriptors_checked_against_the_limit);
+  tcase_add_test(tc, new_names_under_the_mount_backend);
+  tcase_add_test(tc, new_names_under_the_landlock_backend);
   tcase_add_test(tc, pinned_every_ancestor_parents_first);
   tcase_add_test(tc, pinned_skips_missing_and_inside_protected);
   tcase_add_test(tc, backend_names_round_trip);
