@@ -231,6 +231,55 @@ static char *mount_refusal(const Policy *pol) {
                    file);
 }
 
+/* The patterns whose new matches `plan` does not stop (indices into the
+ * policy, in its order; plan_stops_new_names()): names that do not exist
+ * when the command starts. */
+static size_t new_names_open(const Plan *plan, const Project *p, size_t **ret) {
+  const Policy *pol = p->policy;
+  size_t n = 0;
+  size_t *v = xcalloc(pol->n_patterns + 1, sizeof(size_t));
+  for (size_t i = 0; i < pol->n_patterns; i++) {
+    if (!plan_stops_new_names(plan, p->matcher, i, pol->patterns[i].pattern,
+                              p->scan->canon_root)) {
+      v[n++] = i;
+    }
+  }
+  *ret = v;
+  return n;
+}
+
+/* For `status`: new_names_open() of the plan `run` would make here with
+ * `backend`. Returns how many, or -1 when the plan cannot be made (then
+ * `run` says why). */
+static ssize_t status_new_names(const Project *p, Backend backend, size_t **ret) {
+  PlanTarget *targets = NULL;
+  size_t n_targets = 0;
+  _cleanup_error_ Error err = {0};
+  Plan plan = {0};
+  ScannedDirs scanned = {.root = p->scan->canon_root, .scan = p->scan};
+  if (enforce_targets(p->policy, p->matcher, p->scan, &targets, &n_targets, &err) < 0) {
+    return -1;
+  }
+  int r = plan_build(backend, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, &err);
+  sys_scanned_dirs_clear(&scanned);
+  if (r < 0) {
+    plan_clear(&plan);
+    return -1;
+  }
+  enforce_withhold_mounted(&plan);
+  size_t n = new_names_open(&plan, p, ret);
+  plan_clear(&plan);
+  return (ssize_t)n;
+}
+
+static json_object *json_patterns(const Policy *pol, const size_t *idx, size_t n) {
+  json_object *a = json_object_new_array();
+  for (size_t i = 0; i < n; i++) {
+    json_object_array_add(a, json_name(pol->patterns[idx[i]].pattern));
+  }
+  return a;
+}
+
 static void print_locked(const char *rel, bool dir, const char *pattern) {
   /* TRANSLATORS: a column of its own; keep "locked", "writable" and
    * "outside" the same width (10 characters with the spaces). */
@@ -510,13 +559,19 @@ static void print_status_hooks(const char *root) {
   hook_states_free(states, n);
 }
 
-static json_object *json_backends(const Availability *av, const Policy *pol) {
+static json_object *json_backends(const Availability *av, const Project *p) {
+  const Policy *pol = p->policy;
   json_object *o = json_object_new_object();
   for (Backend b = BACKEND_MOUNT; b <= BACKEND_LANDLOCK; b++) {
     json_object *e = json_object_new_object();
     _cleanup_free_ char *d = enforce_describe(av, b);
-    json_object_object_add(e, "available", json_object_new_boolean(enforce_backend_available(av, b)));
+    bool available = enforce_backend_available(av, b);
+    json_object_object_add(e, "available", json_object_new_boolean(available));
     json_add_text(e, "description", d);
+    _cleanup_free_ size_t *open = NULL;
+    ssize_t n_open = available ? status_new_names(p, b, &open) : -1;
+    json_object_object_add(e, "new_names", n_open < 0 ? NULL
+                                                      : json_patterns(pol, open, (size_t)n_open));
     if (b == BACKEND_LANDLOCK) {
       json_object_object_add(e, "abi", json_object_new_int(av->landlock_abi > 0 ? av->landlock_abi : 0));
     } else {
@@ -544,7 +599,7 @@ static void status_json(const Project *p) {
   json_object *doc = json_project(p);
   Availability av;
   enforce_availability(pol->root, &av);
-  json_object_object_add(doc, "backends", json_backends(&av, pol));
+  json_object_object_add(doc, "backends", json_backends(&av, p));
   json_object_object_add(doc, "version", json_object_new_int((int)pol->version));
 
   json_object *pats = json_object_new_array();
@@ -641,6 +696,15 @@ int command_status(const Options *o, Error *err) {
       /* TRANSLATORS: under "mount    available (…)" in `ralon status`;
        * %s says why `ralon run` will not use it for this project. */
       printf(_("           but refuses this project: %s\n"), refusal);
+    }
+    _cleanup_free_ size_t *open = NULL;
+    ssize_t n_open = enforce_backend_available(&av, b) ? status_new_names(&p, b, &open) : -1;
+    for (ssize_t i = 0; i < n_open; i++) {
+      _cleanup_free_ char *pat = text_display(pol->patterns[open[i]].pattern);
+      /* TRANSLATORS: under a backend in `ralon status`, one line per
+       * pattern: a file or directory that matches it but does not exist
+       * yet can be made while the agent runs. */
+      printf(_("           does not stop new names matching `%s`\n"), pat);
     }
   }
   print_status_hooks(pol->root);
@@ -829,6 +893,31 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
       printf(_("  %s does not exist; it cannot be created while the agent runs\n"), name);
     }
   }
+  /* A literal naming nothing is said above already. */
+  _cleanup_free_ size_t *open = NULL;
+  size_t n_open = new_names_open(plan, p, &open);
+  for (size_t i = 0; i < n_open; i++) {
+    const char *pattern = p->policy->patterns[open[i]].pattern;
+    bool said = false;
+    for (size_t k = 0; k < plan->n_targets && !said; k++) {
+      said = plan->targets[k].missing && streq(plan->targets[k].relative, pattern);
+    }
+    if (said) {
+      continue;
+    }
+    if (!header) {
+      printf("%s\n", _("not covered"));
+      header = true;
+    }
+    _cleanup_free_ char *pat = text_display(pattern);
+    if (plan->backend == BACKEND_MOUNT) {
+      printf(_("  new names matching `%s`: only what exists when the command starts is made "
+               "read-only\n"),
+             pat);
+    } else {
+      printf(_("  new names matching `%s` below a directory granted write access\n"), pat);
+    }
+  }
   unsigned gaps = plan_gaps(plan->backend, abi);
   if (gaps != 0 && !header) {
     printf("%s\n", _("not covered"));
@@ -900,7 +989,13 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   if (gaps & PLAN_GAP_TRUNCATE) {
     json_object_array_add(nc, json_object_new_string("truncate"));
   }
+  _cleanup_free_ size_t *open = NULL;
+  size_t n_open = new_names_open(plan, p, &open);
+  if (n_open > 0) {
+    json_object_array_add(nc, json_object_new_string("new-names"));
+  }
   json_object_object_add(doc, "not_covered", nc);
+  json_object_object_add(doc, "new_names", json_patterns(p->policy, open, n_open));
   /* What --seal refuses beyond writes; null without it. */
   json_object *sealed = NULL;
   if (seal) {
@@ -941,8 +1036,9 @@ static int print_unchanged(const Options *o, const Project *p) {
                 p == NULL ? _("no agent.lock here: the command would run unchanged")
                           : _("already inside `ralon run` for this project: the command "
                               "would run unchanged"));
-  static const char *const lists[] = {"protected", "missing",  "pinned",   "granted",
-                                      "restricted", "withheld", "unlisted", "not_covered"};
+  static const char *const lists[] = {"protected", "missing",  "pinned",      "granted",
+                                      "restricted", "withheld", "unlisted",    "not_covered",
+                                      "new_names"};
   for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
     json_object_object_add(doc, lists[i], json_object_new_array());
   }
@@ -1268,10 +1364,18 @@ int command_run(const Options *o, Error *err) {
   /* The dry run judges the inherited descriptors as the run would, and
    * reports a refusal as what would fail. */
   _cleanup_error_ Error fd_err = {0};
+  /* So do the descriptors the landlock backend holds: the directories it
+   * lists are kept open (before the plan is built, so the run does not
+   * run out half-way), then its rules (after). */
+  _cleanup_error_ Error nofile_err = {0};
+  Error *nofile = o->dry_run ? &nofile_err : err;
   if (enforce_targets(p.policy, p.matcher, p.scan, &targets, &n_targets, err) < 0 ||
       (sys_check_inherited_fds(chosen, targets, n_targets, o->dry_run ? &fd_err : err) < 0 &&
        !o->dry_run) ||
-      plan_build(chosen, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, err) < 0) {
+      (enforce_check_descriptors(chosen, targets, n_targets, NULL, nofile) < 0 && !o->dry_run) ||
+      plan_build(chosen, targets, n_targets, sys_list_dir_scanned, &scanned, &plan, err) < 0 ||
+      (nofile_err.message == NULL &&
+       enforce_check_descriptors(chosen, NULL, 0, &plan, nofile) < 0 && !o->dry_run)) {
     if (!o->dry_run) {
       log_failure(o, &p, chosen, err);
     }
@@ -1298,6 +1402,9 @@ int command_run(const Options *o, Error *err) {
   if (enforceable && fd_err.message != NULL) {
     enforceable = false;
     error_set(&select_err, fd_err.errnum, "%s", fd_err.message);
+  } else if (enforceable && nofile_err.message != NULL) {
+    enforceable = false;
+    error_set(&select_err, nofile_err.errnum, "%s", nofile_err.message);
   }
   /* --strict refuses the first finding that weakens protection: the run
    * before starting anything, the dry run by saying it would. */
@@ -1311,6 +1418,10 @@ int command_run(const Options *o, Error *err) {
     enforceable = false;
     error_set(&select_err, EPERM, _("%s %s (refusing to run with --strict)"), weakening->subject,
               weakening->detail);
+  }
+  /* Last, as the run finds it: once the restriction holds. */
+  if (o->dry_run && enforceable && enforce_check_command(o->paths, &select_err) < 0) {
+    enforceable = false;
   }
 
   if (o->dry_run) {

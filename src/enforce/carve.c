@@ -91,16 +91,12 @@ static const char *child_path(char *buf, size_t size, const char *dir, const cha
   return buf;
 }
 
-int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *userdata, Carve *ret,
-               Error *err) {
+/* The directories on the way to the targets: `/` and every ancestor of
+ * each target and of each protected link's own name, sorted, parents
+ * first. */
+static void carve_chain(const PlanTarget *targets, size_t n, char ***ret, size_t *ret_n) {
   char **chain = NULL;
-  size_t n_chain = 0, cap_chain = 0, cap_grants = 0, cap_restricted = 0, cap_withheld = 0,
-         cap_unlisted = 0;
-  IdentitySet blocked = {0}; /* protected objects and chain directories */
-  Carve c = {0};
-  int r = 0;
-
-  memset(ret, 0, sizeof(*ret));
+  size_t n_chain = 0, cap_chain = 0;
   char **root = grow_array(&chain, &n_chain, &cap_chain, sizeof(char *));
   *root = xstrdup("/");
   for (size_t i = 0; i < n; i++) {
@@ -111,11 +107,40 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
        * not let it be replaced either (ATTACKS.md row 35). */
       plan_add_ancestors(t->link, NULL, &chain, &n_chain, &cap_chain);
     }
-    if (!t->missing) {
-      identity_add(&blocked, t->dev, t->ino);
-    }
   }
   plan_sort_unique(chain, &n_chain);
+  *ret = chain;
+  *ret_n = n_chain;
+}
+
+size_t carve_dirs_listed(const PlanTarget *targets, size_t n) {
+  char **chain;
+  size_t n_chain, listed = 0;
+  carve_chain(targets, n, &chain, &n_chain);
+  for (size_t i = 0; i < n_chain; i++) {
+    /* As carve_plan: what lies inside a protected directory is not
+     * listed. */
+    listed += !plan_inside_protected_dir(targets, n, chain[i]);
+  }
+  strings_free(chain, n_chain);
+  return listed;
+}
+
+int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *userdata, Carve *ret,
+               Error *err) {
+  char **chain = NULL;
+  size_t n_chain = 0, cap_grants = 0, cap_restricted = 0, cap_withheld = 0, cap_unlisted = 0;
+  IdentitySet blocked = {0}; /* protected objects and chain directories */
+  Carve c = {0};
+  int r = 0;
+
+  memset(ret, 0, sizeof(*ret));
+  carve_chain(targets, n, &chain, &n_chain);
+  for (size_t i = 0; i < n; i++) {
+    if (!targets[i].missing) {
+      identity_add(&blocked, targets[i].dev, targets[i].ino);
+    }
+  }
 
   /* What is never granted by name either, whatever the listing says its
    * identity is: the chain itself and every protected path. Identity

@@ -339,6 +339,38 @@ int enforce_verify_missing(const Plan *plan, Error *err) {
   return 0;
 }
 
+int enforce_check_descriptors(Backend backend, const PlanTarget *targets, size_t n,
+                              const Plan *plan, Error *err) {
+  if (backend != BACKEND_LANDLOCK) {
+    return 0; /* the mount backend holds one descriptor at a time */
+  }
+  size_t open = 0, kept = 0;
+  unsigned long long limit = 0;
+  int r = sys_open_files(&open, &limit);
+  if (r < 0) {
+    return 0; /* no /proc: nothing to count by, and the run says what fails */
+  }
+  if (plan == NULL) {
+    return plan_check_descriptors(carve_dirs_listed(targets, n), 0, open, limit, err);
+  }
+  for (size_t i = 0; plan->restricted_open != NULL && i < plan->carve.n_restricted; i++) {
+    kept += plan->restricted_open[i].fd >= 0;
+  }
+  /* Counted as if none were open yet, as in the dry run, which keeps
+   * none. */
+  return plan_check_descriptors(plan->carve.n_restricted, plan->carve.n_grants,
+                                open > kept ? open - kept : 0, limit, err);
+}
+
+int enforce_check_command(char *const argv[], Error *err) {
+  _cleanup_free_ char *program = path_find_program(getenv("PATH"), argv[0]);
+  if (program == NULL) {
+    errno = strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0 ? EACCES : ENOENT;
+    return error_set(err, errno, _("failed to run `%s`: %m"), argv[0]);
+  }
+  return 0;
+}
+
 int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const argv[],
                  EnforceReady ready, void *userdata, Error *err) {
   if (plan->backend == BACKEND_LANDLOCK) {
@@ -363,10 +395,8 @@ int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const
    * only execve(2) finds (a missing #! interpreter, E2BIG, ETXTBSY) fails
    * after it: the paths were locked, and the caller's failure record
    * follows the first one with the error. */
-  _cleanup_free_ char *program = path_find_program(getenv("PATH"), argv[0]);
-  if (program == NULL) {
-    errno = strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0 ? EACCES : ENOENT;
-    return error_set(err, errno, _("failed to run `%s`: %m"), argv[0]);
+  if (enforce_check_command(argv, err) < 0) {
+    return -1;
   }
   if (ready != NULL) {
     ready(userdata);

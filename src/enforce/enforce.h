@@ -49,6 +49,16 @@ int enforce_select(Backend requested, const Availability *a, Backend *ret, char 
  * granted it under another name. An error names the first such path. */
 int enforce_verify_missing(const Plan *plan, Error *err);
 
+/* Whether the landlock backend's descriptors fit under RLIMIT_NOFILE
+ * (plan_check_descriptors()): before the plan is built (`plan` NULL), the
+ * directories the carve-out of `targets` will list and the run keeps
+ * open; after, those the plan restricts (whether kept or not: the dry run
+ * keeps none) and its rules. The dry run asks at the same two points as
+ * the run, and fails where it would, with the same message. Nothing to
+ * check for another backend. */
+int enforce_check_descriptors(Backend backend, const PlanTarget *targets, size_t n,
+                              const Plan *plan, Error *err);
+
 /* What to protect, by canonical path and identity: every entry the scan
  * found (a protected symbolic link protects its target, and its own name
  * where the backend can), deduplicated by device and inode, plus each
@@ -73,6 +83,12 @@ void enforce_withhold_mounted(Plan *plan);
  * 2. Fails with why not. *ret_scoped: whether the domain also scopes
  * signals and abstract unix sockets to the sandbox (ABI 6). */
 int enforce_seal_check(Backend backend, int abi, bool *ret_scoped, Error *err);
+
+/* Whether argv[0] can be found as enforce_exec() looks for it once the
+ * restriction holds (neither backend hides a program), failing with the
+ * error it would fail with: what the dry run says of a command the run
+ * could not start. */
+int enforce_check_command(char *const argv[], Error *err);
 
 /* Applies the Landlock backend (and the seal), drops every privilege, calls
  * `ready` (when not NULL) and executes argv; inherited descriptors that

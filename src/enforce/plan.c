@@ -119,6 +119,19 @@ int plan_build(Backend backend, PlanTarget *targets, size_t n, DirLister lister,
   return 0;
 }
 
+int plan_check_descriptors(size_t dirs, size_t grants, size_t open, unsigned long long limit,
+                           Error *err) {
+  size_t need = dirs + (grants < PLAN_RULE_BATCH ? grants : PLAN_RULE_BATCH) + PLAN_FD_SLACK;
+  if (limit == 0 || (unsigned long long)open + need <= limit) {
+    return 0;
+  }
+  return error_set(err, EMFILE,
+                   _("the plan needs %zu open directories (those on the way to protected paths, "
+                     "held open while the Landlock rules are made), more than the limit of %llu "
+                     "open files (ulimit -n) leaves room for; raise it with `ulimit -n`"),
+                   dirs, limit);
+}
+
 void plan_targets_free(PlanTarget *t, size_t n) {
   for (size_t i = 0; i < n; i++) {
     free(t[i].path_owned);
@@ -158,6 +171,70 @@ unsigned plan_gaps(Backend backend, int landlock_abi) {
     gaps |= PLAN_GAP_TRUNCATE;
   }
   return gaps;
+}
+
+/* Whether the project-relative `rel` is `dir` or lies below it (a
+ * target's relative name is "." for the root). */
+static bool relative_within(const char *dir, const char *rel) {
+  if (streq(dir, ".")) {
+    return true;
+  }
+  size_t n = strlen(dir);
+  return strncmp(rel, dir, n) == 0 && (rel[n] == '\0' || rel[n] == '/');
+}
+
+/* The leading segments of `pattern` that hold no wildcard (the matcher's:
+ * `*`, `?`, `[` and `{` alternatives): what every match begins with. */
+static char *literal_prefix(const char *pattern) {
+  size_t end = 0;
+  for (const char *s = pattern;;) {
+    size_t len = strcspn(s, "/");
+    size_t plain = strcspn(s, "*?[{");
+    if (plain < len) {
+      break;
+    }
+    end = (size_t)(s - pattern) + len;
+    if (s[len] == '\0') {
+      break;
+    }
+    s += len + 1;
+  }
+  return xstrndup(pattern, end);
+}
+
+bool plan_stops_new_names(const Plan *plan, const Matcher *m, size_t idx, const char *pattern,
+                          const char *canon_root) {
+  if (plan->backend == BACKEND_MOUNT) {
+    bool literal = matcher_is_literal(m, idx);
+    _cleanup_free_ char *prefix = literal ? xstrdup(pattern) : literal_prefix(pattern);
+    for (size_t i = 0; i < plan->n_targets; i++) {
+      const PlanTarget *t = &plan->targets[i];
+      if (t->missing || t->relative == NULL) {
+        continue;
+      }
+      if ((literal && streq(t->relative, pattern)) ||
+          (S_ISDIR(t->mode) && relative_within(t->relative, prefix))) {
+        return true;
+      }
+    }
+    return false;
+  }
+  if (plan->backend == BACKEND_LANDLOCK) {
+    if (canon_root == NULL) {
+      return false;
+    }
+    for (size_t i = 0; i < plan->carve.n_grants; i++) {
+      const CarveGrant *g = &plan->carve.grants[i];
+      const char *rel = g->is_dir ? path_relative(canon_root, g->path) : NULL;
+      /* A file holds no new names; a directory outside the project holds
+       * nothing a pattern names (the root itself is never granted). */
+      if (rel != NULL && rel[0] != '\0' && matcher_may_match_below_one(m, idx, rel)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return false;
 }
 
 bool carve_restricts_entries(const char *path) {

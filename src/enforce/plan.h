@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "matcher.h"
 #include "util.h"
 
 typedef enum {
@@ -124,6 +125,29 @@ int plan_pinned(const PlanTarget *targets, size_t n, char ***ret, size_t *ret_n)
 int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *userdata, Carve *ret,
                Error *err);
 
+/* How many directories carve_plan() lists for `targets`: each is held
+ * open from its listing until the Landlock rules are made where the
+ * lister keeps them (sys_list_dir_scanned(), ScannedDirs.keep_dirs). */
+size_t carve_dirs_listed(const PlanTarget *targets, size_t n);
+
+/* How many descriptors landlock_apply() opens for rules before it closes
+ * them together. */
+#define PLAN_RULE_BATCH 64
+/* Descriptors the run opens besides, while the chain is held: the
+ * ruleset, a file read while planning (the mount table), the journal's
+ * socket. */
+#define PLAN_FD_SLACK 4
+
+/* Whether the landlock backend's descriptors fit under `limit` (the soft
+ * RLIMIT_NOFILE; 0: none) with `open` open already: `dirs` directories on
+ * the way to protected paths, held open from their listing until the
+ * rules are made, and, once the plan is built, a batch of its `grants`
+ * (0 before). Fails with EMFILE and a message that names the numbers, so
+ * that the dry run, asking with the same numbers, says what the run says
+ * instead of the run failing half-way with a bare "Too many open files". */
+int plan_check_descriptors(size_t dirs, size_t grants, size_t open, unsigned long long limit,
+                           Error *err);
+
 int plan_build(Backend backend, PlanTarget *targets, size_t n, DirLister lister, void *userdata,
                Plan *ret, Error *err);
 
@@ -148,6 +172,29 @@ typedef enum {
   PLAN_GAP_TRUNCATE = 1 << 1, /* truncate(2), open(O_TRUNC) */
 } PlanGap;
 unsigned plan_gaps(Backend backend, int landlock_abi);
+
+/* Whether `plan` keeps a new name that matches pattern `idx` (`pattern`,
+ * as the policy normalised it) from being made while the command runs: a
+ * name that does not exist when it starts, such as
+ * `migrations/002_new.sql` where the policy protects every `.sql` file in
+ * `migrations`.
+ *
+ * The mount backend binds read-only what exists at the start: it stops a
+ * new name only inside a protected directory, so a pattern is covered
+ * when it is a literal naming a protected object, or when everything it
+ * can match lies inside a protected directory (its leading segments
+ * without a wildcard name one, or a path below one). A literal naming
+ * nothing yet is not (`missing`, as the plan says).
+ *
+ * The landlock backend refuses every new entry in the directories on the
+ * way to a protected path and inside a protected directory, and allows
+ * any below a directory it grants: a pattern is covered unless it could
+ * match something below a granted directory (`**` over the project, or a
+ * glob that matches nothing yet in a directory off the chain).
+ * `canon_root` is the project root as the plan's paths have it (NULL:
+ * unknown, and nothing counts as covered). */
+bool plan_stops_new_names(const Plan *plan, const Matcher *m, size_t idx, const char *pattern,
+                          const char *canon_root);
 
 /* Whether the restricted `path` is a directory whose entries the
  * restriction holds: the carve-out restricts everything on the way to each

@@ -1538,6 +1538,29 @@ class TestDryRun(Base):
                 self.assertEqual(json.loads(r.stdout)["error"], refusal, r)
                 self.assertUnchanged(before, pr, "dry runs")
 
+    def test_dry_run_says_when_the_command_cannot_be_run(self):
+        # The run looks for the command once the restriction holds, and
+        # fails (exit 2) when it cannot be found or executed; the dry run
+        # says it would, with the same error.
+        for backend, user in self.each_backend_and_user():
+            for cmd in ("no-such-command-ralon", "./agent.lock"):
+                with self.subTest(backend=backend, user=user, cmd=cmd):
+                    pr = self.project(user)
+                    real = run([Tools.ralon, "run", "-q", "--backend", backend, "--", cmd],
+                               user, pr.proj, pr.env())
+                    self.assertEqual(real.rc, 2, real)
+                    refusal = real.stderr.strip()[len("ralon: "):]
+                    self.assertRegex(refusal, r"^failed to run `%s`: " % re.escape(cmd), real)
+                    dry = [Tools.ralon, "run", "-q", "--backend", backend, "--dry-run"]
+                    r = run(dry + ["--", cmd], user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 1, r)
+                    self.assertIn("would fail: %s\n" % refusal, r.stdout, r)
+                    r = run(dry + ["--json", "--", cmd], user, pr.proj, pr.env())
+                    self.assertEqual(r.rc, 1, r)
+                    doc = json.loads(r.stdout)
+                    self.assertIs(doc["enforceable"], False, r)
+                    self.assertEqual(doc["error"], refusal, r)
+
     def test_dry_run_quiet_prints_no_warnings(self):
         for backend in self.any_backend():
             with self.subTest(backend=backend):
@@ -2974,6 +2997,171 @@ class TestDanglingProtectedLink(Base):
                 if backend == "landlock":
                     self.assertIn(os.path.join(root, "docs"), doc["restricted"], r)
                     self.assertIn(os.path.join(root, "conf"), doc["restricted"], r)
+
+
+class TestDescriptorLimit(Base):
+    """A `**` pattern over a chain of directories deeper than the limit of
+    open files: the landlock backend holds one descriptor for each
+    directory on the way to a protected path while it makes its rules.
+    The run refuses up front (exit 2, the command never started), and the
+    dry run says it would (exit 1, not enforceable), with the same words.
+    The mount backend holds one at a time and runs."""
+
+    LIMIT = 64
+    DEPTH = 100
+
+    def deep_project(self, user):
+        pr = self.project(user)
+        deep = os.path.join(pr.proj, *(["deep"] + ["d"] * self.DEPTH))
+        os.makedirs(deep)
+        with open(os.path.join(deep, "leaf.txt"), "w", encoding="utf-8") as f:
+            f.write("leaf\n")
+        with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+            f.write(POLICY.replace("Cargo.lock]", "Cargo.lock, 'deep/**/leaf.txt']"))
+        if USERS[user] is not None:
+            for top, dirs, files in os.walk(os.path.join(pr.proj, "deep")):
+                for n in [top] + [os.path.join(top, x) for x in dirs + files]:
+                    os.lchown(n, USERS[user], USERS[user])
+            os.lchown(os.path.join(pr.proj, "agent.lock"), USERS[user], USERS[user])
+        return pr
+
+    def limited(self, argv):
+        return ["prlimit", "--nofile=%d" % self.LIMIT, "--"] + argv
+
+    def test_deep_chain_over_the_limit(self):
+        if shutil.which("prlimit", path=SAFE_PATH) is None:
+            self.skipTest("no prlimit(1)")
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.deep_project(user)
+                marker = os.path.join(pr.proj, "src", "started-marker")
+                before = snapshot(pr)
+                real = run(self.limited(ralon_run(backend, "echo '%s' >&2; touch src/started-marker"
+                                                  % STARTED)), user, pr.proj, pr.env())
+                dry = run(self.limited([Tools.ralon, "run", "-q", "--backend", backend,
+                                        "--dry-run", "--json", "--", "true"]),
+                          user, pr.proj, pr.env())
+                text = run(self.limited([Tools.ralon, "run", "-q", "--backend", backend,
+                                         "--dry-run", "--", "true"]), user, pr.proj, pr.env())
+                doc = json.loads(dry.stdout)
+                if backend == "mount":
+                    self.assertEqual(real.rc, 0, real)
+                    self.assertTrue(os.path.exists(marker), real)
+                    self.assertEqual(dry.rc, 0, dry)
+                    self.assertIs(doc["enforceable"], True, dry)
+                    continue
+                self.assertEqual(real.rc, 2, real)
+                self.assertNotIn(STARTED, real.output, real)
+                self.assertFalse(os.path.exists(marker), "the command ran: %r" % (real,))
+                refusal = real.stderr.strip()[len("ralon: "):]
+                self.assertRegex(refusal, r"^the plan needs \d+ open directories .*more than "
+                                 r"the limit of %d open files \(ulimit -n\)" % self.LIMIT, real)
+                self.assertNotIn("Too many open files", real.output, real)
+                self.assertEqual(dry.rc, 1, dry)
+                self.assertIs(doc["enforceable"], False, dry)
+                self.assertEqual(doc["error"], refusal, dry)
+                self.assertEqual(text.rc, 1, text)
+                self.assertIn("would fail: %s\n" % refusal, text.stdout, text)
+                self.assertUnchanged(before, pr, repr(real))
+                # Under a limit that leaves room, both go ahead.
+                r = run(ralon_run(backend, "touch src/started-marker"), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertTrue(os.path.exists(marker), r)
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--dry-run", "--json",
+                         "--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertIs(json.loads(r.stdout)["enforceable"], True, r)
+
+
+class TestNewNames(Base):
+    """What each backend does with a name that does not exist when the
+    command starts but matches a protected glob (documented in ralon(1),
+    "What each backend does with new names"): the mount backend binds
+    what exists, so a new match in a writable directory can be made;
+    Landlock refuses it in a directory on the way to a protected path,
+    and allows it below a directory it grants. The dry run and status
+    list the patterns whose new matches the backend does not stop."""
+
+    # docs/*.secret matches nothing yet: docs is no directory on the way
+    # to a protected path, and Landlock grants it whole.
+    POLICY = POLICY.replace("Cargo.lock]",
+                            "Cargo.lock, 'migrations/*.sql', '**/*.pem', 'docs/*.secret']")
+    NOT_STOPPED = {"mount": ["migrations/*.sql", "**/*.pem", "docs/*.secret"],
+                   "landlock": ["**/*.pem", "docs/*.secret"]}
+
+    def names_project(self, user):
+        pr = self.project(user)
+        os.mkdir(os.path.join(pr.proj, "migrations"))
+        with open(os.path.join(pr.proj, "migrations/001_init.sql"), "w", encoding="utf-8") as f:
+            f.write("create table t;\n")
+        with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+            f.write(self.POLICY)
+        if USERS[user] is not None:
+            for rel in ("migrations", "migrations/001_init.sql", "agent.lock"):
+                os.lchown(os.path.join(pr.proj, rel), USERS[user], USERS[user])
+        return pr
+
+    def test_plan_and_status_list_what_is_not_stopped(self):
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.names_project(user)
+                want = self.NOT_STOPPED[backend]
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--dry-run", "--json",
+                         "--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                doc = json.loads(r.stdout)
+                self.assertEqual(doc["new_names"], want, r)
+                self.assertIn("new-names", doc["not_covered"], r)
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--dry-run", "--",
+                         "true"], user, pr.proj, pr.env())
+                listed = re.findall(r"(?m)^  new names matching `([^`]*)`", r.stdout)
+                self.assertEqual(listed, want, r)
+                r = run([Tools.ralon, "status", "--json"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(json.loads(r.stdout)["backends"][backend]["new_names"], want, r)
+                r = run([Tools.ralon, "status"], user, pr.proj, pr.env())
+                # The lines under the backend's own.
+                lines = r.stdout.splitlines()
+                i = next(k for k, line in enumerate(lines) if line.startswith("  %s " % backend))
+                shown = []
+                for line in lines[i + 1:]:
+                    if not line.startswith(" " * 11):
+                        break
+                    m = re.match(r"^ {11}does not stop new names matching `([^`]*)`$", line)
+                    if m:
+                        shown.append(m.group(1))
+                self.assertEqual(shown, want, r)
+                # The hooks and `check` say a new match is protected, whatever
+                # the backend does with it.
+                r = run([Tools.ralon, "check", "migrations/002_new.sql", "src/new.pem",
+                         "docs/new.secret"], user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 1, r)
+                self.assertRegex(r.stdout, r"(?m)^locked +docs/new\.secret ", r)
+                self.assertRegex(r.stdout, r"(?m)^locked +migrations/002_new\.sql ", r)
+                self.assertRegex(r.stdout, r"(?m)^locked +src/new\.pem ", r)
+
+    def test_new_matches_from_outside(self):
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.names_project(user)
+                before = snapshot(pr, ("migrations/001_init.sql",))
+                for rel, stopped in (("migrations/002_new.sql", backend == "landlock"),
+                                     ("src/new.pem", False),
+                                     ("docs/new.secret", False),
+                                     ("tests/golden/new.txt", True)):
+                    path = os.path.join(pr.proj, rel)
+                    r = run(ralon_run(backend, "echo '%s' >&2; echo new > %s" % (STARTED, rel)),
+                            user, pr.proj, pr.env())
+                    self.assertIn(STARTED, r.stderr, r)
+                    if stopped:
+                        self.assertNotEqual(r.rc, 0, r)
+                        self.assertRegex(r.output, DENIAL, r)
+                        self.assertFalse(os.path.lexists(path), "%s was made: %r" % (rel, r))
+                    else:
+                        self.assertEqual(r.rc, 0, r)
+                        self.assertEqual(read_text(path), "new\n", r)
+                        os.unlink(path)
+                self.assertUnchanged(before, pr, "new names", ("migrations/001_init.sql",))
 
 
 class TestLandlockUnlistableChainDirectory(Base):

@@ -8,6 +8,7 @@
 
 #include "enforce/enforce.h"
 #include "enforce/plan.h"
+#include "matcher.h"
 #include "path.h"
 #include "tmptree.h"
 
@@ -299,6 +300,130 @@ START_TEST(carve_unlistable_directory_grants_nothing) {
 }
 END_TEST
 
+START_TEST(carve_dirs_listed_counts_what_the_lister_is_asked) {
+  /* What carve_plan lists is what a keeping lister holds open: `/`, each
+   * ancestor once, a protected link's own directory, nothing inside a
+   * protected directory. */
+  PlanTarget t[4] = {target("/home/dev/proj/agent.lock", F, 1, 17),
+                     target("/home/dev/proj/src/App.tsx", F, 1, 22),
+                     target("/home/dev/proj/tests", D, 1, 19),
+                     target("/home/dev/proj/tests/a.test", F, 1, 20)};
+  t[1].link = xstrdup("/home/other/link.tsx");
+  FakeFs fs = {tree, ELEMENTSOF(tree), 0, NULL, 0};
+  Carve c;
+  Error err = {0};
+  ck_assert_int_eq(carve_plan(t, 4, fake_list, &fs, &c, &err), 0);
+  /* /, /home, /home/dev, /home/dev/proj, its src, and /home/other. */
+  ck_assert_uint_eq(carve_dirs_listed(t, 4), 6);
+  ck_assert_uint_eq(fs.calls, 6);
+  carve_clear(&c);
+  free(t[1].link);
+  ck_assert_uint_eq(carve_dirs_listed(NULL, 0), 1); /* `/` alone */
+}
+END_TEST
+
+START_TEST(descriptors_checked_against_the_limit) {
+  Error err = {0};
+  /* Room for the directories, the slack and a batch of rules. */
+  ck_assert_int_eq(plan_check_descriptors(100, 0, 3, 100 + 3 + PLAN_FD_SLACK, &err), 0);
+  ck_assert_int_eq(plan_check_descriptors(100, 1000, 3, 100 + 3 + PLAN_FD_SLACK +
+                                                          PLAN_RULE_BATCH, &err), 0);
+  /* No limit at all. */
+  ck_assert_int_eq(plan_check_descriptors(100000, 100000, 3, 0, &err), 0);
+  /* One more than there is room for, before the plan (no rules yet) and
+   * after (a batch of rules at most, however many there are). */
+  ck_assert_int_eq(plan_check_descriptors(101, 0, 3, 100 + 3 + PLAN_FD_SLACK, &err), -1);
+  ck_assert_int_eq(err.errnum, EMFILE);
+  ck_assert_str_eq(err.message,
+                   "the plan needs 101 open directories (those on the way to protected paths, "
+                   "held open while the Landlock rules are made), more than the limit of 107 open "
+                   "files (ulimit -n) leaves room for; raise it with `ulimit -n`");
+  error_clear(&err);
+  ck_assert_int_eq(plan_check_descriptors(100, 5, 3, 100 + 3 + PLAN_FD_SLACK + 4, &err), -1);
+  error_clear(&err);
+  ck_assert_int_eq(plan_check_descriptors(100, 5000, 3, 100 + 3 + PLAN_FD_SLACK + 63, &err),
+                   -1);
+  error_clear(&err);
+}
+END_TEST
+
+/* The patterns of the new-names tests, and the targets a scan of /p
+ * would give for them. */
+static const char *const names_patterns[] = {
+    "agent.lock",      "tests/golden/**", "Cargo.lock",          "migrations/*.sql",
+    ".env.production", "**/*.pem",        "tests/golden/*.txt", "tests/{golden,other}/x",
+    "docs/*.md",       "tests/golden",
+};
+
+static Matcher *names_matcher(void) {
+  Matcher *m = NULL;
+  Error err = {0};
+  ck_assert_int_eq(matcher_new(names_patterns, ELEMENTSOF(names_patterns), 0, &m, &err), 0);
+  return m;
+}
+
+static void names_targets(PlanTarget t[5]) {
+  t[0] = target("/p/Cargo.lock", F, 1, 2);
+  t[0].relative = "Cargo.lock";
+  t[1] = target("/p/agent.lock", F, 1, 3);
+  t[1].relative = "agent.lock";
+  t[2] = target("/p/migrations/001.sql", F, 1, 4);
+  t[2].relative = "migrations/001.sql";
+  t[3] = target("/p/tests/golden", D, 1, 5);
+  t[3].relative = "tests/golden";
+  t[4] = target("/p/.env.production", F, 0, 0);
+  t[4].relative = ".env.production";
+  t[4].missing = true;
+}
+
+START_TEST(new_names_under_the_mount_backend) {
+  _cleanup_matcher_ Matcher *m = names_matcher();
+  PlanTarget t[5];
+  names_targets(t);
+  Plan plan = {.backend = BACKEND_MOUNT, .targets = t, .n_targets = 5};
+  /* What exists is bound, and so is everything in a protected directory;
+   * a glob whose matches may appear in a writable directory, and a
+   * literal naming nothing, are not covered. */
+  const bool want[] = {true, true, true, false, false, false, true, false, false, true};
+  for (size_t i = 0; i < ELEMENTSOF(names_patterns); i++) {
+    ck_assert_msg(plan_stops_new_names(&plan, m, i, names_patterns[i], "/p") == want[i], "%s",
+                  names_patterns[i]);
+  }
+  /* The root protected whole (it could not be read): everything in it. */
+  PlanTarget whole = target("/p", D, 1, 1);
+  whole.relative = ".";
+  Plan all = {.backend = BACKEND_MOUNT, .targets = &whole, .n_targets = 1};
+  ck_assert(plan_stops_new_names(&all, m, 5, names_patterns[5], "/p"));
+}
+END_TEST
+
+START_TEST(new_names_under_the_landlock_backend) {
+  _cleanup_matcher_ Matcher *m = names_matcher();
+  PlanTarget t[5];
+  names_targets(t);
+  /* /p, /p/migrations and /p/tests are on the chain; src and docs are
+   * granted, and so are a file and a directory outside the project. */
+  CarveGrant grants[] = {{(char *)"/p/src", true, true},
+                         {(char *)"/p/docs", true, true},
+                         {(char *)"/p/README.md", false, true},
+                         {(char *)"/p/tests/unit", true, true},
+                         {(char *)"/usr", true, true}};
+  Plan plan = {.backend = BACKEND_LANDLOCK, .targets = t, .n_targets = 5};
+  plan.carve.grants = grants;
+  plan.carve.n_grants = ELEMENTSOF(grants);
+  /* A new name in a directory on the chain or in a protected one is
+   * refused; one below a granted directory is not: `**` everywhere, and
+   * the glob over docs, which matched nothing, so docs is no chain. */
+  const bool want[] = {true, true, true, true, true, false, true, true, false, true};
+  for (size_t i = 0; i < ELEMENTSOF(names_patterns); i++) {
+    ck_assert_msg(plan_stops_new_names(&plan, m, i, names_patterns[i], "/p") == want[i], "%s",
+                  names_patterns[i]);
+  }
+  /* Without the root's canonical name, nothing is said to be covered. */
+  ck_assert(!plan_stops_new_names(&plan, m, 3, names_patterns[3], NULL));
+}
+END_TEST
+
 START_TEST(pinned_every_ancestor_parents_first) {
   PlanTarget t[3] = {target("/home/dev/proj/agent.lock", F, 1, 17),
                      target("/home/dev/proj/src/deep/x.c", F, 1, 40),
@@ -545,6 +670,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, carve_lister_error_is_reported);
   tcase_add_test(tc, carve_unlistable_directory_grants_nothing);
   tcase_add_test(tc, carve_withholds_bind_mounts_from_protected_dirs);
+  tcase_add_test(tc, carve_dirs_listed_counts_what_the_lister_is_asked);
+  tcase_add_test(tc, descriptors_checked_against_the_limit);
+  tcase_add_test(tc, new_names_under_the_mount_backend);
+  tcase_add_test(tc, new_names_under_the_landlock_backend);
   tcase_add_test(tc, pinned_every_ancestor_parents_first);
   tcase_add_test(tc, pinned_skips_missing_and_inside_protected);
   tcase_add_test(tc, backend_names_round_trip);

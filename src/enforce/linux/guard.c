@@ -779,10 +779,8 @@ static int command_prepare(const GuardConfig *c, int sock, const char *cwd, Erro
   if (sys_drop_privileges(err) < 0 || enforce_verify_missing(c->plan, err) < 0) {
     return -1;
   }
-  _cleanup_free_ char *program = path_find_program(getenv("PATH"), c->argv[0]);
-  if (program == NULL) {
-    errno = strchr(c->argv[0], '/') != NULL && access(c->argv[0], F_OK) == 0 ? EACCES : ENOENT;
-    return error_set(err, errno, _("failed to run `%s`: %m"), c->argv[0]);
+  if (enforce_check_command(c->argv, err) < 0) {
+    return -1;
   }
   /* What the guard needs of the sandbox: its mount namespace (to
    * re-protect on resume), its mount table (to notice a mount detached)

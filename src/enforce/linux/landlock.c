@@ -114,7 +114,7 @@ static int open_same_mount(int dirfd, const char *name) {
  * (about 30 rules for a project in a home directory, hundreds where a busy
  * /tmp is on the way). Small enough to stay far from RLIMIT_NOFILE. */
 typedef struct {
-  int fds[64];
+  int fds[PLAN_RULE_BATCH];
   size_t n;
 } FdBatch;
 

@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -826,6 +827,30 @@ int sys_drop_privileges(Error *err) {
     return -1;
   }
   return load_seccomp(err);
+}
+
+int sys_open_files(size_t *ret_open, unsigned long long *ret_limit) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+    return -errno;
+  }
+  _cleanup_close_ int fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return -errno;
+  }
+  char buf[4096];
+  DirReader dr = {.fd = fd, .buf = buf, .size = sizeof(buf)};
+  const struct dirent64 *de;
+  size_t n = 0;
+  while ((de = dir_reader_next(&dr)) != NULL) {
+    n += de->d_name[0] != '.';
+  }
+  if (errno != 0) {
+    return -errno;
+  }
+  *ret_open = n > 0 ? n - 1 : 0; /* not the one reading it */
+  *ret_limit = rl.rlim_cur == RLIM_INFINITY ? 0 : (unsigned long long)rl.rlim_cur;
+  return 0;
 }
 
 int sys_check_inherited_fds(Backend backend, const PlanTarget *targets, size_t n_targets,

@@ -180,6 +180,11 @@ int sys_set_no_new_privs(Error *err);
  * TIOCLINUX ioctls. The last thing before execve. */
 int sys_drop_privileges(Error *err);
 
+/* How many descriptors this process has open (*ret_open) and its soft
+ * limit RLIMIT_NOFILE (*ret_limit; 0: unlimited). 0, or -errno when
+ * /proc/self/fd cannot be read. */
+int sys_open_files(size_t *ret_open, unsigned long long *ret_limit);
+
 /* Refuses to go on when an inherited descriptor could write what the
  * `targets` protect: open for writing on a protected file or one inside a
  * protected directory, or (mount backend) any directory descriptor,
