@@ -44,6 +44,8 @@ ID_PASS = "1f2bae7ceb8b42fca8e2d559eccdf4bf"
 ID_HOOK = "811933fd90844332a969e540053f478a"
 ID_FAIL = "619cc12248c74036a8afef4c9b727030"
 ID_FINDING = "1301f0c7ac424508899dafcfcc1dd1fb"
+ID_STOP = "b2669b203ae24889b60ef3b335e8cd54"
+ID_PAUSE = "616d2462b7df4c49af17fd690cdcc750"
 
 JOURNAL_DIRS = ("/run/systemd/journal", "/run/log/journal", "/var/log/journal")
 
@@ -219,6 +221,36 @@ class JournalTest(unittest.TestCase):
 
     def test_run_landlock_nobody(self):
         self.check_run("landlock", NOBODY)
+
+    def test_guard_stop(self):
+        # A protected file replaced from outside (by a process started
+        # before ralon, in the background) while the command runs.
+        for uid in (0, NOBODY):
+            with self.subTest(uid=uid):
+                p = self.project(uid=uid)
+                secret = os.path.join(p.root, "secret.txt")
+                r = p.run("run", "--backend", "mount", "-q", "--", "sleep", "30",
+                          launcher="(sleep 1; cp secret.txt x && mv x secret.txt) &")
+                self.assertEqual(r.returncode, 125, r.stderr)
+                recs = JOURNAL.records({"MESSAGE_ID": ID_STOP, "RALON_ROOT": p.root})
+                self.assertEqual(len(recs), 1, recs)
+                self.common(recs[0], ID_STOP, 2)
+                self.assertEqual(recs[0]["RALON_PATH"], secret)
+                self.assertEqual(recs[0]["RALON_COMMAND"], "sleep 30")
+                self.assertEqual(recs[0]["_UID"], str(uid))
+
+    def test_pause_and_resume(self):
+        p = self.project(uid=NOBODY)
+        r = p.run("run", "--backend", "mount", "-q", "--", "sleep", "3",
+                  launcher='(sleep 1; "%s" pause -- sh -c "cp secret.txt x && mv x secret.txt")'
+                  ' >/dev/null &' % p.ralon)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        recs = JOURNAL.records({"MESSAGE_ID": ID_PAUSE, "RALON_ROOT": p.root}, want=2)
+        self.assertEqual([x["RALON_ACTION"] for x in recs], ["pause", "resume"], recs)
+        for rec in recs:
+            self.common(rec, ID_PAUSE, 5)
+            self.assertEqual(rec["RALON_SANDBOXES"], "1")
+        self.assertEqual(recs[1]["RALON_REPROTECTED"], "1")
 
     def test_pass_through_without_policy(self):
         p = self.project()
@@ -411,7 +443,7 @@ class CatalogTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         listed = subprocess.run(["journalctl", "--list-catalog"], capture_output=True,
                                 text=True).stdout
-        ids = (ID_RUN, ID_PASS, ID_HOOK, ID_FAIL, ID_FINDING)
+        ids = (ID_RUN, ID_PASS, ID_HOOK, ID_FAIL, ID_FINDING, ID_STOP, ID_PAUSE)
         for i in ids:
             self.assertIn(i, listed)
         p = Project()
