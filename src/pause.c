@@ -75,6 +75,8 @@ static void report_resume(const char *root, const GuardPeers *peers) {
     }
   }
   _cleanup_free_ char *shown = text_display(root);
+  /* TRANSLATORS: scripts written for the Rust ralon read this line: keep
+   * it as it is. */
   printf(_("enforcing %s\n"), shown);
   printf(_("%zu sandbox(es) thawed; %zu path(s) changed and protected again\n"), thawed,
          reprotected);
@@ -156,6 +158,8 @@ int command_pause(const Options *o, Error *err) {
                      shown);
   }
   if (!with_command) {
+    /* TRANSLATORS: scripts written for the Rust ralon read this line: keep
+     * it as it is. */
     printf(_("paused %s\n"), shown);
     printf(_("%zu sandbox(es) frozen: change the protected files now, then run `ralon "
              "resume`\n"),

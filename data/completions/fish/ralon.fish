@@ -179,7 +179,9 @@ complete -c ralon -n __ralon_no_command -a check -d 'say whether paths are prote
 complete -c ralon -n __ralon_no_command -a status -d 'show the policy, what it protects, and its weak spots'
 complete -c ralon -n __ralon_no_command -a run -d 'run an agent that cannot modify what the policy protects'
 complete -c ralon -n __ralon_no_command -a hook -d "check an agent's edit, or install hooks into agents"
-complete -c ralon -n __ralon_no_command -a guard -d '(Linux: explains why no guard process is needed)'
+complete -c ralon -n __ralon_no_command -a pause -d "freeze this project's sandboxes to change protected files"
+complete -c ralon -n __ralon_no_command -a resume -d 're-protect what changed and thaw them'
+complete -c ralon -n __ralon_no_command -a guard -d '(Linux: explains that ralon run guards its own session)'
 complete -c ralon -n __ralon_no_command -a help -d 'show the help of a command'
 
 # Options every command accepts, before or after its name.
@@ -207,9 +209,13 @@ complete -c ralon -n '__ralon_using run' -l strict -d 'make every warning that w
 complete -c ralon -n '__ralon_using run' -l seal -d 'also forbid mounts, scope signals and sockets'
 complete -c ralon -n __ralon_in_run_command -a '(__ralon_run_complete)'
 
+# pause [--minutes N | --indefinitely] [-- COMMAND...]
+complete -c ralon -n '__ralon_using pause' -l minutes -x -d 'resume on its own after N minutes'
+complete -c ralon -n '__ralon_using pause' -l indefinitely -d 'stay frozen until ralon resume'
+
 # guard
-complete -c ralon -n '__ralon_using guard' -l detach -d '(no guard process on Linux)'
-complete -c ralon -n '__ralon_using guard' -l stop -d '(no guard process on Linux)'
+complete -c ralon -n '__ralon_using guard' -l detach -d '(nothing to start on Linux)'
+complete -c ralon -n '__ralon_using guard' -l stop -d '(nothing to stop on Linux)'
 
 # hook check|install|uninstall|list
 complete -c ralon -n "__ralon_hook_action ''" -a check -d "refuse an agent's edit of a protected path"
@@ -222,4 +228,4 @@ complete -c ralon -n "__ralon_hook_action '' install uninstall" -l user -d "the 
 complete -c ralon -n "__ralon_hook_action '' install uninstall" -l dry-run -d 'show what would be written'
 
 # help COMMAND
-complete -c ralon -n '__ralon_using help; and test $__ralon_npos = 0' -a 'init check status run guard hook help'
+complete -c ralon -n '__ralon_using help; and test $__ralon_npos = 0' -a 'init check status run pause resume guard hook help'
