@@ -802,7 +802,18 @@ static void print_plan(const Plan *plan, const Project *p, const Options *o, con
     printf("%s%s", i ? " " : "", arg);
   }
   printf("\n");
-  if (o->seal) {
+  if (plan->backend == BACKEND_MOUNT) {
+    printf("%-11s%s\n", _("guard"),
+           _("ralon stays: the command runs in a PID namespace of its own, and an outside "
+             "change to a protected path stops it unless made under `ralon pause`"));
+  }
+  if (o->seal && plan->backend == BACKEND_MOUNT) {
+    printf("%-11s%s\n", _("seal"),
+           scoped ? _("no user namespaces, no mounts; signals and abstract sockets scoped to "
+                      "the sandbox")
+                  : _("no user namespaces, no mounts (scoping signals and abstract sockets "
+                      "needs Landlock ABI 6)"));
+  } else if (o->seal) {
     printf("%-11s%s\n", _("seal"),
            scoped ? _("no mounts; signals and abstract sockets scoped to the sandbox")
                   : _("no mounts (scoping signals and abstract sockets needs Landlock ABI 6)"));
@@ -1000,6 +1011,9 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
   json_object *sealed = NULL;
   if (seal) {
     sealed = json_object_new_array();
+    if (plan->backend == BACKEND_MOUNT) {
+      json_object_array_add(sealed, json_object_new_string("user-namespaces"));
+    }
     json_object_array_add(sealed, json_object_new_string("mount"));
     if (scoped) {
       json_object_array_add(sealed, json_object_new_string("signal"));
@@ -1007,6 +1021,8 @@ static json_object *json_plan(const Plan *plan, const Project *p, const char *wh
     }
   }
   json_object_object_add(doc, "seal", sealed);
+  /* The mount backend's run stays as the sandbox's guard. */
+  json_object_object_add(doc, "guard", json_object_new_boolean(plan->backend == BACKEND_MOUNT));
   json_object_object_add(doc, "findings", json_findings(&p->findings));
   return doc;
 }
@@ -1043,6 +1059,7 @@ static int print_unchanged(const Options *o, const Project *p) {
     json_object_object_add(doc, lists[i], json_object_new_array());
   }
   json_object_object_add(doc, "seal", NULL);
+  json_object_object_add(doc, "guard", json_object_new_boolean(false));
   json_object_object_add(doc, "findings", json_object_new_array());
   json_object_object_add(doc, "enforceable", json_object_new_boolean(true));
   json_add_string(doc, "error", NULL);

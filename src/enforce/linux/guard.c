@@ -859,6 +859,11 @@ ATTR_NORETURN static void init_child(int lifeline) {
 /* ---- the guard -------------------------------------------------------- */
 
 static void stop_sandbox(Guard *g) {
+  /* The command's group first, directly: PID 1's death takes the rest of
+   * the namespace with it, but only once PID 1 gets to run. */
+  if (g->cmd_pid > 0 && !g->cmd_done) {
+    (void)kill(-g->cmd_pid, SIGKILL);
+  }
   if (g->init_pid > 0) {
     (void)kill(g->init_pid, SIGKILL);
   }
@@ -1537,7 +1542,10 @@ kill:
   terminal_take_back(&g);
 restore:
   /* Signals stay blocked: the caller reports, then reproduces the status
-   * (guard_exit_status() unblocks what it raises). */
+   * (guard_exit_status() unblocks what it raises). Nothing of the sandbox
+   * is left to read this process: dumpable again, as any process that
+   * exits (a leak checker at exit traces itself). */
+  (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 out:
   guard_clear(&g);
   if (r < 0) {

@@ -215,6 +215,11 @@ const char *sys_nested_hint(MountStep step) {
   if (getenv(RALON_ACTIVE_ROOT) == NULL) {
     return "";
   }
+  if (step == MOUNT_STEP_UNSHARE) {
+    /* TRANSLATORS: appended to a mount backend failure; keep the space. */
+    return _(" (this runs inside another `ralon run`, whose restrictions stay in force here; "
+             "under its mount backend's --seal, no user namespace can be made)");
+  }
   if (step == MOUNT_STEP_PRIVATE || step == MOUNT_STEP_BIND || step == MOUNT_STEP_READ_ONLY) {
     /* TRANSLATORS: appended to a mount backend failure; keep the space. */
     return _(" (this runs inside another `ralon run`, whose restrictions stay in force here; "
