@@ -51,6 +51,7 @@ invoking user.
 import ctypes
 import errno
 import hashlib
+import itertools
 import json
 import os
 import pty as pty_module
@@ -2658,6 +2659,47 @@ class TestRacedSetup(Base):
         for backend in self.any_backend():
             with self.subTest(backend=backend):
                 self.race(backend, "hide", ["conf/secret.yml"], ["conf/secret.yml"], True)
+
+
+class TestPolicyNotAFile(Base):
+    """A distribution's wrapper runs `ralon run --if-policy -- AGENT`: an
+    agent.lock that is no regular file (a FIFO, a directory, a link that
+    leads nowhere) must not count as "no policy here" and start the agent
+    unprotected, nor as a reason to use the policy further up. Verified
+    from outside: the marker the command would write does not exist, and
+    ralon has not waited on the FIFO. Before, the command ran."""
+
+    KINDS = (("FIFO", "a FIFO", lambda p: os.mkfifo(p)),
+             ("directory", "a directory", lambda p: os.mkdir(p)),
+             ("dangling link", "a symbolic link that leads nowhere (to lock.yml)",
+              lambda p: os.symlink("lock.yml", p)))
+
+    def test_if_policy_does_not_start_the_command(self):
+        for user in self.users():
+            for (name, kind, make), above in itertools.product(self.KINDS, (False, True)):
+                with self.subTest(user=user, kind=name, policy_above=above):
+                    pr = self.project(user)
+                    if above:
+                        # A valid policy, which must not be used instead.
+                        with open(os.path.join(pr.code, "agent.lock"), "w") as f:
+                            f.write("protect: [nothing]\n")
+                    lock = os.path.join(pr.proj, "agent.lock")
+                    os.unlink(lock)
+                    make(lock)
+                    if USERS[user] is not None:
+                        os.lchown(lock, USERS[user], USERS[user])
+                    marker = os.path.join(pr.base, "ran")
+                    for backend in ([], ["--backend", "landlock"], ["--backend", "mount"]):
+                        argv = ([Tools.ralon, "run", "--if-policy"] + backend +
+                                ["--", "sh", "-c", 'echo ran > "$BASE/ran"'])
+                        r = run(argv, user, os.path.join(pr.proj, "src"), pr.env(), timeout=30)
+                        self.assertEqual(r.rc, 2, r)
+                        self.assertEqual(r.stderr, "ralon: %s is %s; a policy must be a regular "
+                                         "file. Which paths are protected here is unknown, so "
+                                         "ralon refuses to go on (make it the policy it should "
+                                         "be, or remove it and run `ralon init`)\n"
+                                         % (lock, kind), r)
+                        self.assertFalse(os.path.lexists(marker), r)
 
 
 class TestPlantedPolicy(Base):
