@@ -687,60 +687,55 @@ static const char *kind_of(mode_t mode) {
 }
 
 int policy_check_file(const char *file, Error *err) {
-  /* stat(2) and lstat(2), never open(2): a FIFO would block an open, and
-   * a device could answer one. The two looks disagree only when the name
-   * changes between them: look again. */
-  struct stat st, lst;
-  int e = EAGAIN;
-  for (int tries = 0; tries < 3; tries++) {
-    e = stat(file, &st) == 0 ? 0 : errno;
-    if (e == 0 && S_ISREG(st.st_mode)) {
-      return 0;
+  /* lstat(2) first, never open(2): a FIFO would block an open, and a
+   * device could answer one. One look where there is nothing or a regular
+   * file, as for each directory of a walk up to `/`. */
+  struct stat st;
+  if (lstat(file, &st) < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return -ENOENT;
     }
-    if (e != 0 && e != ENOENT && e != ENOTDIR && e != ELOOP) {
-      break; /* EACCES, EIO...: not knowing */
-    }
-    if (lstat(file, &lst) < 0) {
-      if (errno != ENOENT && errno != ENOTDIR) {
-        e = errno;
-        break;
-      }
-      if (e != 0) {
-        return -ENOENT; /* not there */
-      }
-    } else if (e == 0 || S_ISLNK(lst.st_mode)) {
-      _cleanup_free_ char *kind = NULL;
-      if (S_ISLNK(lst.st_mode)) {
-        char target[PATH_MAX];
-        ssize_t n = readlink(file, target, sizeof(target) - 1);
-        target[n < 0 ? 0 : n] = '\0';
-        if (e == 0) {
-          /* TRANSLATORS: "agent.lock is a symbolic link to ../x, a directory". */
-          kind = xasprintf(_("a symbolic link to %s, %s"), target, kind_of(st.st_mode));
-        } else if (e == ELOOP) {
-          kind = xasprintf(
-              _("a symbolic link that leads nowhere (to %s, through too many links)"), target);
-        } else {
-          kind = xasprintf(_("a symbolic link that leads nowhere (to %s)"), target);
-        }
-      } else {
-        kind = xstrdup(kind_of(lst.st_mode));
-      }
-      /* Passing it by would let the walk go on to a policy further up, or
-       * to none (`run --if-policy` would start the agent unprotected),
-       * while `init` refuses to write one here. */
-      error_set(err, EINVAL,
-                _("%s is %s; a policy must be a regular file. Which paths are protected "
-                  "here is unknown, so ralon refuses to go on (make it the policy it "
-                  "should be, or remove it and run `ralon init`)"),
-                file, kind);
-      return -EINVAL;
-    }
-    e = EAGAIN;
+    int e = errno;
+    error_set(err, e, _("cannot tell whether %s exists: %m"), file);
+    return -e;
   }
-  errno = e;
-  error_set(err, e, _("cannot tell whether %s exists: %m"), file);
-  return -e;
+  if (S_ISREG(st.st_mode)) {
+    return 0;
+  }
+  _cleanup_free_ char *kind = NULL;
+  if (S_ISLNK(st.st_mode)) {
+    char target[PATH_MAX];
+    ssize_t n = readlink(file, target, sizeof(target) - 1);
+    target[n < 0 ? 0 : n] = '\0';
+    struct stat to;
+    if (stat(file, &to) == 0) {
+      if (S_ISREG(to.st_mode)) {
+        return 0;
+      }
+      /* TRANSLATORS: "agent.lock is a symbolic link to ../x, a directory". */
+      kind = xasprintf(_("a symbolic link to %s, %s"), target, kind_of(to.st_mode));
+    } else if (errno == ENOENT || errno == ENOTDIR) {
+      kind = xasprintf(_("a symbolic link that leads nowhere (to %s)"), target);
+    } else if (errno == ELOOP) {
+      kind = xasprintf(_("a symbolic link that leads nowhere (to %s, through too many links)"),
+                       target);
+    } else {
+      int e = errno;
+      error_set(err, e, _("cannot tell whether %s exists: %m"), file);
+      return -e;
+    }
+  } else {
+    kind = xstrdup(kind_of(st.st_mode));
+  }
+  /* Passing it by would let the walk go on to a policy further up, or to
+   * none (`run --if-policy` would start the agent unprotected), while
+   * `init` refuses to write one here. */
+  error_set(err, EINVAL,
+            _("%s is %s; a policy must be a regular file. Which paths are protected here is "
+              "unknown, so ralon refuses to go on (make it the policy it should be, or remove "
+              "it and run `ralon init`)"),
+            file, kind);
+  return -EINVAL;
 }
 
 /* The nearest agent.lock from `dir` up, each parent taken lexically: 0
