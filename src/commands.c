@@ -305,8 +305,15 @@ int command_init(const Options *o, Error *err) {
                      strerror(errno ? errno : ENOTDIR));
   }
   _cleanup_free_ char *file = path_join(dir, POLICY_FILE_NAME);
+  /* Something there that is no policy (a directory, a FIFO, a link that
+   * leads nowhere): "already exists" would not say what, and every other
+   * command refuses it. --force replaces it where a rename can. */
+  int r = o->force ? 0 : policy_check_file(file, err);
+  if (r < 0 && r != -ENOENT) {
+    return -1;
+  }
   _cleanup_free_ char *text = policy_starter_text(dir);
-  int r = write_file_atomic(dir, POLICY_FILE_NAME, text, strlen(text), o->force);
+  r = write_file_atomic(dir, POLICY_FILE_NAME, text, strlen(text), o->force);
   if (r == -EEXIST) {
     return error_set(err, EEXIST, _("%s already exists (use --force to overwrite)"), file);
   }
@@ -1547,9 +1554,10 @@ static char *hook_root(const Options *o, Error *err) {
   _cleanup_free_ char *file = NULL;
   Error e = {0};
   int r = policy_find(o->dir, &file, &e);
-  if (r == -EXDEV) {
-    /* Reached through a link along which another policy applies: which
-     * project this is must not be guessed. */
+  if (r < 0 && r != -ENOENT) {
+    /* Reached through a link along which another policy applies, an
+     * agent.lock that is no regular file, one that cannot be looked at:
+     * which project this is must not be guessed. */
     error_set(err, e.errnum, "%s", e.message);
     error_clear(&e);
     return NULL;

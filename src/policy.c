@@ -668,29 +668,95 @@ int policy_load(const char *file, Policy **ret, Error *err) {
   return 0;
 }
 
+/* What a file of mode `mode` is, for a message saying why it cannot be a
+ * policy. */
+static const char *kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) {
+    return _("a directory");
+  }
+  if (S_ISFIFO(mode)) {
+    return _("a FIFO");
+  }
+  if (S_ISSOCK(mode)) {
+    return _("a socket");
+  }
+  if (S_ISCHR(mode) || S_ISBLK(mode)) {
+    return _("a device");
+  }
+  return _("a special file");
+}
+
+int policy_check_file(const char *file, Error *err) {
+  /* lstat(2) first, never open(2): a FIFO would block an open, and a
+   * device could answer one. One look where there is nothing or a regular
+   * file, as for each directory of a walk up to `/`. */
+  struct stat st;
+  if (lstat(file, &st) < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return -ENOENT;
+    }
+    int e = errno;
+    error_set(err, e, _("cannot tell whether %s exists: %m"), file);
+    return -e;
+  }
+  if (S_ISREG(st.st_mode)) {
+    return 0;
+  }
+  _cleanup_free_ char *kind = NULL;
+  if (S_ISLNK(st.st_mode)) {
+    char target[PATH_MAX];
+    ssize_t n = readlink(file, target, sizeof(target) - 1);
+    target[n < 0 ? 0 : n] = '\0';
+    struct stat to;
+    if (stat(file, &to) == 0) {
+      if (S_ISREG(to.st_mode)) {
+        return 0;
+      }
+      /* TRANSLATORS: "agent.lock is a symbolic link to ../x, a directory". */
+      kind = xasprintf(_("a symbolic link to %s, %s"), target, kind_of(to.st_mode));
+    } else if (errno == ENOENT || errno == ENOTDIR) {
+      kind = xasprintf(_("a symbolic link that leads nowhere (to %s)"), target);
+    } else if (errno == ELOOP) {
+      kind = xasprintf(_("a symbolic link that leads nowhere (to %s, through too many links)"),
+                       target);
+    } else {
+      int e = errno;
+      error_set(err, e, _("cannot tell whether %s exists: %m"), file);
+      return -e;
+    }
+  } else {
+    kind = xstrdup(kind_of(st.st_mode));
+  }
+  /* Passing it by would let the walk go on to a policy further up, or to
+   * none (`run --if-policy` would start the agent unprotected), while
+   * `init` refuses to write one here. */
+  error_set(err, EINVAL,
+            _("%s is %s; a policy must be a regular file. Which paths are protected here is "
+              "unknown, so ralon refuses to go on (make it the policy it should be, or remove "
+              "it and run `ralon init`)"),
+            file, kind);
+  return -EINVAL;
+}
+
 /* The nearest agent.lock from `dir` up, each parent taken lexically: 0
  * and *ret_file, -ENOENT when there is none (err untouched), or another
  * error. */
 static int find_upward(const char *dir, char **ret_file, Error *err) {
   for (char *d = xstrdup(dir);;) {
     _cleanup_free_ char *candidate = path_join(d, POLICY_FILE_NAME);
-    struct stat st;
-    if (stat(candidate, &st) == 0) {
-      if (S_ISREG(st.st_mode)) {
-        free(d);
-        *ret_file = steal_pointer(&candidate);
-        return 0;
-      }
-    } else if (errno != ENOENT && errno != ENOTDIR) {
+    int r = policy_check_file(candidate, err);
+    if (r == 0) {
+      free(d);
+      *ret_file = steal_pointer(&candidate);
+      return 0;
+    }
+    if (r != -ENOENT) {
       /* Only a name that is not there lets the walk go on: one that cannot
        * be looked at (a directory made unsearchable, say by an agent in a
-       * previous session) may hold the policy, and passing it by would run
-       * `--if-policy` commands unprotected. */
-      int e = errno;
+       * previous session) may hold the policy, and one that is no regular
+       * file says a policy was meant here. */
       free(d);
-      errno = e;
-      error_set(err, e, _("cannot tell whether %s exists: %m"), candidate);
-      return -e;
+      return r;
     }
     if (streq(d, "/")) {
       free(d);

@@ -48,11 +48,23 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
 /* Reads and parses the file at `file` (an absolute path). */
 int policy_load(const char *file, Policy **ret, Error *err);
 
+/* Whether `file`, the name agent.lock in a directory, is a policy file:
+ * 0 when it is a regular file (also through a symbolic link), -ENOENT
+ * (err untouched) when nothing has that name, -EINVAL when it is anything
+ * else (a directory, a FIFO, a socket, a device, a symbolic link leading
+ * nowhere or to one of those: err says which, and what to do), another
+ * -errno when it cannot be looked at. Opens nothing, so a FIFO cannot
+ * block it. */
+int policy_check_file(const char *file, Error *err);
+
 /* Walks up from `start` (a directory; NULL for the working directory) to
- * `/`; the first directory holding a regular file agent.lock is the root.
- * Returns 0 and the policy, or -ENOENT (with err set) when there is none,
- * or another negative value on a bad policy or when a directory on the way
- * cannot be searched (then whether there is one is unknown). */
+ * `/`; the first directory holding the name agent.lock is the root, and
+ * that name must be a policy file (policy_check_file: anything else there
+ * is an error, never passed by). Returns 0 and the policy, or -ENOENT
+ * (with err set) when there is none, or another negative value on a bad
+ * policy, on an agent.lock that is no regular file (-EINVAL), or when a
+ * directory on the way cannot be searched (then whether there is one is
+ * unknown). */
 int policy_discover(const char *start, Policy **ret, Error *err);
 
 /* The policy's root with every symbolic link resolved (caller frees), or
@@ -62,7 +74,8 @@ char *policy_canonical_root(const Policy *p);
 
 /* The directory policy_discover would report, without parsing anything:
  * *ret_file is the absolute path of agent.lock. -ENOENT when there is none;
- * another negative errno when a directory on the way cannot be searched,
+ * -EINVAL when the nearest agent.lock is no regular file; another negative
+ * errno when a directory on the way cannot be searched,
  * and -EXDEV when, without `start`, the working directory was reached
  * through a symbolic link ($PWD) along which another agent.lock applies
  * than along its real path. */

@@ -71,6 +71,7 @@ static void keep_listing(Walk *w, int fd, Recording *rec) {
   l->relative = xstrdup(w->rel);
   l->dev = st.st_dev;
   l->ino = st.st_ino;
+  l->ctime = st.st_ctim;
   l->entries = steal_pointer(&rec->v);
   l->n_entries = rec->n;
   l->names = steal_pointer(&rec->names);

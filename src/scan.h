@@ -43,6 +43,9 @@ typedef struct {
   char *relative; /* to the project root; "" for the root */
   dev_t dev;      /* fstat(2) of the directory the entries come from */
   ino_t ino;
+  /* Its ctime then: a change since (an entry made, removed, renamed)
+   * changes it. Looked at just after the entries were read. */
+  struct timespec ctime;
   ScanEntry *entries; /* without "." and ".." */
   size_t n_entries;
   char *names; /* NUL-terminated, one after the other */

@@ -229,6 +229,8 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
       CarveGrant *g = grow_array(&c.grants, &c.n_grants, &cap_grants, sizeof(CarveGrant));
       g->path = xstrdup(child);
       g->is_dir = S_ISDIR(e->mode);
+      g->dev = e->dev;
+      g->ino = e->ino;
       g->exact = e->exact;
     }
   }

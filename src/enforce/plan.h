@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "matcher.h"
 #include "util.h"
@@ -67,13 +68,21 @@ typedef struct {
   int fd;
   dev_t dev;
   ino_t ino;
+  /* Its ctime when it was opened, before it was listed: any entry made,
+   * removed or renamed in it since changes it (landlock_apply). */
+  struct timespec ctime;
 } OpenDir;
 
 typedef struct {
   char *path;
   bool is_dir;
-  /* The identity the plan checked is the entry's own (DirEntry.exact):
-   * opened without crossing a mount point, it needs no second look. */
+  /* The identity the plan checked (the lister's DirEntry.dev and .ino):
+   * landlock_apply puts the rule only on this object, whatever the name
+   * leads to by then. */
+  dev_t dev;
+  ino_t ino;
+  /* That identity is the entry's own (DirEntry.exact): opened without
+   * crossing a mount point, the object must have it. */
   bool exact;
 } CarveGrant;
 

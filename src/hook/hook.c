@@ -148,6 +148,10 @@ typedef struct {
   char *file;
   Decider d;
   char *error; /* the policy could not be read */
+  /* Whether a policy governs the directory is itself unknown (an
+   * agent.lock that is no regular file, a name that cannot be looked at):
+   * `file` is the message, not a path, and nothing above is looked at. */
+  bool unknown;
 } CachedPolicy;
 
 /* Indexes into the cache, each once. */
@@ -200,17 +204,28 @@ static long policy_from(Policies *ps, const char *dir) {
   }
   _cleanup_free_ char *file = NULL;
   Error err = {0};
-  if (policy_find(d, &file, &err) < 0) {
+  int r = policy_find(d, &file, &err);
+  if (r == -ENOENT) {
     error_clear(&err);
     return -1;
   }
+  if (r < 0) {
+    /* Not knowing whether a policy governs here is no, as for one that
+     * cannot be read (the refusal quotes the message). */
+    file = steal_pointer(&err.message);
+  }
   for (size_t i = 0; i < ps->n; i++) {
-    if (streq(ps->v[i].file, file)) {
+    if (streq(ps->v[i].file, file) && ps->v[i].unknown == (r < 0)) {
       return (long)i;
     }
   }
   CachedPolicy *c = grow_array(&ps->v, &ps->n, &ps->cap, sizeof(CachedPolicy));
   c->file = steal_pointer(&file);
+  if (r < 0) {
+    c->unknown = true;
+    c->error = xstrdup(c->file);
+    return (long)(ps->n - 1);
+  }
   Policy *p = NULL;
   if (policy_load(c->file, &p, &err) < 0 || decider_from_policy(p, &c->d, &err) < 0) {
     c->error = xstrdup(err.message ? err.message : "?");
@@ -240,6 +255,9 @@ static void policy_chain(Policies *ps, const char *dir, PolicyList *out) {
       return;
     }
     policy_list_add(out, i);
+    if (ps->v[i].unknown) {
+      return;
+    }
     _cleanup_free_ char *root = path_dirname(ps->v[i].file);
     if (streq(root, "/")) {
       return;

@@ -87,6 +87,13 @@ def policy_items(text):
     return items
 
 
+def not_a_policy(path, kind):
+    """What every command says of an agent.lock that is no regular file."""
+    return ("ralon: %s is %s; a policy must be a regular file. Which paths are protected "
+            "here is unknown, so ralon refuses to go on (make it the policy it should be, "
+            "or remove it and run `ralon init`)\n" % (path, kind))
+
+
 def locked(rel, pattern):
     return "locked    %s  (matches `%s`)" % (rel, pattern)
 
@@ -600,7 +607,7 @@ class InitTest(RalonTestCase):
         r = self.init("--force", cwd=root)
         self.assertFails(r, err_re=r"\Aralon: [^\n]*%s[^\n]*\n\Z" % re.escape(path))
         r = self.init(cwd=root)
-        self.assertFails(r, err="ralon: %s already exists (use --force to overwrite)\n" % path)
+        self.assertFails(r, err=not_a_policy(path, "a directory"))
         self.assertEqual(sorted(os.listdir(root)), ["agent.lock"])
         self.assertEqual(os.listdir(path), ["inner"])
 
@@ -1025,12 +1032,13 @@ class StatusTest(RalonTestCase):
         self.assertLines(c, 1, [locked("x", "x"), outside("../../tests/golden/a")])
 
     def test_a_directory_named_agent_lock_is_not_a_policy(self):
+        # Nor is it passed by for the policy above: a policy was meant
+        # here, and which one is unknown.
         root = self.project(GOLDEN)
         sub = os.path.join(root, "sub")
         os.makedirs(os.path.join(sub, "agent.lock"))
         r = self.run_ralon("status", cwd=sub)
-        self.assertEqual(r.rc, 0, r)
-        self.assertIn("root       %s" % root, r.out.splitlines())
+        self.assertFails(r, err=not_a_policy(os.path.join(sub, "agent.lock"), "a directory"))
 
     def test_hard_link_warning(self):
         root = self.project("protect:\n  - secret.txt\n", files=["secret.txt"])
@@ -1251,6 +1259,122 @@ class BadPolicyTest(RalonTestCase):
 
 
 # ===========================================================================
+class NotAPolicyTest(RalonTestCase):
+    """An agent.lock that is no regular file, on the way up from the
+    working directory: every command refuses to go on (exit 2, naming it and
+    what it is), whether or not a policy lies further up, and none hangs on
+    a FIFO. Before, discovery passed it by: `status` said "no agent.lock
+    found" (or used the policy above), and `run --if-policy` ran the
+    command unprotected."""
+
+    # (name, how to make it in directory d, what the message calls it)
+    KINDS = (
+        ("directory", lambda d: os.mkdir(os.path.join(d, "agent.lock")), "a directory"),
+        ("fifo", lambda d: os.mkfifo(os.path.join(d, "agent.lock")), "a FIFO"),
+        ("socket", lambda d: NotAPolicyTest.bind_socket(os.path.join(d, "agent.lock")),
+         "a socket"),
+        ("dangling link", lambda d: os.symlink("gone/agent.lock", os.path.join(d, "agent.lock")),
+         "a symbolic link that leads nowhere (to gone/agent.lock)"),
+        ("link to a directory", lambda d: (os.mkdir(os.path.join(d, "dir")),
+                                           os.symlink("dir", os.path.join(d, "agent.lock"))),
+         "a symbolic link to dir, a directory"),
+        ("link to a FIFO", lambda d: (os.mkfifo(os.path.join(d, "fifo")),
+                                      os.symlink("fifo", os.path.join(d, "agent.lock"))),
+         "a symbolic link to fifo, a FIFO"),
+        ("link loop", lambda d: os.symlink("agent.lock", os.path.join(d, "agent.lock")),
+         "a symbolic link that leads nowhere (to agent.lock, through too many links)"),
+    )
+
+    @staticmethod
+    def bind_socket(path):
+        import socket
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(path)
+        s.close()
+
+    def commands(self, marker):
+        return (["check"], ["check", "x"], ["check", "--json", "x"], ["status"],
+                ["status", "--json"], ["run", "--", "true"], ["run", "--dry-run", "--", "true"],
+                ["run", "--dry-run", "--json", "--", "true"],
+                ["run", "--if-policy", "--dry-run", "--", "true"],
+                ["run", "--if-policy", "--", "sh", "-c", 'echo ran > "$1"', "sh", marker],
+                ["run", "--if-policy", "--backend", "landlock", "--", "touch", marker],
+                ["hook", "list"], ["hook", "install", "--agent", "claude"],
+                ["hook", "uninstall", "--agent", "claude"], ["guard"])
+
+    def test_every_command_refuses(self):
+        marker = os.path.join(self.base, "ran")
+        for above in (False, True):
+            for name, make, kind in self.KINDS:
+                with self.subTest(kind=name, policy_above=above):
+                    base = os.path.join(self.base, "%s-%s" % (name.replace(" ", "-"), above))
+                    sub = os.path.join(base, "proj", "sub")
+                    os.makedirs(sub)
+                    if above:
+                        write(os.path.join(base, "agent.lock"), "protect: [x]\n")
+                    proj = os.path.join(base, "proj")
+                    make(proj)
+                    msg = not_a_policy(os.path.join(proj, "agent.lock"), kind)
+                    for args in self.commands(marker):
+                        for cwd, pre in ((sub, []), (base, ["-C", "proj/sub"]), (proj, [])):
+                            r = self.run_ralon(*pre, *args, cwd=cwd)
+                            self.assertFails(r, err=msg)
+                            self.assertFalse(os.path.exists(marker), (args, r))
+                    # No hook written, anywhere.
+                    self.assertEqual(sorted(os.listdir(sub)), [])
+                    self.assertFalse(os.path.lexists(os.path.join(proj, ".claude")))
+                    # `init` there says what is in the way, and leaves it.
+                    before = os.lstat(os.path.join(proj, "agent.lock"))
+                    self.assertFails(self.run_ralon("init", "--no-hooks", cwd=proj), err=msg)
+                    after = os.lstat(os.path.join(proj, "agent.lock"))
+                    self.assertEqual((before.st_ino, before.st_mode), (after.st_ino, after.st_mode))
+
+    def test_hook_check_refuses(self):
+        # The agent's edit is refused in its own dialect, with the reason;
+        # before, it was allowed (no policy was found).
+        proj = os.path.join(self.base, "proj")
+        os.makedirs(os.path.join(proj, "src"))
+        os.mkfifo(os.path.join(proj, "agent.lock"))
+        payload = json.dumps({
+            "hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": proj,
+            "tool_input": {"file_path": os.path.join(proj, "src", "a.c"), "content": "x"}})
+        p = subprocess.run([RALON, "hook", "check"], input=payload.encode(), cwd=proj,
+                           env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=60)
+        self.assertEqual(p.returncode, 2, p)
+        out = json.loads(p.stdout)["hookSpecificOutput"]
+        self.assertEqual(out["permissionDecision"], "deny", out)
+        reason = not_a_policy(os.path.join(proj, "agent.lock"), "a FIFO")[len("ralon: "):-1]
+        self.assertEqual(out["permissionDecisionReason"],
+                         "this call cannot be checked against agent.lock (%s), so it was "
+                         "refused and changed nothing. Tell the user." % reason)
+
+    def test_init_force_replaces_what_a_rename_can(self):
+        for name, make, kind in self.KINDS:
+            with self.subTest(kind=name):
+                proj = os.path.join(self.base, name.replace(" ", "-"))
+                os.makedirs(proj)
+                make(proj)
+                r = self.run_ralon("init", "--no-hooks", "--force", cwd=proj)
+                lock = os.path.join(proj, "agent.lock")
+                if name == "directory":
+                    # rename(2) does not put a file over a directory.
+                    self.assertFails(r, err="ralon: cannot write %s: Is a directory\n" % lock)
+                    continue
+                self.assertEqual(r.rc, 0, r)
+                self.assertTrue(stat.S_ISREG(os.lstat(lock).st_mode))
+                self.assertEqual(self.run_ralon("check", "x", cwd=proj).rc, 0)
+
+    def test_a_link_to_a_regular_file_is_a_policy(self):
+        proj = os.path.join(self.base, "proj")
+        os.makedirs(proj)
+        write(os.path.join(self.base, "shared.lock"), "protect: [x]\n")
+        os.symlink("../shared.lock", os.path.join(proj, "agent.lock"))
+        r = self.run_ralon("check", "x", cwd=proj)
+        self.assertLines(r, 1, [locked("x", "x")])
+
+
+# ===========================================================================
 class NoPolicyTest(RalonTestCase):
 
     def setUp(self):
@@ -1365,9 +1489,10 @@ class NoPolicyTest(RalonTestCase):
         for key in ("policy", "root", "backend", "seal", "error"):
             self.assertIsNone(doc[key], key)
         self.assertIs(doc["enforceable"], True)
+        self.assertIs(doc["guard"], False)
         self.assertEqual(doc["reason"], "no agent.lock here: the command would run unchanged")
         self.assertEqual([k for k, v in doc.items() if v != [] and k not in
-                          ("policy", "root", "backend", "reason", "seal", "enforceable",
+                          ("policy", "root", "backend", "reason", "seal", "guard", "enforceable",
                            "error")], [], r)
         # Without it, the command runs unchanged and its status is ralon's.
         r = self.run_ralon(*cmd, cwd=empty)
@@ -1386,8 +1511,9 @@ class NoPolicyTest(RalonTestCase):
         root = self.project("protect: [a.txt]\n", files=["a.txt"], dirs=["sub"])
         os.symlink("agent.lock", os.path.join(root, "sub", "agent.lock"))
         sub = os.path.join(root, "sub")
-        msg = ("ralon: cannot tell whether %s/agent.lock exists: "
-               "Too many levels of symbolic links\n" % sub)
+        msg = not_a_policy(sub + "/agent.lock",
+                           "a symbolic link that leads nowhere (to agent.lock, through too "
+                           "many links)")
         self.assertFails(self.run_ralon("check", "x", cwd=sub), err=msg)
         marker = os.path.join(self.base, "ran")
         r = self.run_ralon("run", "--if-policy", "--", "sh", "-c", 'echo > "$1"', "sh", marker,
@@ -1469,8 +1595,9 @@ class NoPolicyTest(RalonTestCase):
         os.symlink("agent.lock", os.path.join(root, "deep", "agent.lock"))
         logical = os.path.join(root, "deep", "sub")
         r = self.run_ralon(*run_if, cwd=outside, env=env(logical))
-        self.assertFails(r, err=("ralon: cannot tell whether %s/deep/agent.lock exists: Too many "
-                                 "levels of symbolic links\n" % root))
+        self.assertFails(r, err=not_a_policy(root + "/deep/agent.lock",
+                                             "a symbolic link that leads nowhere (to "
+                                             "agent.lock, through too many links)"))
         self.assertFalse(os.path.exists(marker))
         os.unlink(os.path.join(root, "deep", "agent.lock"))
         os.unlink(os.path.join(root, "sub"))

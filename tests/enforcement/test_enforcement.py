@@ -51,6 +51,7 @@ invoking user.
 import ctypes
 import errno
 import hashlib
+import itertools
 import json
 import os
 import pty as pty_module
@@ -2711,6 +2712,162 @@ class TestRacedSetup(Base):
         for backend in self.any_backend():
             with self.subTest(backend=backend):
                 self.race(backend, "hide", ["conf/secret.yml"], ["conf/secret.yml"], True)
+
+
+class TestPolicyNotAFile(Base):
+    """A distribution's wrapper runs `ralon run --if-policy -- AGENT`: an
+    agent.lock that is no regular file (a FIFO, a directory, a link that
+    leads nowhere) must not count as "no policy here" and start the agent
+    unprotected, nor as a reason to use the policy further up. Verified
+    from outside: the marker the command would write does not exist, and
+    ralon has not waited on the FIFO. Before, the command ran."""
+
+    KINDS = (("FIFO", "a FIFO", lambda p: os.mkfifo(p)),
+             ("directory", "a directory", lambda p: os.mkdir(p)),
+             ("dangling link", "a symbolic link that leads nowhere (to lock.yml)",
+              lambda p: os.symlink("lock.yml", p)))
+
+    def test_if_policy_does_not_start_the_command(self):
+        for user in self.users():
+            for (name, kind, make), above in itertools.product(self.KINDS, (False, True)):
+                with self.subTest(user=user, kind=name, policy_above=above):
+                    pr = self.project(user)
+                    if above:
+                        # A valid policy, which must not be used instead.
+                        with open(os.path.join(pr.code, "agent.lock"), "w") as f:
+                            f.write("protect: [nothing]\n")
+                    lock = os.path.join(pr.proj, "agent.lock")
+                    os.unlink(lock)
+                    make(lock)
+                    if USERS[user] is not None:
+                        os.lchown(lock, USERS[user], USERS[user])
+                    marker = os.path.join(pr.base, "ran")
+                    for backend in ([], ["--backend", "landlock"], ["--backend", "mount"]):
+                        argv = ([Tools.ralon, "run", "--if-policy"] + backend +
+                                ["--", "sh", "-c", 'echo ran > "$BASE/ran"'])
+                        r = run(argv, user, os.path.join(pr.proj, "src"), pr.env(), timeout=30)
+                        self.assertEqual(r.rc, 2, r)
+                        self.assertEqual(r.stderr, "ralon: %s is %s; a policy must be a regular "
+                                         "file. Which paths are protected here is unknown, so "
+                                         "ralon refuses to go on (make it the policy it should "
+                                         "be, or remove it and run `ralon init`)\n"
+                                         % (lock, kind), r)
+                        self.assertFalse(os.path.lexists(marker), r)
+
+
+def exchange(a, b):
+    """renameat2(a, b, RENAME_EXCHANGE), as an outside racer does it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                               ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if libc.renameat2(at_fdcwd, a.encode(), at_fdcwd, b.encode(), rename_exchange) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), a)
+
+
+class TestLandlockGrantIdentity(Base):
+    """A process outside the sandbox exchanges a protected directory
+    (conf/, `protect: [conf]`) with a sibling the carve-out grants (src/)
+    while `ralon run --backend landlock` starts. A grant opened by name
+    after the exchange puts the write rule on conf/. Each rule must land on
+    the object the plan listed, and a rename of a name the plan decided on
+    while the rules are made must stop the start: refused (exit 2, naming
+    the path), the command never runs.
+
+    The moment is made certain rather than hoped for: strace holds ralon
+    for a while right after it made the Landlock ruleset (the plan is
+    complete, no rule added yet), and the racer exchanges then. The
+    command asks for both directories to be put back before it writes
+    conf/secret.yml, which from outside must never change. Before the
+    grants were checked, the exchange after the plan won every time (and a
+    free-running racer, without strace, in about half of the runs)."""
+
+    DELAY_US = 300000
+
+    def start_held(self, pr, user, during):
+        """Runs the command under strace, calls during() while ralon is held
+        after making its ruleset, puts conf/ and src/ back when the command
+        asks (or when ralon has refused), and returns the result."""
+        strace = shutil.which("strace", path=SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to hold ralon at the moment of the race")
+        conf, src = os.path.join(pr.proj, "conf"), os.path.join(pr.proj, "src")
+        log = os.path.join(pr.tmp, "strace.log")
+        cmd = ('touch "$TMPDIR/pause"; while [ ! -e "$TMPDIR/paused" ]; do sleep 0.01; done; '
+               "echo '%s' >&2; echo forged >> conf/secret.yml; true" % STARTED)
+        argv = [strace, "-f", "-qq", "-o", log, "-e", "trace=landlock_create_ruleset", "-e",
+                "inject=landlock_create_ruleset:delay_exit=%d" % self.DELAY_US,
+                Tools.ralon, "run", "--backend", "landlock", "--", "sh", "-c", cmd]
+        p = subprocess.Popen(argv, cwd=pr.proj, env=pr.env(), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             errors="replace", preexec_fn=_preexec(USERS[user], False))
+        swapped = False
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                self.assertLess(time.monotonic(), deadline, "ralon never made its ruleset")
+                self.assertIsNone(p.poll(), "ralon ended before it made its ruleset")
+                if os.path.exists(log) and "handled_access_fs" in read_text(log):
+                    break
+                time.sleep(0.001)
+            swapped = during(conf, src)
+            while p.poll() is None and not os.path.exists(os.path.join(pr.tmp, "pause")):
+                self.assertLess(time.monotonic(), deadline, "neither refused nor started")
+                time.sleep(0.001)
+        finally:
+            if swapped:
+                exchange(conf, src)
+            open(os.path.join(pr.tmp, "paused"), "w").close()
+            out, err = p.communicate(timeout=TIMEOUT)
+        return Result(p.returncode, out, err)
+
+    def check(self, user, during, refusal):
+        pr = self.project(user)
+        lock = os.path.join(pr.proj, "agent.lock")
+        with open(lock, "w", encoding="utf-8") as f:
+            f.write("protect: [conf]\n")
+        if USERS[user] is not None:
+            os.lchown(lock, USERS[user], USERS[user])
+        secret = os.path.join(pr.proj, "conf", "secret.yml")
+        before = (read_text(secret), os.lstat(secret).st_ino)
+        r = self.start_held(pr, user, during)
+        self.assertEqual((read_text(secret), os.lstat(secret).st_ino), before,
+                         "the command started with conf/ writable: %r" % r)
+        self.assertNotIn(STARTED, r.stderr, r)
+        self.assertEqual(r.rc, 2, r)
+        self.assertRegex(r.stderr, r"(?m)^ralon: %s%s (changed|became the protected \S+) "
+                         r"while ralon started; refusing to run$"
+                         % (re.escape(pr.proj), "/" + refusal if refusal else ""), r)
+
+    def each_user(self):
+        users = [u for u in self.users() if self.available("landlock", u)]
+        if not users:
+            self.skipTest("no Landlock here")
+        return users
+
+    def test_exchanged_after_the_plan(self):
+        # The plan saw src/ as src/; by the time its rule is made, src
+        # names conf/. The rule must not land there.
+        def during(conf, src):
+            exchange(conf, src)
+            return True
+        for user in self.each_user():
+            with self.subTest(user=user):
+                self.check(user, during, "src")
+
+    def test_exchanged_and_back_while_the_rules_are_made(self):
+        # Each name leads to the object the plan listed again, but a racer
+        # that keeps exchanging may have been caught in the other state
+        # when the plan was made: a change of a directory of the project on
+        # the way refuses (its ctime, looked at when it was listed).
+        def during(conf, src):
+            exchange(conf, src)
+            exchange(conf, src)
+            return False
+        for user in self.each_user():
+            with self.subTest(user=user):
+                self.check(user, during, None)
 
 
 class TestPlantedPolicy(Base):

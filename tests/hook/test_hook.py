@@ -617,6 +617,16 @@ class HookTest(unittest.TestCase):
         make_project(cls.root, POLICY)
         make_project(cls.nolock, None)
         make_project(cls.bad, BAD_POLICY)
+        # agent.lock there is no regular file (a FIFO, a directory) with a
+        # valid policy above it that must not be reached instead.
+        cls.not_files = os.path.join(cls.base, "not-files")
+        make_project(cls.not_files, POLICY)
+        cls.fifo = os.path.join(cls.not_files, "fifo")
+        make_project(cls.fifo, None)
+        os.mkfifo(os.path.join(cls.fifo, "agent.lock"))
+        cls.dirlock = os.path.join(cls.not_files, "dir")
+        make_project(cls.dirlock, None)
+        os.mkdir(os.path.join(cls.dirlock, "agent.lock"))
         os.makedirs(cls.out)
         os.makedirs(cls.home)
         cls.env = clean_env(cls.home)
@@ -750,6 +760,30 @@ class HookTest(unittest.TestCase):
                 case = Case(agent, fixture)
                 res = self.run_case(case, root=self.bad)
                 self.assertAnswer(case.dialect, res, reason)
+
+    def test_policy_not_a_file_refuses(self):
+        """An agent.lock that is no regular file: every write is refused with
+        what it is, as for one that cannot be read, and no hook call hangs on
+        a FIFO. Neither is passed by for the policy above (which would allow
+        src/main.c) nor taken for "no policy" (which would allow all)."""
+        for root, kind in ((self.fifo, "a FIFO"), (self.dirlock, "a directory")):
+            message = ("%s/agent.lock is %s; a policy must be a regular file. Which paths "
+                       "are protected here is unknown, so ralon refuses to go on (make it "
+                       "the policy it should be, or remove it and run `ralon init`)"
+                       % (root, kind))
+            for agent, fixture in (("claude", "write_abs"), ("claude", "write_allowed"),
+                                   ("claude", "bash_redirect"), ("codex", "apply_patch_several"),
+                                   ("gemini", "write_file_abs"), ("copilot", "create_object"),
+                                   ("cursor", "write_path"), ("cline", "editor"),
+                                   ("windsurf", "pre_write_code"), ("opencode", "write"),
+                                   ("qwen", "write_file")):
+                with self.subTest(kind=kind, fixture="%s/%s" % (agent, fixture)):
+                    case = Case(agent, fixture)
+                    res = self.run_case(case, root=root)
+                    self.assertAnswer(case.dialect, res, POLICY_ERROR.format(message))
+            with self.subTest(kind=kind, fixture="claude/read"):
+                case = Case("claude", "read")
+                self.assertAnswer(case.dialect, self.run_case(case, root=root), None)
 
     def test_malformed_policy_read_allowed(self):
         for agent, fixture in (("claude", "read"), ("cursor", "before_read_file"),

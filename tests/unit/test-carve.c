@@ -160,6 +160,18 @@ START_TEST(carve_seed_example) {
   /* Symbolic links are never granted through (row 33). */
   ck_assert(!has_grant(&c, "/home/dev/proj/link.tsx"));
   ck_assert_uint_eq(c.n_grants, 7);
+  /* Each grant carries the identity the lister gave it: landlock_apply
+   * puts the rule on that object only, whatever the name leads to by
+   * then (an outside RENAME_EXCHANGE of src/ and a protected directory). */
+  for (size_t i = 0; i < c.n_grants; i++) {
+    const Node *node = NULL;
+    for (size_t k = 0; k < ELEMENTSOF(tree) && node == NULL; k++) {
+      node = streq(tree[k].path, c.grants[i].path) ? &tree[k] : NULL;
+    }
+    ck_assert_ptr_nonnull(node);
+    ck_assert_msg(c.grants[i].dev == node->dev && c.grants[i].ino == node->ino, "%s",
+                  c.grants[i].path);
+  }
   /* A file another name may reach gets no rule (a rule follows the file
    * to every name), and the plan says so. */
   ck_assert(!has_grant(&c, "/home/dev/proj/linked.yml"));
@@ -231,12 +243,18 @@ START_TEST(carve_withholds_bind_mounts_from_protected_dirs) {
   PlanTarget t[2] = {target("/home/dev/proj/agent.lock", F, 1, 17),
                      target("/home/dev/proj/tests/golden", D, 1, 40)};
   CarveGrant grants[] = {
-      {(char *)"/home/dev/alias", true, true},   /* bind from inside golden */
-      {(char *)"/home/dev/other", true, true},   /* bind from elsewhere */
-      {(char *)"/home/dev/whole", true, true},   /* golden itself, bound */
-      {(char *)"/tmp", true, true},              /* another filesystem */
-      {(char *)"/home/dev/plain", true, true},   /* no mount at all */
-      {(char *)"/home/dev/file", false, true},   /* a file: not judged here */
+      /* a bind from inside golden */
+      {.path = (char *)"/home/dev/alias", .is_dir = true, .exact = true},
+      /* a bind from elsewhere */
+      {.path = (char *)"/home/dev/other", .is_dir = true, .exact = true},
+      /* golden itself, bound */
+      {.path = (char *)"/home/dev/whole", .is_dir = true, .exact = true},
+      /* another filesystem */
+      {.path = (char *)"/tmp", .is_dir = true, .exact = true},
+      /* no mount at all */
+      {.path = (char *)"/home/dev/plain", .is_dir = true, .exact = true},
+      /* a file: not judged here */
+      {.path = (char *)"/home/dev/file", .is_dir = false, .exact = true},
   };
   Carve c = {0};
   c.grants = xmalloc(sizeof(grants));

@@ -8,7 +8,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "matcher.h"
@@ -838,7 +840,6 @@ START_TEST(test_find_walks_up) {
   make_dir(dir, "a");
   make_dir(dir, "a/b");
   make_dir(dir, "a/b/c");
-  make_dir(dir, "a/b/agent.lock"); /* a directory: not a policy */
   write_text(dir, "a/agent.lock", "protect: [x]\n");
   _cleanup_free_ char *start = xasprintf("%s/a/b/c", dir);
   _cleanup_free_ char *want = xasprintf("%s/a/agent.lock", dir);
@@ -895,24 +896,148 @@ START_TEST(test_find_symlink) {
   _cleanup_free_ char *outer = xasprintf("%s/agent.lock", dir);
   write_text(dir, "agent.lock", "protect: [outer]\n");
 
-  /* A dangling symlink is no policy: the walk goes on upwards. */
+  /* A dangling symlink is no policy, and the walk does not pass it by
+   * for the one above (test_find_not_a_file). */
   _cleanup_free_ char *link = xasprintf("%s/p/agent.lock", dir);
   ck_assert_int_eq(symlink("/nonexistent/ralon-test", link), 0);
   _cleanup_free_ char *start = xasprintf("%s/p/q", dir);
   char *found = NULL;
   _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(policy_find(start, &found, &err), -EINVAL);
+  ck_assert_ptr_null(found);
+  error_clear(&err);
+  /* Without it, the walk goes on upwards. */
+  ck_assert_int_eq(unlink(link), 0);
   ck_assert_int_eq(policy_find(start, &found, &err), 0);
   ck_assert_str_eq(found, outer);
   free(found);
   found = NULL;
 
   /* A symlink to a regular file is one (like the Rust ralon's is_file()). */
-  ck_assert_int_eq(unlink(link), 0);
   ck_assert_int_eq(symlink(target, link), 0);
   ck_assert_int_eq(policy_find(start, &found, &err), 0);
   ck_assert_str_eq(found, link);
   free(found);
 
+  rm_rf(dir);
+}
+END_TEST
+
+/* How each kind of non-regular agent.lock is made in `dir`, and what the
+ * message calls it. */
+static const struct {
+  const char *name;
+  const char *kind;
+} not_a_file_rows[] = {
+    {"directory", "a directory"},
+    {"fifo", "a FIFO"},
+    {"socket", "a socket"},
+    {"device", "a device"},
+    {"dangling", "a symbolic link that leads nowhere (to gone/x)"},
+    {"through a file", "a symbolic link that leads nowhere (to file/x)"},
+    {"loop", "a symbolic link that leads nowhere (to agent.lock, through too many links)"},
+    {"link to a directory", "a symbolic link to sub, a directory"},
+    {"link to a fifo", "a symbolic link to fifo, a FIFO"},
+};
+
+static void make_symlink(const char *dir, const char *rel, const char *target) {
+  _cleanup_free_ char *path = xasprintf("%s/%s", dir, rel);
+  ck_assert_int_eq(symlink(target, path), 0);
+}
+
+static void make_not_a_file(const char *dir, const char *name) {
+  _cleanup_free_ char *lock = xasprintf("%s/agent.lock", dir);
+  if (streq(name, "directory")) {
+    make_dir(dir, "agent.lock");
+  } else if (streq(name, "fifo")) {
+    ck_assert_int_eq(mkfifo(lock, 0644), 0);
+  } else if (streq(name, "socket")) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    ck_assert_int_ge(fd, 0);
+    ck_assert_uint_lt(strlen(lock), sizeof(sa.sun_path));
+    strcpy(sa.sun_path, lock);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    close(fd);
+  } else if (streq(name, "device")) {
+    make_symlink(dir, "agent.lock", "/dev/null"); /* mknod needs privileges */
+  } else if (streq(name, "dangling")) {
+    make_symlink(dir, "agent.lock", "gone/x");
+  } else if (streq(name, "through a file")) {
+    write_text(dir, "file", "x");
+    make_symlink(dir, "agent.lock", "file/x");
+  } else if (streq(name, "loop")) {
+    make_symlink(dir, "agent.lock", "agent.lock");
+  } else if (streq(name, "link to a directory")) {
+    make_symlink(dir, "agent.lock", "sub");
+  } else if (streq(name, "link to a fifo")) {
+    _cleanup_free_ char *fifo = xasprintf("%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+    make_symlink(dir, "agent.lock", "fifo");
+  }
+}
+
+START_TEST(test_find_not_a_file) {
+  /* Each kind, with a valid policy above it that the walk must not reach:
+   * an error naming the file and what it is (never "none", which would
+   * let `run --if-policy` start the agent unprotected), for finding,
+   * discovering and policy_check_file alike. Nothing is opened, so the
+   * FIFO cannot block. */
+  const char *name = not_a_file_rows[_i].name;
+  _cleanup_free_ char *dir = make_tmpdir();
+  write_text(dir, "agent.lock", "protect: [x]\n");
+  make_dir(dir, "p");
+  make_dir(dir, "p/sub");
+  _cleanup_free_ char *p = xasprintf("%s/p", dir);
+  make_not_a_file(p, name);
+  _cleanup_free_ char *lock = xasprintf("%s/p/agent.lock", dir);
+  const char *kind = not_a_file_rows[_i].kind;
+  if (streq(name, "device")) {
+    kind = "a symbolic link to /dev/null, a device";
+  }
+  _cleanup_free_ char *want = xasprintf(
+      "%s is %s; a policy must be a regular file. Which paths are protected here is unknown, "
+      "so ralon refuses to go on (make it the policy it should be, or remove it and run "
+      "`ralon init`)",
+      lock, kind);
+
+  _cleanup_error_ Error e1 = {0};
+  ck_assert_int_eq(policy_check_file(lock, &e1), -EINVAL);
+  ck_assert_int_eq(e1.errnum, EINVAL);
+  ck_assert_str_eq(e1.message, want);
+
+  _cleanup_free_ char *start = xasprintf("%s/p/sub", dir);
+  char *found = NULL;
+  _cleanup_error_ Error e2 = {0};
+  ck_assert_int_eq(policy_find(start, &found, &e2), -EINVAL);
+  ck_assert_ptr_null(found);
+  ck_assert_str_eq(e2.message, want);
+
+  Policy *pol = NULL;
+  _cleanup_error_ Error e3 = {0};
+  ck_assert_int_eq(policy_discover(start, &pol, &e3), -EINVAL);
+  ck_assert_ptr_null(pol);
+  ck_assert_str_eq(e3.message, want);
+
+  rm_rf(dir);
+}
+END_TEST
+
+START_TEST(test_check_file) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  _cleanup_free_ char *lock = xasprintf("%s/agent.lock", dir);
+  _cleanup_error_ Error err = {0};
+  /* Nothing there: -ENOENT, err untouched. */
+  ck_assert_int_eq(policy_check_file(lock, &err), -ENOENT);
+  ck_assert_ptr_null(err.message);
+  /* A regular file, and a link to one. */
+  write_text(dir, "agent.lock", "protect: [x]\n");
+  ck_assert_int_eq(policy_check_file(lock, &err), 0);
+  _cleanup_free_ char *real = xasprintf("%s/real.lock", dir);
+  ck_assert_int_eq(rename(lock, real), 0);
+  make_symlink(dir, "agent.lock", "real.lock");
+  ck_assert_int_eq(policy_check_file(lock, &err), 0);
+  ck_assert_ptr_null(err.message);
   rm_rf(dir);
 }
 END_TEST
@@ -1145,6 +1270,8 @@ static Suite *policy_suite(void) {
   tcase_add_test(tc, test_load_not_a_file);
   tcase_add_test(tc, test_find_walks_up);
   tcase_add_test(tc, test_find_symlink);
+  tcase_add_loop_test(tc, test_find_not_a_file, 0, (int)ELEMENTSOF(not_a_file_rows));
+  tcase_add_test(tc, test_check_file);
   tcase_add_test(tc, test_find_errors);
   tcase_add_test(tc, test_find_none);
   tcase_add_test(tc, test_discover);

@@ -486,6 +486,100 @@ START_TEST(landlock_apply_refuses_a_grant_that_became_protected) {
 }
 END_TEST
 
+/* ---- landlock_apply: a grant exchanged with a directory ------------------
+ * d/conf is protected; d/src and d/docs are granted directories, whose
+ * plan identity is getdents' (CarveGrant.exact). Between the plan and the
+ * rules an outside process exchanges (RENAME_EXCHANGE) d/src with another
+ * directory: opened by name, the grant would get the rule of whatever is
+ * there now. landlock_apply must refuse, naming the grant; with the
+ * protected directory, saying so. */
+
+static void landlock_after_exchange(FILE *out, void *userdata) {
+  const char *const *args = userdata; /* tree, the name d/src is exchanged with */
+  int abi = sys_landlock_abi();
+  if (abi < 1) {
+    const char *need = getenv("RALON_REQUIRE_BACKENDS");
+    fprintf(out, "%s Landlock is not available here\n",
+            need != NULL && strstr(need, "landlock") ? "ERROR" : "SKIP");
+    return;
+  }
+  PlanTarget *target = xcalloc(1, sizeof(*target));
+  target->path_owned = path_join(args[0], "d/conf");
+  target->path = target->path_owned;
+  target->relative = "d/conf";
+  struct stat st;
+  if (stat(target->path, &st) < 0) {
+    fprintf(out, "ERROR stat: %s\n", strerror(errno));
+    plan_targets_free(target, 1);
+    return;
+  }
+  target->dev = st.st_dev;
+  target->ino = st.st_ino;
+  target->mode = st.st_mode;
+  Plan plan;
+  Error err = {0};
+  if (plan_build(BACKEND_LANDLOCK, target, 1, sys_list_dir, NULL, &plan, &err) < 0) {
+    fprintf(out, "ERROR plan: %s\n", err.message);
+    return;
+  }
+  _cleanup_free_ char *src = path_join(args[0], "d/src");
+  _cleanup_free_ char *other = args[1] != NULL ? path_join(args[0], args[1]) : NULL;
+  if (other != NULL && syscall(SYS_renameat2, AT_FDCWD, src, AT_FDCWD, other, 2u) < 0) {
+    fprintf(out, "ERROR exchange: %s\n", strerror(errno));
+    return;
+  }
+  if (landlock_apply(&plan, abi, false, &err) == 0) {
+    fputs("applied\n", out);
+  } else {
+    char *m = err.message;
+    for (char *at; (at = strstr(m, args[0])) != NULL;) {
+      fprintf(out, "%.*sT", (int)(at - m), m);
+      m = at + strlen(args[0]);
+    }
+    fprintf(out, "%s\n", m);
+  }
+  error_clear(&err);
+  plan_clear(&plan);
+}
+
+static char *landlock_exchanging(const char *test, const char *with) {
+  _cleanup_free_ char *t = make_tmpdir();
+  make_dir(t, "d");
+  make_dir(t, "d/conf");
+  make_file(t, "d/conf/secret", "protected\n");
+  make_dir(t, "d/src");
+  make_dir(t, "d/docs");
+  const char *args[] = {t, with};
+  return run_in_child(test, landlock_after_exchange, args);
+}
+
+START_TEST(landlock_apply_directories_unchanged) {
+  _cleanup_free_ char *got = landlock_exchanging(__func__, NULL);
+  if (got != NULL) {
+    ck_assert_str_eq(got, "applied\n");
+  }
+}
+END_TEST
+
+START_TEST(landlock_apply_refuses_a_grant_exchanged_with_the_protected_dir) {
+  _cleanup_free_ char *got = landlock_exchanging(__func__, "d/conf");
+  if (got != NULL) {
+    ck_assert_str_eq(got, "T/d/src became the protected T/d/conf while ralon started; "
+                          "refusing to run\n");
+  }
+}
+END_TEST
+
+START_TEST(landlock_apply_refuses_a_grant_exchanged_with_another) {
+  /* Both granted, but the rule would land on another object than the
+   * plan decided on: refused all the same (the plan checked that one). */
+  _cleanup_free_ char *got = landlock_exchanging(__func__, "d/docs");
+  if (got != NULL) {
+    ck_assert_str_eq(got, "T/d/src changed while ralon started; refusing to run\n");
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sys");
   TCase *tc = tcase_create("core");
@@ -508,6 +602,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, landlock_write_access_by_abi);
   tcase_add_test(tc, landlock_apply_unchanged);
   tcase_add_test(tc, landlock_apply_refuses_a_grant_that_became_protected);
+  tcase_add_test(tc, landlock_apply_directories_unchanged);
+  tcase_add_test(tc, landlock_apply_refuses_a_grant_exchanged_with_the_protected_dir);
+  tcase_add_test(tc, landlock_apply_refuses_a_grant_exchanged_with_another);
   suite_add_tcase(s, tc);
   return s;
 }

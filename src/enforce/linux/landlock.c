@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "enforce/linux/sys.h"
+#include "path.h"
+#include "policy.h"
 
 
 /* Rights that apply to a file (a rule on a file may hold no others). */
@@ -130,33 +132,61 @@ static void fd_batch_add(FdBatch *b, int fd) {
   b->fds[b->n++] = fd;
 }
 
+/* The grant's name leads to `st`, another object than the plan listed:
+ * an outside rename since (RENAME_EXCHANGE with a protected directory,
+ * say). Says which protected path it became, if one. */
+static int grant_changed(const TargetId *ids, size_t n_ids, const CarveGrant *g,
+                         const struct stat *st, Error *err) {
+  const PlanTarget *t = find_target(ids, n_ids, st);
+  if (t != NULL) {
+    return error_set(err, ESTALE,
+                     _("%s became the protected %s while ralon started; refusing to run"),
+                     g->path, t->path);
+  }
+  return error_set(err, ESTALE, _("%s changed while ralon started; refusing to run"), g->path);
+}
+
 /* One grant, opened through its (already open) directory and never
- * through a symbolic link. The rule lands on whatever inode is opened, so
- * that inode must be the one the plan checked: either the plan's identity
- * is the entry's own (g->exact, a directory) and the entry is opened
- * without crossing a mount point, or its identity is checked again now
- * that it is open. A file is always checked again: a rule on a file that
- * has gained another name (a hard link, a mount on it) since the plan
- * would reach it there too. */
+ * through a symbolic link. The rule lands on whatever inode is opened, and
+ * the name may lead elsewhere than when the plan listed it, so that inode
+ * must be the one the plan listed (g->dev, g->ino): otherwise refuse.
+ * Where the plan's identity is the entry's own (g->exact, a directory),
+ * the entry is opened without crossing a mount point and one fstat(2)
+ * compares it: that look cannot be saved, since the lister's identity is
+ * exact only for the moment it listed, and nothing else proves what the
+ * descriptor is. Otherwise (a file, a mount point) it is statx()ed the
+ * careful way: a rule on a file that has gained another name (a hard link,
+ * a mount on it) since the plan would reach it there too. */
 static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t handled,
                      const CarveGrant *g, int dirfd, const struct stat *chain, size_t n_chain,
                      FdBatch *opened, Error *err) {
   const char *name = dirfd >= 0 ? strrchr(g->path, '/') + 1 : g->path;
+  bool mount_point = false;
   if (g->exact && g->is_dir && dirfd >= 0) {
     int fd = open_same_mount(dirfd, name);
     if (fd < 0 && errno == ENOENT) {
       return 0; /* gone since the plan was made: nothing to grant */
     }
+    mount_point = fd < 0 && errno == EXDEV;
     if (fd >= 0) {
       fd_batch_add(opened, fd);
-      uint64_t allowed = g->is_dir ? handled : (handled & FILE_RIGHTS);
-      if (sys_landlock_add_path_rule(ruleset, fd, allowed) == 0) {
-        return 0;
+      struct stat st;
+      if (fstat(fd, &st) < 0) {
+        return error_set(err, errno, _("cannot open %s for a Landlock rule: %m"), g->path);
       }
-      if (errno != EINVAL) {
-        return error_set(err, errno, _("cannot add the Landlock rule for %s: %m"), g->path);
+      if (st.st_dev == g->dev && st.st_ino == g->ino) {
+        if (sys_landlock_add_path_rule(ruleset, fd, handled) == 0) {
+          return 0;
+        }
+        if (errno != EINVAL) {
+          return error_set(err, errno, _("cannot add the Landlock rule for %s: %m"), g->path);
+        }
+        /* EINVAL: no longer the kind of object the plan saw. */
+      } else if (st.st_dev == g->dev) {
+        return grant_changed(ids, n_ids, g, &st, err);
       }
-      /* EINVAL: no longer the kind of object the plan saw. */
+      /* On another device, not crossing a mount: a btrfs subvolume, whose
+       * identity getdents does not give. */
     }
     /* EXDEV, a mount point, and everything else: the careful way. */
   }
@@ -176,12 +206,14 @@ static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t ha
   if (S_ISLNK(st.st_mode) || aliased) {
     return 0; /* no rule: read-only while the agent runs */
   }
-  /* Never a grant on a protected object, whatever name reached it. */
-  const PlanTarget *t = find_target(ids, n_ids, &st);
-  if (t != NULL) {
-    return error_set(err, ESTALE,
-                     _("%s became the protected %s while ralon started; refusing to run"),
-                     g->path, t->path);
+  /* Another object than the plan listed, unless the plan could not know
+   * this one's identity: getdents gives that of the directory under a
+   * mount point, and the parent's device for a btrfs subvolume. Those are
+   * judged by what they are now, below. Never a grant on a protected
+   * object, whatever name reached it. */
+  bool other = st.st_dev != g->dev || st.st_ino != g->ino;
+  if ((other && !mount_point && st.st_dev == g->dev) || find_target(ids, n_ids, &st) != NULL) {
+    return grant_changed(ids, n_ids, g, &st, err);
   }
   /* Nor on a directory of the chain: a rule there would cover everything
    * below it, protected paths included (a bind mount of one, seen here
@@ -194,6 +226,48 @@ static int add_grant(const TargetId *ids, size_t n_ids, int ruleset, uint64_t ha
   uint64_t allowed = S_ISDIR(st.st_mode) ? handled : (handled & FILE_RIGHTS);
   if (sys_landlock_add_path_rule(ruleset, fd, allowed) < 0) {
     return error_set(err, errno, _("cannot add the Landlock rule for %s: %m"), g->path);
+  }
+  return 0;
+}
+
+/* Whether a directory of the project on the way changed since the lister
+ * opened it: an entry made, removed or renamed there (RENAME_EXCHANGE
+ * included) changes its ctime. Each rule is on the object the plan listed,
+ * but the plan itself may be a passing state: a protected directory
+ * exchanged with a granted one just before it was listed, and put back
+ * once the agent runs, gets its rule from the granted name. A racer that
+ * keeps exchanging is seen here; one exchange before the start and one
+ * after it are not (nothing can tell that from a tree arranged so). One
+ * fstat(2) per directory: since Linux 6.13 a ctime that was looked at is
+ * updated with a fine-grained time at the next change, so a change within
+ * the same clock tick is seen too (on older kernels it may not be).
+ * Inside the project only: any change there counts, and above it (a busy
+ * /tmp, a home directory) unrelated files come and go often enough to
+ * refuse safe starts; the grants there are still checked one by one. */
+static int check_unchanged(const Plan *plan, Error *err) {
+  const Carve *c = &plan->carve;
+  /* The project root: where agent.lock, always a target, is. */
+  _cleanup_free_ char *root = NULL;
+  for (size_t i = 0; i < plan->n_targets && root == NULL; i++) {
+    const PlanTarget *t = &plan->targets[i];
+    if (t->relative != NULL && streq(t->relative, POLICY_FILE_NAME)) {
+      root = path_dirname(t->link != NULL ? t->link : t->path);
+    }
+  }
+  for (size_t i = 0; i < c->n_restricted; i++) {
+    const OpenDir *d = &plan->restricted_open[i];
+    struct stat st;
+    if (d->fd < 0 || (root != NULL && path_relative(root, c->restricted[i]) == NULL)) {
+      continue;
+    }
+    if (fstat(d->fd, &st) < 0) {
+      return error_set(err, errno, _("cannot open %s for the Landlock rules: %m"),
+                       c->restricted[i]);
+    }
+    if (st.st_ctim.tv_sec != d->ctime.tv_sec || st.st_ctim.tv_nsec != d->ctime.tv_nsec) {
+      return error_set(err, ESTALE, _("%s changed while ralon started; refusing to run"),
+                       c->restricted[i]);
+    }
   }
   return 0;
 }
@@ -279,6 +353,9 @@ int landlock_apply(const Plan *plan, int abi, bool seal, Error *err) {
       }
     }
     r = add_grant(ids, n_ids, ruleset, handled, g, dirfd, chain, n_chain, &opened, err);
+  }
+  if (r == 0 && plan->restricted_open != NULL) {
+    r = check_unchanged(plan, err);
   }
   fd_batch_flush(&opened);
   size_t n_open = 0;

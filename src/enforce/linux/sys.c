@@ -546,7 +546,11 @@ static int list_dir(const char *dir, ScannedDirs *kept, const ScanResult *scan, 
   dot->ino = self.st_ino;
   dot->mode = self.st_mode;
   dot->exact = true;
+  /* The entries are from when the ctime was looked at: the scan's, for a
+   * directory it listed (OpenDir.ctime). */
+  struct timespec ctime = self.st_ctim;
   if (listing != NULL && listing->dev == self.st_dev && listing->ino == self.st_ino) {
+    ctime = listing->ctime;
     for (size_t i = 0; i < listing->n_entries && r == 0; i++) {
       const ScanEntry *se = &listing->entries[i];
       const char *name = listing->names + se->name;
@@ -584,7 +588,7 @@ static int list_dir(const char *dir, ScannedDirs *kept, const ScanResult *scan, 
   if (kept != NULL && kept->keep_dirs) {
     KeptDir *k = grow_array(&kept->kept, &kept->n_kept, &kept->cap_kept, sizeof(KeptDir));
     k->path = xstrdup(dir);
-    k->dir = (OpenDir){steal_fd(&fd), self.st_dev, self.st_ino};
+    k->dir = (OpenDir){steal_fd(&fd), self.st_dev, self.st_ino, ctime};
   }
   *ret = v;
   *ret_n = n;
