@@ -421,11 +421,11 @@ START_TEST(new_names_under_the_landlock_backend) {
   names_targets(t);
   /* /p, /p/migrations and /p/tests are on the chain; src and docs are
    * granted, and so are a file and a directory outside the project. */
-  CarveGrant grants[] = {{(char *)"/p/src", true, true},
-                         {(char *)"/p/docs", true, true},
-                         {(char *)"/p/README.md", false, true},
-                         {(char *)"/p/tests/unit", true, true},
-                         {(char *)"/usr", true, true}};
+  CarveGrant grants[] = {{.path = (char *)"/p/src", .is_dir = true, .exact = true},
+                         {.path = (char *)"/p/docs", .is_dir = true, .exact = true},
+                         {.path = (char *)"/p/README.md", .is_dir = false, .exact = true},
+                         {.path = (char *)"/p/tests/unit", .is_dir = true, .exact = true},
+                         {.path = (char *)"/usr", .is_dir = true, .exact = true}};
   Plan plan = {.backend = BACKEND_LANDLOCK, .targets = t, .n_targets = 5};
   plan.carve.grants = grants;
   plan.carve.n_grants = ELEMENTSOF(grants);
