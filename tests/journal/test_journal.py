@@ -230,7 +230,7 @@ class JournalTest(unittest.TestCase):
                 p = self.project(uid=uid)
                 secret = os.path.join(p.root, "secret.txt")
                 r = p.run("run", "--backend", "mount", "-q", "--", "sleep", "30",
-                          launcher="(sleep 1; cp secret.txt x && mv x secret.txt) &")
+                          launcher="{ (sleep 1; cp secret.txt x && mv x secret.txt) & }")
                 self.assertEqual(r.returncode, 125, r.stderr)
                 recs = JOURNAL.records({"MESSAGE_ID": ID_STOP, "RALON_ROOT": p.root})
                 self.assertEqual(len(recs), 1, recs)
@@ -242,8 +242,8 @@ class JournalTest(unittest.TestCase):
     def test_pause_and_resume(self):
         p = self.project(uid=NOBODY)
         r = p.run("run", "--backend", "mount", "-q", "--", "sleep", "3",
-                  launcher='(sleep 1; "%s" pause -- sh -c "cp secret.txt x && mv x secret.txt")'
-                  ' >/dev/null &' % p.ralon)
+                  launcher='{ (sleep 1; "%s" pause -- sh -c "cp secret.txt x && mv x secret.txt")'
+                  ' >/dev/null & }' % p.ralon)
         self.assertEqual(r.returncode, 0, r.stderr)
         recs = JOURNAL.records({"MESSAGE_ID": ID_PAUSE, "RALON_ROOT": p.root}, want=2)
         self.assertEqual([x["RALON_ACTION"] for x in recs], ["pause", "resume"], recs)
