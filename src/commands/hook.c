@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* `ralon hook check | install | uninstall | list`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "commands.h"
+#include "commands/common.h"
+#include "enforce/enforce.h"
+#if defined(__linux__)
+#include "enforce/linux/apparmor.h"
+#include "enforce/linux/guard.h"
+#endif
+#include "enforce/unguarded.h"
+#include "hook/decision.h"
+#include "hook/hook.h"
+#include "hook/install.h"
+#include "json.h"
+#include "log.h"
+#include "matcher.h"
+#include "output.h"
+#include "path.h"
+#include "policy.h"
+#include "scan.h"
+
+/* ---- hook ------------------------------------------------------------- */
+
+static int hook_check_command(const Options *o, Error *err) {
+  Agent agent = _AGENT_INVALID;
+  if (o->n_agents > 1) {
+    return error_set(err, EINVAL, _("`ralon hook check` takes one --agent"));
+  }
+  if (o->n_agents == 1) {
+    agent = agent_from_string(o->agents[0]);
+    if (agent < 0) {
+      return error_set(err, EINVAL, _("unknown agent `%s`"), o->agents[0]);
+    }
+  }
+  _cleanup_free_ char *payload = NULL;
+  size_t len = 0;
+  int r = read_fd_limited(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &len);
+  if (r < 0) {
+    /* Too big or unreadable: a length hook_check refuses unread. */
+    len = r == -EFBIG ? HOOK_MAX_PAYLOAD : 0;
+  }
+  HookAnswer a;
+  hook_check(payload ? payload : "", len, agent, o->dir, &a);
+  if (a.out != NULL) {
+    fputs(a.out, stdout);
+  }
+  if (a.err != NULL) {
+    (void)output_flush_stdout();
+    fputs(a.err, stderr);
+  }
+  int code = a.exit_code;
+  hook_answer_clear(&a);
+  return code;
+}
+
+/* Hooks go into the project the policy governs; without a policy (or
+ * before `init` wrote one), into -C DIR or the working directory. A
+ * broken agent.lock still names its project. */
+static char *hook_root(const Options *o, Error *err) {
+  _cleanup_free_ char *file = NULL;
+  Error e = {0};
+  int r = policy_find(o->dir, &file, &e);
+  if (r < 0 && r != -ENOENT) {
+    /* Reached through a link along which another policy applies, an
+     * agent.lock that is no regular file, one that cannot be looked at:
+     * which project this is must not be guessed. */
+    error_set(err, e.errnum, "%s", e.message);
+    error_clear(&e);
+    return NULL;
+  }
+  error_clear(&e);
+  if (r == 0) {
+    return path_dirname(file);
+  }
+  char *dir = path_absolute(NULL, o->dir ? o->dir : ".");
+  if (dir == NULL) {
+    error_set(err, errno, _("cannot determine the working directory: %m"));
+  }
+  return dir;
+}
+
+/* --agent: none or `auto`, the agents found in the project or in home;
+ * `all`; or names. */
+static int hook_selection(const Options *o, const char *root, const char *home,
+                          bool ret[_AGENT_MAX], Error *err) {
+  for (int a = 0; a < _AGENT_MAX; a++) {
+    ret[a] = false;
+  }
+  if (o->n_agents == 0) {
+    hook_detect(root, home, ret);
+    return 0;
+  }
+  for (size_t i = 0; i < o->n_agents; i++) {
+    const char *name = o->agents[i];
+    bool found[_AGENT_MAX];
+    if (streq(name, "auto") || streq(name, "all")) {
+      if (streq(name, "auto")) {
+        hook_detect(root, home, found);
+      }
+      for (int a = 0; a < _AGENT_MAX; a++) {
+        ret[a] |= streq(name, "all") || found[a];
+      }
+      continue;
+    }
+    Agent a = agent_from_string(name);
+    if (a < 0) {
+      return error_set(err, EINVAL, _("unknown agent `%s`"), name);
+    }
+    ret[a] = true;
+  }
+  return 0;
+}
+
+static const char *hook_change_verb(HookChangeKind k, bool dry_run) {
+  switch (k) {
+  case HOOK_CHANGE_WROTE:
+    return dry_run ? _("would write") : _("wrote");
+  case HOOK_CHANGE_UPDATED:
+    return dry_run ? _("would update") : _("updated");
+  case HOOK_CHANGE_UNCHANGED:
+    return _("unchanged");
+  case HOOK_CHANGE_REMOVED:
+    return dry_run ? _("would remove") : _("removed");
+  case HOOK_CHANGE_ABSENT:
+    return _("not installed");
+  case _HOOK_CHANGE_MAX:
+  case _HOOK_CHANGE_INVALID:
+    break;
+  }
+  return "";
+}
+
+int hook_install_command(const Options *o, bool remove, Error *err) {
+  _cleanup_free_ char *root = hook_root(o, err);
+  if (root == NULL) {
+    return -1;
+  }
+  const char *home = getenv("HOME");
+  bool selected[_AGENT_MAX];
+  if (hook_selection(o, root, home, selected, err) < 0) {
+    return -1;
+  }
+  json_object *list = o->json ? json_object_new_array() : NULL;
+  bool failed = false, changed = false;
+  for (int i = 0; i < _AGENT_MAX; i++) {
+    Agent a = (Agent)i;
+    if (!selected[a]) {
+      continue;
+    }
+    HookChange c;
+    _cleanup_error_ Error e = {0};
+    if (hook_install(a, root, home, o->user, remove, o->dry_run, &c, &e) < 0) {
+      /* One unreadable file does not stop the other agents. */
+      print_error("%s", e.message);
+      failed = true;
+      continue;
+    }
+    bool change = c.kind != HOOK_CHANGE_UNCHANGED && c.kind != HOOK_CHANGE_ABSENT;
+    changed |= change && !remove;
+    if (list != NULL) {
+      json_object *j = json_object_new_object();
+      json_add_string(j, "agent", agent_to_string(a));
+      json_add_string(j, "name", agent_display_name(a));
+      json_add_string(j, "path", c.path);
+      json_add_string(j, "change", hook_change_kind_to_string(c.kind));
+      json_add_string(j, "content", o->dry_run ? c.content : NULL);
+      json_object_array_add(list, j);
+    } else if (o->dry_run && change && !remove) {
+      _cleanup_free_ char *path = shown(c.path, false);
+      /* The project's own settings, changed: they may hold anything. */
+      _cleanup_free_ char *content = text_display_terminal(c.content, output_utf8(), true);
+      printf("%s %s\n%s", hook_change_verb(c.kind, true), path, content);
+    } else if (!remove || c.kind != HOOK_CHANGE_ABSENT) {
+      _cleanup_free_ char *path = shown(c.path, false);
+      printf("%s %s\n", hook_change_verb(c.kind, o->dry_run), path);
+    }
+    const char *note = hook_trust_note(a);
+    if (!remove && !o->user && change && note != NULL && list == NULL) {
+      print_note("%s", note);
+    }
+    hook_change_clear(&c);
+  }
+  if (list != NULL) {
+    json_object *doc = json_object_new_object();
+    json_add_string(doc, "root", root);
+    json_object_object_add(doc, "hooks", list);
+    json_print(doc);
+  }
+  if (changed && !o->dry_run && !hook_ralon_on_path(getenv("PATH"), NULL)) {
+    print_warning(_("`ralon` is not on PATH, so the agents cannot run the hooks: they will refuse "
+                    "the tool calls the hooks check"));
+  }
+  return failed ? EXIT_ERROR : EXIT_OK;
+}
+
+static int hook_list_command(const Options *o, Error *err) {
+  _cleanup_free_ char *root = hook_root(o, err);
+  if (root == NULL) {
+    return -1;
+  }
+  HookState *states = NULL;
+  size_t n = hook_states(root, getenv("HOME"), &states);
+  if (o->json) {
+    json_object *doc = json_object_new_object();
+    json_add_string(doc, "root", root);
+    json_object_object_add(doc, "hooks", json_hook_states(states, n));
+    char *found = NULL;
+    bool on_path = hook_ralon_on_path(getenv("PATH"), &found);
+    json_add_string(doc, "ralon", on_path ? found : NULL);
+    free(found);
+    json_print(doc);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      /* Unindented, as `hook list` has always printed them. */
+      const HookState *h = &states[i];
+      const char *scope = h->user ? _("user") : _("project");
+      if (h->error != NULL) {
+        _cleanup_free_ char *error = text_display_terminal(h->error, output_utf8(), false);
+        printf("%-12s %-8s %s  (%s)\n", agent_to_string(h->agent), scope, _("error"), error);
+      } else {
+        _cleanup_free_ char *path = shown(h->path, false);
+        printf("%-12s %-8s %-14s %s\n", agent_to_string(h->agent), scope,
+               hook_state_text(h->state), path);
+      }
+    }
+    if (!hook_ralon_on_path(getenv("PATH"), NULL)) {
+      print_warning(_("`ralon` is not on PATH, so installed hooks cannot run it"));
+    }
+  }
+  hook_states_free(states, n);
+  return EXIT_OK;
+}
+
+int command_hook(const Options *o, Error *err) {
+  if (streq(o->hook_action, "check")) {
+    return hook_check_command(o, err);
+  }
+  if (streq(o->hook_action, "install") || streq(o->hook_action, "uninstall")) {
+    return hook_install_command(o, streq(o->hook_action, "uninstall"), err);
+  }
+  return hook_list_command(o, err);
+}
