@@ -410,6 +410,46 @@ class TestPause(GuardBase):
                 self.assertEqual(res.rc, 0, res)
                 self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")))
 
+    WAKER = r"""
+import fcntl, os, signal, sys
+# Stopped, but woken by the kernel itself: a directory notification that
+# sends SIGCONT (no process inside has to run for it).
+signal.signal(signal.SIGCONT, signal.SIG_DFL)
+fd = os.open(".", os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGCONT)
+fcntl.fcntl(fd, fcntl.F_NOTIFY, fcntl.DN_MODIFY | fcntl.DN_CREATE | fcntl.DN_RENAME |
+            fcntl.DN_DELETE | fcntl.DN_MULTISHOT)
+open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+while True:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    try:
+        with open("Cargo.lock", "a") as f:
+            f.write(sys.argv[1] + "\n")
+    except OSError:
+        pass
+"""
+
+    def test_a_process_woken_while_frozen_stops_the_sandbox(self):
+        # SIGSTOP is no lock: whatever woke during the pause may have
+        # written the new file, so resume stops the sandbox and says so.
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                with open(os.path.join(pr.tmp, "waker.py"), "w", encoding="utf-8") as f:
+                    f.write(self.WAKER)
+                s = Session(self, pr, user, "mount", 'exec python3 "$TMPDIR/waker.py" %s' % MARK)
+                s.wait_ready()
+                time.sleep(0.2)
+                r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock && "
+                               "sleep 0.3 && echo user >> Cargo.lock")
+                # PID 1 watched the frozen sandbox and ended it: there was
+                # nothing left to resume.
+                self.assertEqual(r.rc, 2, r)
+                res = s.wait()
+                self.assertEqual(res.rc, STOPPED, res)
+                self.assertIn("ran while it was frozen", res.stderr, res)
+                self.assertNoLeftovers(MARK, res)
+
     def test_nothing_to_pause(self):
         pr = self.project_as(te.ME)
         r = te.run([te.Tools.ralon, "pause", "--", "sh", "-c", "exit 3"], te.ME, pr.proj,
@@ -431,6 +471,26 @@ class TestPause(GuardBase):
                 self.assertEqual(r.rc, 0, r)
                 self.assertIn("nothing to pause", r.stdout, r)
                 self.assertIn("rc=0", r.stdout, r)
+
+
+class TestHardLinkMadeOutside(GuardBase):
+    """A hard link made outside during the session is another name, not
+    under the read-only mount: the guard stops the sandbox."""
+
+    def test_hard_link_made_outside_stops_the_sandbox(self):
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                # Writes through the link once it exists (never makes it).
+                s = Session(self, pr, user, "mount",
+                            'touch "$TMPDIR/ready"; while :; do { test -f src/alias && '
+                            'echo %s >> src/alias; } 2>/dev/null; done' % MARK)
+                s.wait_ready()
+                outside(user, pr.proj, "ln Cargo.lock src/alias", pr.env())
+                r = s.wait()
+                self.assertEqual(r.rc, STOPPED, r)
+                self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
+                self.assertNoLeftovers(MARK, r)
 
 
 class TestLeftovers(GuardBase):
@@ -462,33 +522,39 @@ class TestProcessUnderTheGuard(GuardBase):
                     r = s.wait()
                     self.assertEqual(r.rc, -sig, r)
 
+    def test_every_catchable_signal_is_relayed(self):
+        # Not only the usual ones: what the command traps, it gets.
+        for user in self.mount_users():
+            for sig in (signal.SIGXCPU, signal.SIGUSR1, signal.SIGRTMIN + 3):
+                with self.subTest(user=user, signal=sig):
+                    pr = self.project_as(user)
+                    s = Session(self, pr, user, "mount",
+                                'trap "exit 3" %d; touch "$TMPDIR/ready"; '
+                                'while :; do sleep 0.05; done' % sig)
+                    s.wait_ready()
+                    s.proc.send_signal(sig)
+                    r = s.wait()
+                    self.assertEqual(r.rc, 3, r)
+
     def test_kill_zero_sigstop_does_not_stall_the_guard(self):
         # The agent stops its own group; a process it started in another
-        # group keeps trying to write. The guard stops too (the shell sees
-        # the job stopped), but freezes the whole sandbox first: an outside
-        # change meanwhile is made with nothing running inside, and is
-        # protected again when the job continues.
+        # group keeps trying to write. The guard is in neither group and
+        # does not stop with them: an outside change is still caught.
         for user in self.mount_users():
             with self.subTest(user=user):
                 pr = self.project_as(user)
-                script = ("setsid sh -c 'while :; do { echo %s >> Cargo.lock; } 2>/dev/null; done' & "
-                          "touch \"$TMPDIR/ready\"; kill -STOP 0; sleep 1; exit 4" % MARK)
+                script = ("setsid sh -c 'while :; do { echo %s >> Cargo.lock; } 2>/dev/null; "
+                          "done' & touch \"$TMPDIR/ready\"; kill -STOP 0; exit 4" % MARK)
                 s = Session(self, pr, user, "mount", script)
                 s.wait_ready()
-                deadline = time.monotonic() + 10
-                while True:
-                    with open("/proc/%d/stat" % s.proc.pid) as f:
-                        if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                            break
-                    self.assertLess(time.monotonic(), deadline, "ralon never stopped")
-                    time.sleep(0.01)
-                outside(user, pr.proj, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock", pr.env())
                 time.sleep(0.3)
-                self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")))
-                os.kill(s.proc.pid, signal.SIGCONT)
+                with open("/proc/%d/stat" % s.proc.pid) as f:
+                    self.assertNotEqual(f.read().rsplit(")", 1)[1].split()[0], "T",
+                                        "the guard stopped with the agent")
+                outside(user, pr.proj, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock", pr.env())
                 r = s.wait()
-                self.assertEqual(r.rc, 4, r)
-                self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")), r)
+                self.assertEqual(r.rc, STOPPED, r)
+                self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
                 self.assertNoLeftovers(MARK, r)
 
     def test_terminal_tricks_do_not_stall_the_guard(self):

@@ -37,6 +37,7 @@
 #include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -74,7 +75,7 @@
 
 /* How long a pause may take to stop every process of a sandbox (one in an
  * uninterruptible system call stops only when it returns). */
-#define FREEZE_MS 3000
+#define FREEZE_MS 5000
 /* A path renamed over is briefly missing for a lookup (the old mount is
  * detached before the rename completes): how long resume keeps looking. */
 #define MISSING_RETRY_MS 100
@@ -248,7 +249,8 @@ typedef struct {
   char *path;
   dev_t dev;
   ino_t ino;
-  bool target; /* a protected path (read-only); else a pinned directory */
+  nlink_t nlink; /* a file's links: one made outside is a way around the mount */
+  bool target;   /* a protected path (read-only); else a pinned directory */
 } Obj;
 
 typedef struct {
@@ -267,6 +269,7 @@ typedef struct {
 typedef struct {
   const GuardConfig *c;
   pid_t init_pid;
+  int init_sock; /* to PID 1 (init_child()) */
   pid_t cmd_pid;
   int cmd_sock;
   int sigfd;
@@ -295,6 +298,8 @@ typedef struct {
   int64_t pause_deadline; /* 0: none */
   int hold_fd;            /* resume when this client goes */
   int *frozen;            /* pidfds of the processes the pause stopped */
+  char *frozen_state;     /* Snapshot.text once frozen */
+  bool watching;          /* PID 1 watches the frozen sandbox */
   size_t n_frozen;
   size_t cap_frozen;
   GuardResult *res;
@@ -443,7 +448,7 @@ static size_t check_identities(Guard *g) {
     struct stat st;
     const Obj *o = &g->objs[i];
     if (fstatat(AT_FDCWD, o->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != o->dev ||
-        st.st_ino != o->ino) {
+        st.st_ino != o->ino || (!S_ISDIR(st.st_mode) && st.st_nlink > o->nlink)) {
       add_changed(g, o->path);
       bad++;
     }
@@ -520,11 +525,15 @@ static bool process_stopped(int pfd) {
 }
 
 typedef bool (*ProcessFn)(Guard *g, const char *pid, int pfd, void *userdata);
+static int each_process_in(int proc_fd, Guard *g, ProcessFn fn, void *userdata);
+static int each_process(Guard *g, ProcessFn fn, void *userdata) {
+  return each_process_in(g->proc_fd, g, fn, userdata);
+}
 
 /* Calls fn for each process of the sandbox but its PID 1, with a pidfd
  * (the /proc/N directory) of it. */
-static int each_process(Guard *g, ProcessFn fn, void *userdata) {
-  _cleanup_close_ int dir = openat(g->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+static int each_process_in(int proc_fd, Guard *g, ProcessFn fn, void *userdata) {
+  _cleanup_close_ int dir = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) {
     return -errno;
   }
@@ -544,6 +553,85 @@ static int each_process(Guard *g, ProcessFn fn, void *userdata) {
     }
   }
   return errno != 0 ? -errno : 0;
+}
+
+/* Why the sandbox was stopped when something in it ran while frozen. */
+static const char *frozen_breach(void) {
+  return _("a process of the sandbox ran while it was frozen (woken by a timer or a file "
+           "notification?), so what changed meanwhile may have been written");
+}
+
+/* What the frozen sandbox looks like: each thread and how often it has
+ * been scheduled. SIGSTOP is not a lock: the kernel itself can send a
+ * stopped process SIGCONT (a POSIX timer, a file notification set up with
+ * F_SETSIG), and it then runs while the user changes protected files. A
+ * thread that ran, a thread that appeared or went, shows here. */
+typedef struct {
+  char *text; /* "pid/tid state switches\n" for each thread, in order */
+} Snapshot;
+
+static bool snapshot_one(Guard *g, const char *pid, int pfd, void *userdata) {
+  (void)g;
+  FILE *out = userdata;
+  _cleanup_close_ int tasks = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (tasks < 0) {
+    return false;
+  }
+  char buf[4096];
+  DirReader r = {.fd = tasks, .buf = buf, .size = sizeof(buf)};
+  const struct dirent64 *de;
+  while ((de = dir_reader_next(&r)) != NULL) {
+    if (de->d_name[0] < '0' || de->d_name[0] > '9') {
+      continue;
+    }
+    char path[300];
+    snprintf(path, sizeof(path), "%s/status", de->d_name);
+    _cleanup_close_ int fd = openat(tasks, path, O_RDONLY | O_CLOEXEC);
+    char status[4096];
+    ssize_t n = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
+    if (n <= 0) {
+      fprintf(out, "%s/%s gone\n", pid, de->d_name);
+      continue;
+    }
+    status[n] = '\0';
+    const char *state = strstr(status, "\nState:\t");
+    const char *vol = strstr(status, "\nvoluntary_ctxt_switches:");
+    const char *invol = strstr(status, "\nnonvoluntary_ctxt_switches:");
+    unsigned long v = vol ? strtoul(vol + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : 0;
+    unsigned long iv =
+        invol ? strtoul(invol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10) : 0;
+    fprintf(out, "%s/%s %c %lu %lu\n", pid, de->d_name, state ? state[8] : '?', v, iv);
+  }
+  return false;
+}
+
+static int snapshot_take(int proc_fd, Snapshot *ret) {
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  if (f == NULL) {
+    oom();
+  }
+  int r = each_process_in(proc_fd, NULL, snapshot_one, f);
+  if (fclose(f) != 0) {
+    oom();
+  }
+  ret->text = text;
+  return r;
+}
+
+static void snapshot_clear(Snapshot *s) {
+  free(s->text);
+  s->text = NULL;
+}
+
+/* Whether nothing of the sandbox ran since `before` was taken. */
+static bool snapshot_unchanged(int proc_fd, const char *before) {
+  Snapshot now = {0};
+  bool same = snapshot_take(proc_fd, &now) == 0 && before != NULL && now.text != NULL &&
+              streq(before, now.text);
+  snapshot_clear(&now);
+  return same;
 }
 
 typedef struct {
@@ -574,7 +662,35 @@ static bool freeze_one(Guard *g, const char *pid, int pfd, void *userdata) {
   return true;
 }
 
+/* From now on PID 1 ends the sandbox if anything in it runs. */
+static int watch_frozen(Guard *g) {
+  size_t len = strlen(g->frozen_state);
+  _cleanup_free_ char *msg = xmalloc(len + 2);
+  msg[0] = 'W';
+  memcpy(msg + 1, g->frozen_state, len + 1);
+  int r = send_msg(g->init_sock, msg, len + 2, NULL, 0);
+  g->watching = r == 0;
+  return r;
+}
+
+/* PID 1 stops watching (before anything in the sandbox is let run).
+ * false: it is gone, for it found something running. */
+static bool unwatch_frozen(Guard *g) {
+  if (!g->watching) {
+    return true;
+  }
+  g->watching = false;
+  if (send_msg(g->init_sock, "U", 1, NULL, 0) < 0) {
+    return false;
+  }
+  struct pollfd pf = {.fd = g->init_sock, .events = POLLIN};
+  char buf[8];
+  return poll(&pf, 1, 5000) == 1 && recv_msg(g->init_sock, buf, sizeof(buf), NULL, 0, NULL) == 1 &&
+         buf[0] == 'u';
+}
+
 static void thaw(Guard *g) {
+  (void)unwatch_frozen(g);
   for (size_t i = 0; i < g->n_frozen; i++) {
     (void)pidfd_signal(g->frozen[i], SIGCONT);
     close(g->frozen[i]);
@@ -582,6 +698,8 @@ static void thaw(Guard *g) {
   free(g->frozen);
   g->frozen = NULL;
   g->n_frozen = g->cap_frozen = 0;
+  free(g->frozen_state);
+  g->frozen_state = NULL;
 }
 
 /* Stops every process of the sandbox (those stopped already stay so, and
@@ -613,6 +731,18 @@ static int freeze(Guard *g, Error *err) {
     sleep_ms(1);
   }
   free(p.pids);
+  Snapshot snap = {0};
+  if (snapshot_take(g->proc_fd, &snap) < 0) {
+    snapshot_clear(&snap);
+    thaw(g);
+    return error_set(err, EIO, _("cannot list the sandbox's processes: %m"));
+  }
+  free(g->frozen_state);
+  g->frozen_state = steal_pointer(&snap.text);
+  if (watch_frozen(g) < 0) {
+    thaw(g);
+    return error_set(err, EIO, _("cannot freeze the sandbox: %m"));
+  }
   return 0;
 }
 
@@ -641,6 +771,7 @@ typedef struct {
   int32_t status; /* 0 unchanged, 1 mounted again, -errno */
   uint64_t dev;
   uint64_t ino;
+  uint64_t nlink;
 } Reprotected;
 
 static int identity_of(int fd, struct stat *st, bool *mount_root, bool *read_only) {
@@ -665,9 +796,8 @@ static int identity_of(int fd, struct stat *st, bool *mount_root, bool *read_onl
 /* Puts a mount (read-only for a target) on whatever stands at o->path
  * now, by descriptor: resolved once without following symbolic links,
  * cloned, and moved onto the very object that was cloned. */
-static Reprotected reprotect_one(const Obj *o) {
+static Reprotected reprotect_one(const Obj *o, int64_t deadline) {
   Reprotected res = {0};
-  int64_t deadline = now_ms() + MISSING_RETRY_MS;
   _cleanup_close_ int fd = -1;
   while ((fd = sys_open_no_symlinks(o->path)) < 0 && errno == ENOENT && now_ms() < deadline) {
     sleep_ms(5);
@@ -685,6 +815,8 @@ static Reprotected reprotect_one(const Obj *o) {
   }
   res.dev = st.st_dev;
   res.ino = st.st_ino;
+  struct stat lst;
+  res.nlink = fstat(fd, &lst) == 0 ? lst.st_nlink : 1;
   if (root && (ro || !o->target) && st.st_dev == o->dev && st.st_ino == o->ino) {
     return res; /* the same object, still mounted as it was */
   }
@@ -733,8 +865,11 @@ ATTR_NORETURN static void reprotect_child(Guard *g, int out) {
     }
     _exit(1);
   }
+  /* One budget for the whole pass: many paths removed must not make it
+   * wait for each. */
+  int64_t deadline = now_ms() + MISSING_RETRY_MS;
   for (size_t i = 0; i < g->n_objs; i++) {
-    Reprotected res = reprotect_one(&g->objs[i]);
+    Reprotected res = reprotect_one(&g->objs[i], deadline);
     if (write(out, &res, sizeof(res)) != (ssize_t)sizeof(res)) {
       _exit(1);
     }
@@ -826,10 +961,19 @@ ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, const ch
 }
 
 /* PID 1 of the sandbox: reaps what is orphaned there, and ends (and with
- * it every process of the namespace) when the guard does. */
-ATTR_NORETURN static void init_child(int lifeline) {
+ * it every process of the namespace) when the guard does. While the
+ * sandbox is frozen it also watches it: a process there woken by the
+ * kernel (a timer, a file notification sending SIGCONT) would run while
+ * the user changes protected files, or while a stopped guard watches
+ * nothing, so PID 1 then ends, and the kernel ends the namespace with it.
+ * Nothing inside can stop or kill PID 1: from its own namespace only the
+ * signals it has a handler for reach it, and it has none. The guard talks
+ * to it on `sock`: "P" with the sandbox's /proc, "W" and the frozen state
+ * (snapshot_take()), "U" (answered "u") to stop watching before a thaw. */
+#define INIT_WATCH_MS 5
+ATTR_NORETURN static void init_child(int sock) {
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  if (dup2(lifeline, 0) < 0) {
+  if (dup2(sock, 0) < 0) {
     _exit(1);
   }
   (void)syscall(SYS_close_range, 1, ~0U, 0);
@@ -840,13 +984,35 @@ ATTR_NORETURN static void init_child(int lifeline) {
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  int proc_fd = -1;
+  char *watching = NULL;
+  char *buf = xmalloc(MSG_MAX * 16);
   for (;;) {
     struct pollfd pf[2] = {{.fd = 0, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-    if (poll(pf, sfd >= 0 ? 2 : 1, sfd >= 0 ? -1 : 1000) < 0 && errno != EINTR) {
+    int r = poll(pf, sfd >= 0 ? 2 : 1, watching != NULL ? INIT_WATCH_MS : sfd >= 0 ? -1 : 1000);
+    if (r < 0 && errno != EINTR) {
       _exit(1);
     }
     if (pf[0].revents != 0) {
-      _exit(0); /* the guard is gone (or the lifeline closed) */
+      int fds[1];
+      size_t n_fds = 0;
+      ssize_t n = recv_msg(0, buf, MSG_MAX * 16, fds, 1, &n_fds);
+      if (n <= 0) {
+        _exit(0); /* the guard is gone */
+      }
+      if (buf[0] == 'P' && n_fds == 1) {
+        proc_fd = fds[0];
+      } else if (buf[0] == 'W') {
+        free(watching);
+        watching = xstrdup(buf + 1);
+      } else if (buf[0] == 'U') {
+        free(watching);
+        watching = NULL;
+        (void)send_msg(0, "u", 1, NULL, 0);
+      }
+    }
+    if (watching != NULL && (proc_fd < 0 || !snapshot_unchanged(proc_fd, watching))) {
+      _exit(3); /* something ran: the namespace ends with its PID 1 */
     }
     struct signalfd_siginfo si;
     while (sfd >= 0 && read(sfd, &si, sizeof(si)) > 0) {
@@ -945,7 +1111,15 @@ static void job_stop(Guard *g, int sig) {
   g->paused = true;
   relay_stop(g, sig);
   size_t before = g->res->n_changed;
-  if (check_identities(g) > 0 || check_mounts(g) > 0) {
+  bool changed = check_identities(g) > 0 || check_mounts(g) > 0;
+  if (!unwatch_frozen(g) || (changed && !snapshot_unchanged(g->proc_fd, g->frozen_state))) {
+    /* Something inside ran while a protected path changed outside. */
+    error_set(&e, EBUSY, "%s", frozen_breach());
+    fail_closed(g, &e);
+    error_clear(&e);
+    return;
+  }
+  if (changed) {
     size_t reprotected, killed, n_missing;
     char **missing;
     if (resume(g, &reprotected, &killed, &missing, &n_missing, &e) < 0) {
@@ -972,8 +1146,14 @@ static void handle_child_exit(Guard *g) {
     if (pid == g->cmd_pid) {
       if (WIFSTOPPED(st)) {
         g->cmd_stopped = true;
-        if (!g->paused) {
-          job_stop(g, WSTOPSIG(st));
+        /* Only a stop for job control, where there is a terminal to give
+         * back, stops the guard too (the shell then sees its job stop).
+         * The command stopping itself (kill(0, SIGSTOP)) does not: a
+         * stopped guard could answer no `ralon pause`. */
+        int sig = WSTOPSIG(st);
+        if (!g->paused && g->tty >= 0 &&
+            (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)) {
+          job_stop(g, sig);
         }
       } else if (WIFCONTINUED(st)) {
         g->cmd_stopped = false;
@@ -983,6 +1163,13 @@ static void handle_child_exit(Guard *g) {
       }
     } else if (pid == g->init_pid) {
       g->init_pid = 0;
+      if (g->paused && g->res->failure == NULL) {
+        /* It watched the frozen sandbox, and found something running. */
+        (void)check_identities(g);
+        g->res->failure =
+            xstrdup(frozen_breach());
+        g->res->stopped = true;
+      }
       if (!g->cmd_done) {
         /* Nothing in the namespace outlives its PID 1. */
         while (waitpid(g->cmd_pid, &st, 0) < 0 && errno == EINTR) {
@@ -1146,6 +1333,11 @@ static void handle_inotify(Guard *g) {
 static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char ***ret_missing,
                   size_t *ret_n_missing, Error *err) {
   size_t killed = 0;
+  if (!unwatch_frozen(g) || !snapshot_unchanged(g->proc_fd, g->frozen_state)) {
+    /* What changed meanwhile may have been written: name it. */
+    (void)check_identities(g);
+    return error_set(err, EBUSY, "%s", frozen_breach());
+  }
   if (each_process(g, kill_nested_one, &killed) < 0) {
     return error_set(err, errno, _("cannot list the sandbox's processes: %m"));
   }
@@ -1204,6 +1396,7 @@ static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char **
       reprotected += res[i].status == 1;
       o->dev = (dev_t)res[i].dev;
       o->ino = (ino_t)res[i].ino;
+      o->nlink = (nlink_t)res[i].nlink;
     }
     g->objs[keep++] = *o;
   }
@@ -1263,7 +1456,9 @@ static int guard_listen(Guard *g) {
 
 static void accept_client(Guard *g) {
   int fd;
-  while ((fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+  /* A few a round: the name can be reached from inside too, and a flood
+   * of connections must not keep the guard from its watches. */
+  for (int k = 0; k < 4 && (fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0; k++) {
     if (!peer_trusted(fd, NULL) || g->n_clients >= MAX_CLIENTS) {
       close(fd);
       continue;
@@ -1367,7 +1562,7 @@ static int wait_locked(Guard *g, Error *err) {
 }
 
 static void guard_clear(Guard *g) {
-  int *fds[] = {&g->cmd_sock, &g->sigfd, &g->ino_fd, &g->mountinfo_fd, &g->proc_fd,
+  int *fds[] = {&g->cmd_sock, &g->init_sock, &g->sigfd, &g->ino_fd, &g->mountinfo_fd, &g->proc_fd,
                 &g->mntns_fd, &g->listen_fd, &g->tty};
   for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
     if (*fds[i] >= 0) {
@@ -1389,9 +1584,15 @@ static void guard_clear(Guard *g) {
   dir_watches_clear(g);
 }
 
-/* The terminal this process is in the foreground of, or -1. */
+/* The terminal to give the command, or -1: the one this process is in
+ * the foreground of, when it reads from it (a command a script starts in
+ * the background, with job control off, shares the script's group but
+ * has /dev/null for input) or leads a job of its own. */
 static int foreground_terminal(void) {
-  for (int fd = 0; fd <= 2; fd++) {
+  if (isatty(0) && tcgetpgrp(0) == getpgrp()) {
+    return fcntl(0, F_DUPFD_CLOEXEC, 3);
+  }
+  for (int fd = 1; fd <= 2 && getpgrp() == getpid(); fd++) {
     if (isatty(fd) && tcgetpgrp(fd) == getpgrp()) {
       return fcntl(fd, F_DUPFD_CLOEXEC, 3);
     }
@@ -1401,7 +1602,7 @@ static int foreground_terminal(void) {
 
 int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
-  Guard g = {.c = c, .cmd_sock = -1, .sigfd = -1, .ino_fd = -1, .mountinfo_fd = -1,
+  Guard g = {.c = c, .cmd_sock = -1, .init_sock = -1, .sigfd = -1, .ino_fd = -1, .mountinfo_fd = -1,
              .proc_fd = -1, .mntns_fd = -1, .listen_fd = -1, .tty = -1,
              .hold_fd = -1, .res = ret};
   int r = -1;
@@ -1425,12 +1626,15 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
       error_set(err, errno, _("cannot check %s after mounting: %m"), c->plan->pinned[i]);
       goto out;
     }
-    g.objs[g.n_objs++] = (Obj){xstrdup(c->plan->pinned[i]), st.st_dev, st.st_ino, false};
+    g.objs[g.n_objs++] = (Obj){xstrdup(c->plan->pinned[i]), st.st_dev, st.st_ino, 0, false};
   }
   for (size_t i = 0; i < c->plan->n_targets; i++) {
     const PlanTarget *t = &c->plan->targets[i];
+    struct stat st;
     if (!t->missing) {
-      g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, true};
+      /* Links made before the start are the audit's to report. */
+      nlink_t links = lstat(t->path, &st) == 0 ? st.st_nlink : 1;
+      g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, links, true};
     }
   }
   if (watch_all(&g, err) < 0) {
@@ -1439,12 +1643,13 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   /* Signals for the command, and the command's own reports, come through
    * a descriptor; SIGTTOU and SIGTTIN stay blocked, so the terminal never
    * stops this process. */
+  /* Every signal that can be caught and is not a fault of this process's
+   * own: sent to ralon, it is meant for the command. */
   sigset_t mask;
-  sigemptyset(&mask);
-  const int handled[] = {SIGCHLD, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
-                         SIGALRM, SIGTSTP, SIGCONT, SIGTTIN, SIGTTOU, SIGWINCH, SIGPIPE};
-  for (size_t i = 0; i < ELEMENTSOF(handled); i++) {
-    sigaddset(&mask, handled[i]);
+  sigfillset(&mask);
+  const int own[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+  for (size_t i = 0; i < ELEMENTSOF(own); i++) {
+    sigdelset(&mask, own[i]);
   }
   sigprocmask(SIG_BLOCK, &mask, &g.orig_mask);
   g.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -1457,7 +1662,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     goto restore;
   }
   int lifeline[2];
-  if (pipe2(lifeline, O_CLOEXEC) < 0) {
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lifeline) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     goto restore;
   }
@@ -1474,8 +1679,9 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     init_child(lifeline[0]);
   }
   close(lifeline[0]);
-  /* The write end stays open (close-on-exec) for as long as the guard
+  /* The guard's end stays open (close-on-exec) for as long as the guard
    * lives: init sees it hang up when the guard is gone. */
+  g.init_sock = lifeline[1];
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
@@ -1500,6 +1706,10 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   if (wait_locked(&g, err) < 0) {
     goto kill;
   }
+  if (send_msg(g.init_sock, "P", 1, &g.proc_fd, 1) < 0) {
+    error_set(err, errno, _("cannot start the sandbox: %m"));
+    goto kill;
+  }
   /* A change between the binds and the watches is found here. */
   if (check_identities(&g) > 0 || check_mounts(&g) > 0) {
     error_set(err, ESTALE,
@@ -1519,13 +1729,18 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     goto kill;
   }
   guard_loop(&g);
-  if (ret->stopped) {
-    stop_sandbox(&g);
-  } else if (g.cmd_done) {
-    /* The command has ended: so does everything it left behind. */
-    stop_sandbox(&g);
-  }
+  /* The command has ended, or the guard stops it: so does everything it
+   * left behind. */
+  stop_sandbox(&g);
   reap_all(&g);
+  if (g.paused && !ret->stopped) {
+    /* A frozen command does not end: PID 1 ended the sandbox, having
+     * found something in it running (init_child()). */
+    (void)check_identities(&g);
+    ret->failure =
+        xstrdup(frozen_breach());
+    ret->stopped = true;
+  }
   terminal_take_back(&g);
   if (ret->failure != NULL && !ret->stopped) {
     /* The command could not be executed after all. */
@@ -1568,7 +1783,9 @@ int guard_exit_status(int wstatus) {
     int sig = WTERMSIG(wstatus);
     fflush(stdout);
     fflush(stderr);
-    /* Not dumpable: the command's core (if any) was its own. */
+    /* The command's core (if any) was its own: none of this process. */
+    struct rlimit none = {0, 0};
+    (void)setrlimit(RLIMIT_CORE, &none);
     signal(sig, SIG_DFL);
     sigset_t one;
     sigemptyset(&one);
@@ -1627,20 +1844,20 @@ int guard_connect_all(const char *root, GuardPeers *ret, Error *err) {
     }
     seen = xreallocarray(seen, n_seen + 1, sizeof(char *));
     seen[n_seen++] = xstrdup(name);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    /* Without blocking: a name whose backlog is full (squatted from
+     * inside a sandbox) is no guard to wait for. */
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
       continue;
     }
     struct sockaddr_un sa;
     socklen_t len = abstract_address(&sa, name);
     pid_t pid = 0;
-    if (connect(fd, (struct sockaddr *)&sa, len) < 0 || !peer_trusted(fd, &pid)) {
+    if (connect(fd, (struct sockaddr *)&sa, len) < 0 || !peer_trusted(fd, &pid) ||
+        fcntl(fd, F_SETFL, 0) < 0) {
       close(fd);
       continue;
     }
-    /* A guard answers at once, or is not one to wait for. */
-    struct timeval tv = {30, 0};
-    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     GuardPeer *p = grow_array(&ret->v, &ret->n, &cap, sizeof(GuardPeer));
     p->fd = fd;
     p->pid = pid;
@@ -1654,6 +1871,10 @@ static int ask(GuardPeer *p, const char *req, char **ret_buf, size_t *ret_len) {
   if (p->fd < 0) {
     return -ENOTCONN;
   }
+  /* A pause answers within its freezing time; a resume may take as long
+   * as re-protecting every path does. */
+  struct timeval tv = {startswith(req, "pause") ? 30 : 0, 0};
+  (void)setsockopt(p->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   int r = send_msg(p->fd, req, strlen(req) + 1, NULL, 0);
   if (r < 0) {
     return r;
