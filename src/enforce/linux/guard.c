@@ -1600,6 +1600,12 @@ static int foreground_terminal(void) {
   return -1;
 }
 
+static bool forks_into_sandbox;
+
+bool guard_forks_into_sandbox(void) {
+  return forks_into_sandbox;
+}
+
 int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   Guard g = {.c = c, .cmd_sock = -1, .init_sock = -1, .sigfd = -1, .ino_fd = -1, .mountinfo_fd = -1,
@@ -1661,6 +1667,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("the mount backend failed at %s: %m"), "unshare(CLONE_NEWPID)");
     goto restore;
   }
+  forks_into_sandbox = true;
   int lifeline[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lifeline) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));

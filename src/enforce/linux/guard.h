@@ -54,6 +54,11 @@ typedef struct {
 int guard_run(const GuardConfig *c, GuardResult *ret, Error *err);
 void guard_result_clear(GuardResult *r);
 
+/* Whether this process made the sandbox's PID namespace: its children
+ * are born there from then on, and once the sandbox has ended no fork can
+ * succeed (what a leak checker at exit needs: main() skips it then). */
+bool guard_forks_into_sandbox(void);
+
 /* The exit status that reproduces a wait status: the command's exit code,
  * or, for a command killed by a signal, the same signal raised on this
  * process (its disposition reset first); 128 + N if that returns. */
