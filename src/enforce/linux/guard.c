@@ -489,8 +489,25 @@ static size_t check_mounts(Guard *g) {
 
 /* ---- the sandbox's processes ------------------------------------------ */
 
+/* Whether thread `tid` (of the task directory `tasks`) waits in vfork(2)
+ * for its child: it runs nothing until the child executes or ends, and a
+ * shell (dash) does this for every command it starts. A freeze that
+ * stopped the child would otherwise wait for the parent for ever. */
+static bool in_vfork(int tasks, const char *tid) {
+  char path[300];
+  snprintf(path, sizeof(path), "%s/wchan", tid);
+  _cleanup_close_ int fd = openat(tasks, path, O_RDONLY | O_CLOEXEC);
+  char wchan[64];
+  ssize_t n = fd < 0 ? -1 : read(fd, wchan, sizeof(wchan) - 1);
+  if (n <= 0) {
+    return false;
+  }
+  wchan[n] = '\0';
+  return streq(wchan, "kernel_clone") || strstr(wchan, "vfork") != NULL;
+}
+
 /* Whether every thread of the process at /proc/N (dirfd) is stopped, dead
- * or a zombie. */
+ * or a zombie (or waits in vfork). */
 static bool process_stopped(int pfd) {
   _cleanup_close_ int tasks = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (tasks < 0) {
@@ -517,6 +534,9 @@ static bool process_stopped(int pfd) {
       continue;
     }
     char state = close_paren[2];
+    if (state == 'D' && in_vfork(tasks, de->d_name)) {
+      continue;
+    }
     if (state != 'T' && state != 't' && state != 'Z' && state != 'X' && state != 'x') {
       return false;
     }
