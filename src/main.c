@@ -102,19 +102,22 @@ int main(int argc, char **argv) {
   options_clear(&o);
   if (r < 0) {
     print_error("%s", err.message ? err.message : _("unknown error"));
-    return EXIT_ERROR;
+    r = EXIT_ERROR;
+  } else {
+    int w = output_flush_stdout();
+    if (w < 0) {
+      print_error(_("cannot write the output: %s"), strerror(-w));
+      r = EXIT_ERROR;
+    }
   }
-  int w = output_flush_stdout();
-  if (w < 0) {
-    print_error(_("cannot write the output: %s"), strerror(-w));
-    return EXIT_ERROR;
-  }
+  error_clear(&err);
 #if defined(__linux__) && defined(__SANITIZE_ADDRESS__)
   /* LeakSanitizer checks at exit from a process it forks, and after the
-   * mount backend's guard every fork is born in the sandbox's PID
-   * namespace, gone by now: the check would fail whatever it found. The
-   * guard frees what it made; the unit tests check its parts. */
+   * mount backend's guard made its PID namespace every fork is born
+   * there, gone by now: the check would fail whatever it found. The guard
+   * frees what it made; the unit tests check its parts. */
   if (guard_forks_into_sandbox()) {
+    fflush(stdout);
     fflush(stderr);
     _exit(r);
   }
