@@ -489,20 +489,29 @@ static size_t check_mounts(Guard *g) {
 
 /* ---- the sandbox's processes ------------------------------------------ */
 
+/* Reads file `name` of thread `tid` in the task directory `tasks` into
+ * buf (NUL-terminated); its length, or -1. */
+static ssize_t read_task_file(int tasks, const char *tid, const char *name, char *buf,
+                              size_t size) {
+  char path[300];
+  snprintf(path, sizeof(path), "%s/%s", tid, name);
+  _cleanup_close_ int fd = openat(tasks, path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
+  if (n >= 0) {
+    buf[n] = '\0';
+  }
+  return n;
+}
+
 /* Whether thread `tid` (of the task directory `tasks`) waits in vfork(2)
  * for its child: it runs nothing until the child executes or ends, and a
  * shell (dash) does this for every command it starts. A freeze that
  * stopped the child would otherwise wait for the parent for ever. */
 static bool in_vfork(int tasks, const char *tid) {
-  char path[300];
-  snprintf(path, sizeof(path), "%s/wchan", tid);
-  _cleanup_close_ int fd = openat(tasks, path, O_RDONLY | O_CLOEXEC);
   char wchan[64];
-  ssize_t n = fd < 0 ? -1 : read(fd, wchan, sizeof(wchan) - 1);
-  if (n <= 0) {
+  if (read_task_file(tasks, tid, "wchan", wchan, sizeof(wchan)) <= 0) {
     return false;
   }
-  wchan[n] = '\0';
   return streq(wchan, "kernel_clone") || strstr(wchan, "vfork") != NULL;
 }
 
@@ -520,15 +529,10 @@ static bool process_stopped(int pfd) {
     if (de->d_name[0] < '0' || de->d_name[0] > '9') {
       continue;
     }
-    char path[300];
-    snprintf(path, sizeof(path), "%s/stat", de->d_name);
-    _cleanup_close_ int fd = openat(tasks, path, O_RDONLY | O_CLOEXEC);
     char stat[512];
-    ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
-    if (n <= 0) {
+    if (read_task_file(tasks, de->d_name, "stat", stat, sizeof(stat)) <= 0) {
       continue;
     }
-    stat[n] = '\0';
     const char *close_paren = strrchr(stat, ')');
     if (close_paren == NULL || close_paren[1] != ' ') {
       continue;
@@ -604,16 +608,11 @@ static bool snapshot_one(Guard *g, const char *pid, int pfd, void *userdata) {
     if (de->d_name[0] < '0' || de->d_name[0] > '9') {
       continue;
     }
-    char path[300];
-    snprintf(path, sizeof(path), "%s/status", de->d_name);
-    _cleanup_close_ int fd = openat(tasks, path, O_RDONLY | O_CLOEXEC);
     char status[4096];
-    ssize_t n = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
-    if (n <= 0) {
+    if (read_task_file(tasks, de->d_name, "status", status, sizeof(status)) <= 0) {
       fprintf(out, "%s/%s gone\n", pid, de->d_name);
       continue;
     }
-    status[n] = '\0';
     const char *state = strstr(status, "\nState:\t");
     const char *vol = strstr(status, "\nvoluntary_ctxt_switches:");
     const char *invol = strstr(status, "\nnonvoluntary_ctxt_switches:");
