@@ -515,37 +515,45 @@ static bool in_vfork(int tasks, const char *tid) {
   return streq(wchan, "kernel_clone") || strstr(wchan, "vfork") != NULL;
 }
 
-/* Whether every thread of the process at /proc/N (dirfd) is stopped, dead
- * or a zombie (or waits in vfork). */
-static bool process_stopped(int pfd) {
+/* Calls fn for each thread of the process at /proc/N (dirfd), with the
+ * task directory and the thread's id, until fn returns false. -1: the
+ * process is gone; 1: fn stopped it; 0: every thread was seen. */
+typedef bool (*TaskFn)(int tasks, const char *tid, void *userdata);
+static int each_task(int pfd, TaskFn fn, void *userdata) {
   _cleanup_close_ int tasks = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (tasks < 0) {
-    return true; /* gone */
+    return -1;
   }
   char buf[4096];
   DirReader r = {.fd = tasks, .buf = buf, .size = sizeof(buf)};
   const struct dirent64 *de;
   while ((de = dir_reader_next(&r)) != NULL) {
-    if (de->d_name[0] < '0' || de->d_name[0] > '9') {
-      continue;
-    }
-    char stat[512];
-    if (read_task_file(tasks, de->d_name, "stat", stat, sizeof(stat)) <= 0) {
-      continue;
-    }
-    const char *close_paren = strrchr(stat, ')');
-    if (close_paren == NULL || close_paren[1] != ' ') {
-      continue;
-    }
-    char state = close_paren[2];
-    if (state == 'D' && in_vfork(tasks, de->d_name)) {
-      continue;
-    }
-    if (state != 'T' && state != 't' && state != 'Z' && state != 'X' && state != 'x') {
-      return false;
+    if (de->d_name[0] >= '0' && de->d_name[0] <= '9' && !fn(tasks, de->d_name, userdata)) {
+      return 1;
     }
   }
-  return true;
+  return 0;
+}
+
+/* Whether the thread is stopped, dead or a zombie (or waits in vfork). */
+static bool task_stopped(int tasks, const char *tid, void *userdata) {
+  (void)userdata;
+  char stat[512];
+  if (read_task_file(tasks, tid, "stat", stat, sizeof(stat)) <= 0) {
+    return true; /* gone */
+  }
+  const char *close_paren = strrchr(stat, ')');
+  if (close_paren == NULL || close_paren[1] != ' ') {
+    return true;
+  }
+  char state = close_paren[2];
+  return (state == 'D' && in_vfork(tasks, tid)) || state == 'T' || state == 't' ||
+         state == 'Z' || state == 'X' || state == 'x';
+}
+
+/* Whether every thread of the process at /proc/N (dirfd) is. */
+static bool process_stopped(int pfd) {
+  return each_task(pfd, task_stopped, NULL) != 1;
 }
 
 typedef bool (*ProcessFn)(Guard *g, const char *pid, int pfd, void *userdata);
@@ -594,33 +602,32 @@ typedef struct {
   char *text; /* "pid/tid state switches\n" for each thread, in order */
 } Snapshot;
 
+typedef struct {
+  FILE *out;
+  const char *pid;
+} SnapshotLine;
+
+static bool snapshot_task(int tasks, const char *tid, void *userdata) {
+  const SnapshotLine *l = userdata;
+  char status[4096];
+  if (read_task_file(tasks, tid, "status", status, sizeof(status)) <= 0) {
+    fprintf(l->out, "%s/%s gone\n", l->pid, tid);
+    return true;
+  }
+  const char *state = strstr(status, "\nState:\t");
+  const char *vol = strstr(status, "\nvoluntary_ctxt_switches:");
+  const char *invol = strstr(status, "\nnonvoluntary_ctxt_switches:");
+  unsigned long v = vol ? strtoul(vol + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : 0;
+  unsigned long iv =
+      invol ? strtoul(invol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10) : 0;
+  fprintf(l->out, "%s/%s %c %lu %lu\n", l->pid, tid, state ? state[8] : '?', v, iv);
+  return true;
+}
+
 static bool snapshot_one(Guard *g, const char *pid, int pfd, void *userdata) {
   (void)g;
-  FILE *out = userdata;
-  _cleanup_close_ int tasks = openat(pfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (tasks < 0) {
-    return false;
-  }
-  char buf[4096];
-  DirReader r = {.fd = tasks, .buf = buf, .size = sizeof(buf)};
-  const struct dirent64 *de;
-  while ((de = dir_reader_next(&r)) != NULL) {
-    if (de->d_name[0] < '0' || de->d_name[0] > '9') {
-      continue;
-    }
-    char status[4096];
-    if (read_task_file(tasks, de->d_name, "status", status, sizeof(status)) <= 0) {
-      fprintf(out, "%s/%s gone\n", pid, de->d_name);
-      continue;
-    }
-    const char *state = strstr(status, "\nState:\t");
-    const char *vol = strstr(status, "\nvoluntary_ctxt_switches:");
-    const char *invol = strstr(status, "\nnonvoluntary_ctxt_switches:");
-    unsigned long v = vol ? strtoul(vol + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : 0;
-    unsigned long iv =
-        invol ? strtoul(invol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10) : 0;
-    fprintf(out, "%s/%s %c %lu %lu\n", pid, de->d_name, state ? state[8] : '?', v, iv);
-  }
+  SnapshotLine l = {userdata, pid};
+  (void)each_task(pfd, snapshot_task, &l);
   return false;
 }
 
