@@ -349,7 +349,11 @@ void close_fds(int *fds, size_t n) {
 }
 
 char *read_text_file(const char *path, size_t max) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  return read_text_file_at(AT_FDCWD, path, max);
+}
+
+char *read_text_file_at(int dirfd, const char *path, size_t max) {
+  int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     return NULL;
   }

@@ -130,6 +130,8 @@ int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, 
 /* The whole text of the file at `path` (at most `max` bytes, caller
  * frees), or NULL when it cannot be read. */
 char *read_text_file(const char *path, size_t max);
+/* The same, for `path` relative to the directory `dirfd` (openat(2)). */
+char *read_text_file_at(int dirfd, const char *path, size_t max);
 
 /* Writes `len` bytes as `dir/name` through a temporary file in `dir` that
  * is renamed into place, so the file is either whole or untouched. Without

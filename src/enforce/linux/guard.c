@@ -8,13 +8,15 @@
  *           with inotify and the sandbox's mount table, answers `ralon
  *           pause` and `ralon resume` on an abstract socket, relays job
  *           control and signals, and reports the command's status.
- *   init    PID 1 of a new PID namespace: reaps orphans; it dies with the
- *           guard (PR_SET_PDEATHSIG and a lifeline pipe), and with it the
- *           kernel kills everything in the namespace.
+ *   init    PID 1 of a new PID namespace: mounts the namespace's /proc
+ *           (in the guard's mount namespace, before the command copies
+ *           it), reaps orphans; it dies with the guard (PR_SET_PDEATHSIG
+ *           and a lifeline pipe), and with it the kernel kills everything
+ *           in the namespace.
  *   command PID 2, the guard's child, in a process group of its own (so
- *           that kill(0, SIGSTOP) from inside cannot stop the guard), with
- *           its own /proc, in the locked copy of the mount namespace
- *           (mount_lock()); it becomes the agent.
+ *           that kill(0, SIGSTOP) from inside cannot stop the guard), in
+ *           the locked copy of the mount namespace (mount_lock()); it
+ *           becomes the agent.
  *
  * The agent cannot reach the guard: the guard is outside its PID namespace
  * (no pid names it), in a parent user namespace (ptrace and /proc/PID are
@@ -165,11 +167,18 @@ static ssize_t recv_msg(int sock, char *buf, size_t size, int *fds, size_t max_f
   return n;
 }
 
+/* The /proc of this process's own PID namespace, as a directory: in the
+ * guard, /proc is the sandbox's once PID 1 has mounted its own there
+ * (init_child()), and the guard's peers are not in it. -1: "/proc". */
+static int own_proc_fd = -1;
+
 /* How many PID namespaces deep the process is, as /proc shows it (the
  * NSpid line). 0: not known. */
 static size_t pid_depth(const char *pid) {
-  _cleanup_free_ char *path = xasprintf("/proc/%s/status", pid);
-  _cleanup_free_ char *text = read_text_file(path, 64u * 1024u);
+  _cleanup_free_ char *path = own_proc_fd >= 0 ? xasprintf("%s/status", pid)
+                                               : xasprintf("/proc/%s/status", pid);
+  _cleanup_free_ char *text = read_text_file_at(own_proc_fd >= 0 ? own_proc_fd : AT_FDCWD, path,
+                                                64u * 1024u);
   if (text == NULL) {
     return 0;
   }
@@ -915,20 +924,27 @@ static void child_fail(int sock, const Error *err) {
 /* Everything the command's process does before the guard lets it go:
  * 0 once the guard said so, -1 with `err` (told the guard), or 1 when the
  * guard gave up. */
-static int command_prepare(const GuardConfig *c, int sock, const char *cwd, Error *err) {
+static int command_prepare(const GuardConfig *c, int sock, int proc_ready, const char *cwd,
+                           Error *err) {
   /* Not the guard's secrets: dumpable again, as a process that is about to
    * execute the command (the kernel makes /proc/self of one that is not
    * root's, and the second unshare must write its maps there). */
   (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   /* A group of its own: kill(0, ...) from inside reaches no further. */
   (void)setpgid(0, 0);
-  /* Its own /proc, of its own PID namespace, in a copy of the guard's
-   * namespace (the guard keeps seeing the caller's processes). */
-  if (unshare(CLONE_NEWNS) < 0) {
-    return error_set(err, errno, _("the mount backend failed at %s: %m"),
-                     "unshare(CLONE_NEWNS)");
+  /* The sandbox's own /proc, of its own PID namespace, is mounted by PID 1
+   * in the guard's namespace (init_child()): wait for it before the
+   * namespace is copied. */
+  int proc_errno = 0;
+  ssize_t n;
+  while ((n = read(proc_ready, &proc_errno, sizeof(proc_errno))) < 0 && errno == EINTR) {
   }
-  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+  close(proc_ready);
+  if (n != (ssize_t)sizeof(proc_errno)) {
+    return 1; /* PID 1 is gone: the guard gives up */
+  }
+  if (proc_errno != 0) {
+    errno = proc_errno;
     return error_set(err, errno, _("cannot mount /proc for the sandbox's PID namespace: %m"));
   }
   if (mount_lock(c->plan, cwd, c->seal, err) < 0) {
@@ -965,10 +981,10 @@ static int command_prepare(const GuardConfig *c, int sock, const char *cwd, Erro
   return 0;
 }
 
-ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, const char *cwd,
-                                        const sigset_t *orig_mask) {
+ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, int proc_ready,
+                                        const char *cwd, const sigset_t *orig_mask) {
   Error err = {0};
-  int r = command_prepare(c, sock, cwd, &err);
+  int r = command_prepare(c, sock, proc_ready, cwd, &err);
   if (r > 0) {
     _exit(127); /* the guard gave up */
   }
@@ -997,8 +1013,41 @@ ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, const ch
  * to it on `sock`: "P" with the sandbox's /proc, "W" and the frozen state
  * (snapshot_take()), "U" (answered "u") to stop watching before a thaw. */
 #define INIT_WATCH_MS 5
-ATTR_NORETURN static void init_child(int sock) {
+
+/* "K": the command has ended, and so does everything it left behind, as
+ * the kernel would end it with PID 1 (kill(-1) from PID 1 reaches every
+ * other process of the namespace, and what is orphaned is reparented here
+ * until none is left). "k" tells the guard, which then exits without
+ * waiting for this process: its exit frees the namespaces (a mount
+ * namespace's end waits for an RCU grace period), outside the time the
+ * caller waits for ralon. It ends when the guard has gone. */
+ATTR_NORETURN static void init_end(void) {
+  (void)kill(-1, SIGKILL);
+  while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
+  }
+  if (errno != ECHILD || send_msg(0, "k", 1, NULL, 0) < 0) {
+    _exit(1);
+  }
+  char b[8];
+  while (recv_msg(0, b, sizeof(b), NULL, 0, NULL) > 0) {
+  }
+  _exit(0);
+}
+
+ATTR_NORETURN static void init_child(int sock, int proc_ready) {
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  /* The namespace's own /proc, where the command will find it: the
+   * guard's namespace, which the command copies and locks. No copy of
+   * the namespace is made for it, and none dropped (each drop waits for
+   * an RCU grace period). */
+  int proc_errno = 0;
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+    proc_errno = errno;
+  }
+  if (write(proc_ready, &proc_errno, sizeof(proc_errno)) != (ssize_t)sizeof(proc_errno) ||
+      proc_errno != 0) {
+    _exit(1);
+  }
   if (dup2(sock, 0) < 0) {
     _exit(1);
   }
@@ -1020,14 +1069,18 @@ ATTR_NORETURN static void init_child(int sock) {
       _exit(1);
     }
     if (pf[0].revents != 0) {
-      int fds[1];
+      int fds[2];
       size_t n_fds = 0;
-      ssize_t n = recv_msg(0, buf, MSG_MAX * 16, fds, 1, &n_fds);
+      ssize_t n = recv_msg(0, buf, MSG_MAX * 16, fds, ELEMENTSOF(fds), &n_fds);
       if (n <= 0) {
         _exit(0); /* the guard is gone */
       }
-      if (buf[0] == 'P' && n_fds == 1) {
+      if (buf[0] == 'P' && n_fds == ELEMENTSOF(fds)) {
+        /* The sandbox's /proc, and its mount namespace, held so that the
+         * guard's exit does not free it (see init_end()). */
         proc_fd = fds[0];
+      } else if (buf[0] == 'K') {
+        init_end();
       } else if (buf[0] == 'W') {
         free(watching);
         watching = xstrdup(buf + 1);
@@ -1077,6 +1130,25 @@ static void reap_all(Guard *g) {
     }
     g->init_pid = 0;
   }
+}
+
+/* The end of a session whose command has ended: PID 1 ends what is left
+ * in the namespace, and says so (init_end()). false when it did not (it
+ * had ended): then the kernel has ended the namespace with it. */
+static bool end_through_init(Guard *g) {
+  char b[8];
+  if (send_msg(g->init_sock, "K", 1, NULL, 0) < 0) {
+    return false;
+  }
+  ssize_t n;
+  while ((n = recv_msg(g->init_sock, b, sizeof(b), NULL, 0, NULL)) == -EINTR) {
+  }
+  if (n != 1 || b[0] != 'k') {
+    return false;
+  }
+  /* Nothing but PID 1 is left, and it ends with this process. */
+  g->init_pid = 0;
+  return true;
 }
 
 static void terminal_take_back(Guard *g) {
@@ -1600,6 +1672,10 @@ static void guard_clear(Guard *g) {
     close(g->clients[i]);
   }
   g->n_clients = 0;
+  if (own_proc_fd >= 0) {
+    close(own_proc_fd);
+    own_proc_fd = -1;
+  }
   thaw(g);
   for (size_t i = 0; i < g->n_objs; i++) {
     free(g->objs[i].path);
@@ -1694,9 +1770,22 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     goto restore;
   }
   forks_into_sandbox = true;
-  int lifeline[2];
+  /* This PID namespace's /proc, for the peers of guard_listen(), before
+   * PID 1 mounts the sandbox's over it. */
+  own_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (own_proc_fd < 0) {
+    error_set(err, errno, _("cannot open %s: %m"), "/proc");
+    goto restore;
+  }
+  int lifeline[2], proc_ready[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lifeline) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
+    goto restore;
+  }
+  if (pipe2(proc_ready, O_CLOEXEC) < 0) {
+    error_set(err, errno, _("cannot start the sandbox: %m"));
+    close(lifeline[0]);
+    close(lifeline[1]);
     goto restore;
   }
   fflush(stdout);
@@ -1706,18 +1795,23 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     close(lifeline[0]);
     close(lifeline[1]);
+    close(proc_ready[0]);
+    close(proc_ready[1]);
     goto restore;
   }
   if (g.init_pid == 0) {
-    init_child(lifeline[0]);
+    close(proc_ready[0]);
+    init_child(lifeline[0], proc_ready[1]);
   }
   close(lifeline[0]);
+  close(proc_ready[1]);
   /* The guard's end stays open (close-on-exec) for as long as the guard
    * lives: init sees it hang up when the guard is gone. */
   g.init_sock = lifeline[1];
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
+    close(proc_ready[0]);
     goto kill;
   }
   g.tty = foreground_terminal();
@@ -1726,12 +1820,15 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     close(sp[0]);
     close(sp[1]);
+    close(proc_ready[0]);
     goto kill;
   }
   if (g.cmd_pid == 0) {
     close(sp[0]);
-    command_child(c, sp[1], cwd, &g.orig_mask);
+    close(own_proc_fd);
+    command_child(c, sp[1], proc_ready[0], cwd, &g.orig_mask);
   }
+  close(proc_ready[0]);
   close(sp[1]);
   g.cmd_sock = sp[0];
   /* Both sides set the group, whichever runs first (as shells do). */
@@ -1739,7 +1836,8 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   if (wait_locked(&g, err) < 0) {
     goto kill;
   }
-  if (send_msg(g.init_sock, "P", 1, &g.proc_fd, 1) < 0) {
+  int held[] = {g.proc_fd, g.mntns_fd};
+  if (send_msg(g.init_sock, "P", 1, held, ELEMENTSOF(held)) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     goto kill;
   }
@@ -1764,8 +1862,10 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   guard_loop(&g);
   /* The command has ended, or the guard stops it: so does everything it
    * left behind. */
-  stop_sandbox(&g);
-  reap_all(&g);
+  if (ret->stopped || g.paused || !g.cmd_done || !end_through_init(&g)) {
+    stop_sandbox(&g);
+    reap_all(&g);
+  }
   if (g.paused && !ret->stopped) {
     /* A frozen command does not end: PID 1 ended the sandbox, having
      * found something in it running (init_child()). */
