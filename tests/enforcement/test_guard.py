@@ -429,9 +429,38 @@ while True:
         pass
 """
 
-    def test_a_process_woken_while_frozen_stops_the_sandbox(self):
-        # SIGSTOP is no lock: whatever woke during the pause may have
-        # written the new file, so resume stops the sandbox and says so.
+    def test_a_process_woken_while_frozen_does_not_run(self):
+        # SIGSTOP is no lock: the kernel sends the stopped waker SIGCONT
+        # when the user changes the directory. The guard also holds every
+        # thread with ptrace, which SIGCONT does not end: the waker runs
+        # only after the resume, and finds the new file protected.
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                before = te.read_text(os.path.join(pr.proj, "Cargo.lock"))
+                with open(os.path.join(pr.tmp, "waker.py"), "w", encoding="utf-8") as f:
+                    f.write(self.WAKER)
+                s = Session(self, pr, user, "mount", 'exec python3 "$TMPDIR/waker.py" %s' % MARK)
+                s.wait_ready()
+                time.sleep(0.2)
+                r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock && "
+                               "sleep 0.3 && echo user >> Cargo.lock")
+                self.assertEqual(r.rc, 0, r)
+                # Let the released waker try again, then look from outside.
+                time.sleep(0.3)
+                self.assertIsNone(s.proc.poll(), s.result())
+                self.assertEqual(te.read_text(os.path.join(pr.proj, "Cargo.lock")),
+                                 before + "user\n")
+                s.close()
+                self.assertNoLeftovers(MARK)
+
+    def test_a_process_that_cannot_be_held_and_runs_stops_the_sandbox(self):
+        # A thread traced already cannot be held: here a debugger outside
+        # (strace, which lets its tracee continue on SIGCONT). PID 1
+        # watches the frozen sandbox and ends it when such a thread runs.
+        strace = shutil.which("strace")
+        if strace is None:
+            self.skipTest("needs strace to trace the agent from outside")
         for user in self.mount_users():
             with self.subTest(user=user):
                 pr = self.project_as(user)
@@ -439,7 +468,14 @@ while True:
                     f.write(self.WAKER)
                 s = Session(self, pr, user, "mount", 'exec python3 "$TMPDIR/waker.py" %s' % MARK)
                 s.wait_ready()
-                time.sleep(0.2)
+                waker = [p for p in session_processes(os.path.join(pr.tmp, "waker.py"))
+                         if p != s.proc.pid]
+                self.assertEqual(len(waker), 1, waker)
+                tracer = subprocess.Popen([strace, "-qq", "-o", "/dev/null", "-p", str(waker[0])],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL)
+                self.addCleanup(lambda t=tracer: (t.poll() is None and t.kill(), t.wait()))
+                time.sleep(0.5)
                 r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock && "
                                "sleep 0.3 && echo user >> Cargo.lock")
                 # PID 1 watched the frozen sandbox and ended it: there was

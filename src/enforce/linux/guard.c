@@ -37,8 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -307,6 +309,10 @@ typedef struct {
   int64_t pause_deadline; /* 0: none */
   int hold_fd;            /* resume when this client goes */
   int *frozen;            /* pidfds of the processes the pause stopped */
+  pid_t *held;            /* the threads held by ptrace while frozen */
+  size_t n_held;
+  size_t cap_held;
+  int pidns_fd;           /* the sandbox's PID namespace, or -1 */
   char *frozen_state;     /* Snapshot.text once frozen */
   bool watching;          /* PID 1 watches the frozen sandbox */
   size_t n_frozen;
@@ -697,6 +703,60 @@ static bool freeze_one(Guard *g, const char *pid, int pfd, void *userdata) {
   return true;
 }
 
+/* The pid, in this process's PID namespace, of the sandbox's `pid`
+ * (NS_GET_PID_FROM_PIDNS, Linux 6.11), or -1. */
+#ifndef NS_GET_PID_FROM_PIDNS
+#define NS_GET_PID_FROM_PIDNS _IOR(0xb7, 0x6, int)
+#endif
+static pid_t pid_outside(const Guard *g, const char *pid) {
+  if (g->pidns_fd < 0) {
+    return -1;
+  }
+  int r = ioctl(g->pidns_fd, NS_GET_PID_FROM_PIDNS, (unsigned long)atoi(pid));
+  return r > 0 ? (pid_t)r : -1;
+}
+
+static bool hold_task(int tasks, const char *tid, void *userdata) {
+  (void)tasks;
+  Guard *g = userdata;
+  pid_t t = pid_outside(g, tid);
+  /* A stopped thread, seized, moves to a ptrace stop, which SIGCONT does
+   * not end (with PTRACE_SEIZE it is only told of it): it runs again
+   * when released. One traced already (a debugger inside) cannot be
+   * held: PID 1 still watches it. */
+  if (t > 0 && ptrace(PTRACE_SEIZE, t, NULL, (void *)(uintptr_t)PTRACE_O_EXITKILL) == 0) {
+    *(pid_t *)grow_array(&g->held, &g->n_held, &g->cap_held, sizeof(pid_t)) = t;
+  }
+  return true;
+}
+
+static bool hold_one(Guard *g, const char *pid, int pfd, void *userdata) {
+  (void)pid;
+  (void)userdata;
+  (void)each_task(pfd, hold_task, g);
+  return false;
+}
+
+/* SIGSTOP is no lock: the kernel itself continues a stopped process on
+ * a signal it was asked to send (a POSIX timer, F_SETSIG). Every thread
+ * of the frozen sandbox is also held with ptrace, which nothing but the
+ * guard ends. */
+static void hold_frozen(Guard *g) {
+  (void)each_process(g, hold_one, NULL);
+}
+
+static void release_held(Guard *g) {
+  for (size_t i = 0; i < g->n_held; i++) {
+    if (ptrace(PTRACE_DETACH, g->held[i], NULL, NULL) < 0 && g->held[i] != g->cmd_pid) {
+      /* Killed meanwhile: what the tracer must collect. */
+      (void)waitpid(g->held[i], NULL, WNOHANG | __WALL);
+    }
+  }
+  free(g->held);
+  g->held = NULL;
+  g->n_held = g->cap_held = 0;
+}
+
 /* From now on PID 1 ends the sandbox if anything in it runs. */
 static int watch_frozen(Guard *g) {
   size_t len = strlen(g->frozen_state);
@@ -726,6 +786,7 @@ static bool unwatch_frozen(Guard *g) {
 
 static void thaw(Guard *g) {
   (void)unwatch_frozen(g);
+  release_held(g);
   for (size_t i = 0; i < g->n_frozen; i++) {
     (void)pidfd_signal(g->frozen[i], SIGCONT);
     close(g->frozen[i]);
@@ -766,6 +827,7 @@ static int freeze(Guard *g, Error *err) {
     sleep_ms(1);
   }
   free(p.pids);
+  hold_frozen(g);
   Snapshot snap = {0};
   if (snapshot_take(g->proc_fd, &snap) < 0) {
     snapshot_clear(&snap);
@@ -1240,7 +1302,11 @@ static void job_stop(Guard *g, int sig) {
 static void handle_child_exit(Guard *g) {
   int st;
   pid_t pid;
-  while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+  /* __WALL: the threads held while frozen report to the guard too. */
+  while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED | __WALL)) > 0) {
+    if (pid == g->cmd_pid && WIFSTOPPED(st) && (st >> 16) != 0) {
+      continue; /* a ptrace stop of the held command (hold_frozen()) */
+    }
     if (pid == g->cmd_pid) {
       if (WIFSTOPPED(st)) {
         g->cmd_stopped = true;
@@ -1660,8 +1726,8 @@ static int wait_locked(Guard *g, Error *err) {
 }
 
 static void guard_clear(Guard *g) {
-  int *fds[] = {&g->cmd_sock, &g->init_sock, &g->sigfd, &g->ino_fd, &g->mountinfo_fd, &g->proc_fd,
-                &g->mntns_fd, &g->listen_fd, &g->tty};
+  int *fds[] = {&g->cmd_sock, &g->init_sock, &g->sigfd,  &g->ino_fd,    &g->mountinfo_fd,
+                &g->proc_fd,  &g->mntns_fd,   &g->listen_fd, &g->pidns_fd, &g->tty};
   for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
     if (*fds[i] >= 0) {
       close(*fds[i]);
@@ -1712,7 +1778,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   Guard g = {.c = c, .cmd_sock = -1, .init_sock = -1, .sigfd = -1, .ino_fd = -1, .mountinfo_fd = -1,
              .proc_fd = -1, .mntns_fd = -1, .listen_fd = -1, .tty = -1,
-             .hold_fd = -1, .res = ret};
+             .hold_fd = -1, .pidns_fd = -1, .res = ret};
   int r = -1;
   _cleanup_free_ char *cwd = getcwd(NULL, 0);
   if (cwd == NULL) {
@@ -1805,6 +1871,9 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   }
   close(lifeline[0]);
   close(proc_ready[1]);
+  /* To hold the frozen sandbox's threads by their pids here (a kernel
+   * without NS_GET_PID_FROM_PIDNS only stops them). */
+  g.pidns_fd = openat(own_proc_fd, "self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
   /* The guard's end stays open (close-on-exec) for as long as the guard
    * lives: init sees it hang up when the guard is gone. */
   g.init_sock = lifeline[1];
@@ -1826,6 +1895,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   if (g.cmd_pid == 0) {
     close(sp[0]);
     close(own_proc_fd);
+    close(g.pidns_fd);
     command_child(c, sp[1], proc_ready[0], cwd, &g.orig_mask);
   }
   close(proc_ready[0]);
