@@ -410,6 +410,57 @@ class TestPause(GuardBase):
                 self.assertEqual(res.rc, 0, res)
                 self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")))
 
+    FD_PASSER = r"""
+import ctypes, os, socket, sys, time
+# A directory opened in user and mount namespaces of its own, handed to a
+# process of the sandbox's namespace before the pause: a path walked from
+# it goes through the nested namespace's mounts, which never get the
+# read-only mount resume puts on the new file (made private, they get no
+# copy of it by propagation).
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+if os.fork() == 0:
+    MS_REC, MS_PRIVATE = 0x4000, 0x40000
+    if (libc.unshare(0x10000000 | 0x00020000) != 0 or
+            libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0):
+        os._exit(1)
+    socket.send_fds(b, [b"d"], [os.open(".", os.O_RDONLY | os.O_DIRECTORY)])
+    while True:
+        time.sleep(1)
+_, fds, _, _ = socket.recv_fds(a, 1, 1)
+open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+while True:
+    try:
+        f = os.open("Cargo.lock", os.O_WRONLY | os.O_APPEND, dir_fd=fds[0])
+        os.write(f, (sys.argv[1] + "\n").encode())
+        os.close(f)
+    except OSError:
+        pass
+    time.sleep(0.005)
+"""
+
+    def test_a_directory_from_a_nested_namespace_is_stopped(self):
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                before = te.read_text(os.path.join(pr.proj, "Cargo.lock"))
+                script = os.path.join(pr.tmp, "fdpass.py")
+                with open(script, "w", encoding="utf-8") as f:
+                    f.write(self.FD_PASSER)
+                s = Session(self, pr, user, "mount",
+                            'python3 "$TMPDIR/fdpass.py" %s & wait; sleep 30' % MARK)
+                s.wait_ready()
+                r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock")
+                self.assertEqual(r.rc, 0, r)
+                # The nested process, and the one holding its directory.
+                self.assertRegex(r.stdout, r"(?m)^([2-9]|[1-9][0-9]+) process\(es\) in "
+                                 r"namespaces of their own were stopped", r)
+                time.sleep(0.3)
+                self.assertEqual(session_processes(script), [], r)
+                self.assertEqual(te.read_text(os.path.join(pr.proj, "Cargo.lock")), before)
+                self.assertIsNone(s.proc.poll(), s.result())
+                s.close()
+
     WAKER = r"""
 import fcntl, os, signal, sys
 # Stopped, but woken by the kernel itself: a directory notification that

@@ -843,23 +843,158 @@ static int freeze(Guard *g, Error *err) {
   return 0;
 }
 
+/* Mount ids, sorted: those a descriptor of a sandbox's process may be on
+ * (see foreign_descriptor()). */
+typedef struct {
+  uint64_t *v;
+  size_t n;
+  size_t cap;
+} MountIds;
+
+static int u64_compare(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void mount_ids_add(MountIds *m, uint64_t id) {
+  *(uint64_t *)grow_array(&m->v, &m->n, &m->cap, sizeof(uint64_t)) = id;
+}
+
+static void mount_ids_sort(MountIds *m) {
+  qsort(m->v, m->n, sizeof(uint64_t), u64_compare);
+}
+
+static bool mount_ids_have(const MountIds *m, uint64_t id) {
+  return m->n > 0 && bsearch(&id, m->v, m->n, sizeof(uint64_t), u64_compare) != NULL;
+}
+
+static void mount_ids_clear(MountIds *m) {
+  free(m->v);
+  *m = (MountIds){0};
+}
+
+/* The mount id of `name` (fd/N, cwd, root) of the process at /proc/N
+ * (pfd): the mount the directory it names is reached through. 0: not
+ * known. */
+static uint64_t descriptor_mount(int pfd, const char *name) {
+  struct statx stx;
+  if (statx(pfd, name, AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) < 0 ||
+      !(stx.stx_mask & STATX_MNT_ID)) {
+    return 0;
+  }
+  return stx.stx_mnt_id;
+}
+
+/* Calls fn for each directory the process at /proc/N (pfd) holds, as a
+ * descriptor or as its working or root directory, on a filesystem that
+ * holds a protected path or a pin: where a path can be walked from.
+ * Stops when fn says so (false). */
+typedef bool (*DescriptorFn)(int pfd, const char *name, void *userdata);
+static bool visit_directory(const Guard *g, int pfd, const char *name, DescriptorFn fn,
+                            void *userdata) {
+  struct stat st;
+  if (fstatat(pfd, name, &st, 0) < 0 || !S_ISDIR(st.st_mode)) {
+    return true;
+  }
+  for (size_t i = 0; i < g->n_objs; i++) {
+    if (g->objs[i].dev == st.st_dev) {
+      return fn(pfd, name, userdata);
+    }
+  }
+  return true;
+}
+
+static void each_descriptor(const Guard *g, int pfd, DescriptorFn fn, void *userdata) {
+  if (!visit_directory(g, pfd, "cwd", fn, userdata) ||
+      !visit_directory(g, pfd, "root", fn, userdata)) {
+    return;
+  }
+  _cleanup_close_ int dir = openat(pfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) {
+    return;
+  }
+  char buf[4096];
+  DirReader r = {.fd = dir, .buf = buf, .size = sizeof(buf)};
+  const struct dirent64 *de;
+  char name[300];
+  while ((de = dir_reader_next(&r)) != NULL) {
+    if (de->d_name[0] < '0' || de->d_name[0] > '9') {
+      continue;
+    }
+    snprintf(name, sizeof(name), "fd/%s", de->d_name);
+    if (!visit_directory(g, pfd, name, fn, userdata)) {
+      return;
+    }
+  }
+}
+
+typedef struct {
+  const MountIds *allowed;
+  bool foreign;
+} ForeignCheck;
+
+static bool check_mount(int pfd, const char *name, void *userdata) {
+  ForeignCheck *c = userdata;
+  uint64_t id = descriptor_mount(pfd, name);
+  c->foreign = id != 0 && !mount_ids_have(c->allowed, id);
+  return !c->foreign;
+}
+
+typedef struct {
+  MountIds allowed; /* the sandbox's mounts */
+  size_t killed;
+} NestedPass;
+
 /* A process in a mount namespace of its own (nested user and mount
  * namespaces made by the agent) would not get the new read-only mounts,
- * or could unmount them: stopped for good. */
+ * or could unmount them: stopped for good. So is one that holds a
+ * directory on a mount of such a namespace (a descriptor handed to it
+ * before the pause, or its working directory: a path walked from there
+ * reaches the new file through a mount that never gets its read-only
+ * copy), or on any mount the sandbox no longer has (a protected
+ * directory replaced meanwhile: mount ids are reused, so one gone cannot
+ * be told from one of a nested namespace). */
 static bool kill_nested_one(Guard *g, const char *pid, int pfd, void *userdata) {
   (void)pid;
-  size_t *killed = userdata;
+  NestedPass *p = userdata;
   struct stat st;
   if (fstatat(pfd, "ns/mnt", &st, 0) < 0 && errno == ENOENT) {
     return false; /* a zombie: it has left its namespaces */
   }
+  ForeignCheck c = {&p->allowed, false};
   if (fstatat(pfd, "ns/mnt", &st, 0) < 0 || st.st_dev != g->mntns_st.st_dev ||
       st.st_ino != g->mntns_st.st_ino) {
-    if (pidfd_signal(pfd, SIGKILL) == 0) {
-      (*killed)++;
-    }
+    c.foreign = true;
+  } else {
+    each_descriptor(g, pfd, check_mount, &c);
+  }
+  if (c.foreign && pidfd_signal(pfd, SIGKILL) == 0) {
+    p->killed++;
   }
   return false;
+}
+
+/* What kill_nested_one() lets a directory be on: a mount of the sandbox's
+ * namespace as it is now. (The command starts with none other: ralon
+ * refuses to pass it a directory opened outside, sys_check_inherited_fds().) */
+static int nested_pass_init(Guard *g, NestedPass *p) {
+  *p = (NestedPass){0};
+  char *text = NULL;
+  size_t len = 0;
+  if (lseek(g->mountinfo_fd, 0, SEEK_SET) < 0 ||
+      read_fd_limited(g->mountinfo_fd, 64u * 1024u * 1024u, &text, &len) < 0) {
+    mount_ids_clear(&p->allowed);
+    return -errno;
+  }
+  MountTable t = {0};
+  mounts_parse(text, &t);
+  free(text);
+  for (size_t i = 0; i < t.n; i++) {
+    mount_ids_add(&p->allowed, strtoull(t.v[i].id, NULL, 10));
+  }
+  mounts_clear(&t);
+  mount_ids_sort(&p->allowed);
+  return 0;
 }
 
 /* ---- re-protection (resume) ------------------------------------------- */
@@ -1502,7 +1637,17 @@ static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char **
     (void)check_identities(g);
     return error_set(err, EBUSY, "%s", frozen_breach());
   }
-  if (each_process(g, kill_nested_one, &killed) < 0) {
+  NestedPass nested;
+  int r0 = nested_pass_init(g, &nested);
+  if (r0 < 0) {
+    errno = -r0;
+    return error_set(err, errno, _("cannot read the sandbox's mount table: %m"));
+  }
+  r0 = each_process(g, kill_nested_one, &nested);
+  killed = nested.killed;
+  mount_ids_clear(&nested.allowed);
+  if (r0 < 0) {
+    errno = -r0;
     return error_set(err, errno, _("cannot list the sandbox's processes: %m"));
   }
   int p[2];
