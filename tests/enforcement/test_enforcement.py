@@ -2241,6 +2241,24 @@ class TestProcess(Base):
                     self.assertEqual(fields["NoNewPrivs"].strip(), "1", fields)
                     self.assertEqual(fields.get("Seccomp", "").strip(), "2", fields)
 
+    def test_capabilities_without_libcap_fail_closed(self):
+        # libcap is loaded by `run` when it drops the command's
+        # capabilities: one that cannot be loaded (here an empty file found
+        # first through LD_LIBRARY_PATH) stops ralon before the command runs.
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                fake = os.path.join(pr.tmp, "fakelib")
+                os.makedirs(fake)
+                open(os.path.join(fake, "libcap.so.2"), "w").close()
+                env = dict(pr.env(), LD_LIBRARY_PATH=fake)
+                marker = os.path.join(pr.tmp, "ran")
+                r = run(ralon_run(backend, "echo ran > \"$TMPDIR/ran\""), ME, pr.proj, env)
+                self.assertEqual(r.rc, 2, r)
+                self.assertIn("ralon: cannot load libcap.so.2, with which ralon drops the "
+                              "command's capabilities: ", r.stderr, r)
+                self.assertFalse(os.path.exists(marker), r)
+
     def test_signal_dispositions_pass_through(self):
         # The command gets the signal dispositions and mask ralon was
         # given, as if started directly: a parent that ignores SIGPIPE
