@@ -1024,6 +1024,73 @@ class Result:
         return "exit %r\n--- stdout\n%s--- stderr\n%s" % (self.rc, self.stdout, self.stderr)
 
 
+# The capability sets /proc/PID/status shows, and the securebits ralon
+# locks where it may (libcap's CAP_SECURED_BITS_AMBIENT): bit -> the name
+# capsh --print gives it.
+CAP_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+PR_GET_SECUREBITS = 27
+SECUREBITS = {0: "secure-noroot", 1: "secure-noroot-locked", 2: "secure-no-suid-fixup",
+              3: "secure-no-suid-fixup-locked", 4: "secure-keep-caps",
+              5: "secure-keep-caps-locked", 6: "secure-no-ambient-raise",
+              7: "secure-no-ambient-raise-locked"}
+LOCKED_SECUREBITS = 0xef
+
+
+def cap_names(mask):
+    """A capability set as libcap names it ("cap_chown,cap_kill"), through
+    capsh --decode; the hexadecimal mask where capsh is missing."""
+    capsh = shutil.which("capsh", path=SAFE_PATH)
+    if mask == 0:
+        return "(none)"
+    if capsh is not None:
+        p = subprocess.run([capsh, "--decode=%x" % mask], capture_output=True, text=True)
+        if p.returncode == 0 and "=" in p.stdout:
+            return p.stdout.strip().split("=", 1)[1]
+    return "0x%x" % mask
+
+
+def securebit_names(bits):
+    return ",".join(n for b, n in sorted(SECUREBITS.items()) if bits & (1 << b)) or "(none)"
+
+
+def own_capabilities(field):
+    with open("/proc/self/status", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split(":", 1)[1].strip(), 16)
+    raise AssertionError("no %s in /proc/self/status" % field)
+
+
+def agent_process(root, token):
+    """The pid of the process below `root` (ralon, and in the mount backend
+    its guard and the sandbox's processes) that runs `sh -c` with `token`
+    in its command: ralon's own command lines carry the token too, so the
+    one whose program is sh."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d, encoding="utf-8", errors="replace") as f:
+                parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    for pid in parent:
+        up = pid
+        while up in parent and up != root and up > 1:
+            up = parent[up]
+        if up != root:
+            continue
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[0] == b"sh" and any(token.encode() in a for a in argv):
+            return pid
+    return None
+
+
 def _preexec(uid, ctty):
     def fn():
         if ctty:
@@ -2122,27 +2189,75 @@ class TestProcess(Base):
         self.assertIn("ralon run", r.stderr, r)
 
     def test_capabilities_dropped_and_no_new_privs(self):
+        # The agent's capability state, read from outside while it runs
+        # (/proc/PID/status of the agent's process, found from ralon's pid)
+        # and, for the securebits, which /proc does not show, by the agent
+        # itself (prctl PR_GET_SECUREBITS). Differences are named as libcap
+        # names them (capsh --decode).
+        token = "ralon-enf-capprobe"
+        probe = ("python3 -c 'import ctypes; print(\"securebits\", "
+                 "ctypes.CDLL(None).prctl(%d, 0, 0, 0, 0))'; echo ready; read line; : %s"
+                 % (PR_GET_SECUREBITS, token))
         for user in self.users():
             for backend in self.any_backend(user):
                 with self.subTest(backend=backend, user=user):
                     pr = self.project(user)
-                    r = run(ralon_run(backend, "cat /proc/self/status"), user, pr.proj, pr.env())
-                    self.assertEqual(r.rc, 0, r)
-                    fields = dict(line.split(":", 1) for line in r.stdout.splitlines()
-                                  if ":" in line)
-                    caps = ["CapInh", "CapPrm", "CapEff", "CapAmb"]
-                    # Dropping the bounding set needs CAP_SETPCAP: ralon has it
-                    # as root and inside its own user namespace (mount
-                    # backend), an ordinary user under Landlock has nothing
-                    # to drop it with (no_new_privs keeps execve from adding
-                    # capabilities there).
-                    if not (backend == "landlock" and user != "root"):
-                        caps.append("CapBnd")
-                    for cap in caps:
-                        self.assertEqual(int(fields[cap].strip(), 16), 0,
-                                         "%s is %s; %r" % (cap, fields[cap].strip(), r))
-                    self.assertEqual(fields["NoNewPrivs"].strip(), "1", r)
-                    self.assertIn(fields.get("Seccomp", "").strip(), ("2",), r)
+                    p = subprocess.Popen(ralon_run(backend, probe), cwd=pr.proj, env=pr.env(),
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True, errors="replace",
+                                         preexec_fn=_preexec(USERS[user], False))
+                    try:
+                        secbits = None
+                        for line in p.stdout:
+                            if line.startswith("securebits "):
+                                secbits = int(line.split()[1])
+                            if line == "ready\n":
+                                break
+                        self.assertIsNotNone(secbits, "the probe never ran: rc %r, %s"
+                                             % (p.poll(), p.stderr.read() if p.poll() else ""))
+                        agent = agent_process(p.pid, token)
+                        self.assertIsNotNone(agent, "no process of ralon's runs the probe")
+                        with open("/proc/%d/status" % agent, encoding="utf-8") as f:
+                            fields = dict(line.split(":", 1) for line in f if ":" in line)
+                    finally:
+                        _, err = p.communicate(input="\n", timeout=TIMEOUT)
+                    self.assertEqual(p.returncode, 0, err)
+                    expected = dict.fromkeys(CAP_SETS, 0)
+                    expected_bits = LOCKED_SECUREBITS
+                    if backend == "landlock" and user != "root":
+                        # Emptying the bounding set and setting securebits
+                        # need CAP_SETPCAP, which an ordinary user under
+                        # Landlock does not have: the bounding set stays the
+                        # caller's (no_new_privs keeps execve from adding
+                        # capabilities), and no securebit is set.
+                        expected["CapBnd"] = own_capabilities("CapBnd")
+                        expected_bits = 0
+                    for name in CAP_SETS:
+                        got = int(fields[name].strip(), 16)
+                        self.assertEqual(got, expected[name], "%s of the agent is %s, expected %s"
+                                         % (name, cap_names(got), cap_names(expected[name])))
+                    self.assertEqual(secbits, expected_bits, "securebits %s, expected %s"
+                                     % (securebit_names(secbits), securebit_names(expected_bits)))
+                    self.assertEqual(fields["NoNewPrivs"].strip(), "1", fields)
+                    self.assertEqual(fields.get("Seccomp", "").strip(), "2", fields)
+
+    def test_capabilities_without_libcap_fail_closed(self):
+        # libcap is loaded by `run` when it drops the command's
+        # capabilities: one that cannot be loaded (here an empty file found
+        # first through LD_LIBRARY_PATH) stops ralon before the command runs.
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                fake = os.path.join(pr.tmp, "fakelib")
+                os.makedirs(fake)
+                open(os.path.join(fake, "libcap.so.2"), "w").close()
+                env = dict(pr.env(), LD_LIBRARY_PATH=fake)
+                marker = os.path.join(pr.tmp, "ran")
+                r = run(ralon_run(backend, "echo ran > \"$TMPDIR/ran\""), ME, pr.proj, env)
+                self.assertEqual(r.rc, 2, r)
+                self.assertIn("ralon: cannot load libcap.so.2, with which ralon drops the "
+                              "command's capabilities: ", r.stderr, r)
+                self.assertFalse(os.path.exists(marker), r)
 
     def test_signal_dispositions_pass_through(self):
         # The command gets the signal dispositions and mask ralon was

@@ -19,9 +19,10 @@ that the wrapper helper and template point at the installed paths, that
 no installed text file mentions the build or staging directory, and which
 shared libraries the installed binary needs (readelf -d): libyaml unless
 the static_libyaml option links it in, and never json-c, libsystemd,
-libcap or libseccomp, which every start would then load (json-c and
-libsystemd are loaded with dlopen where they are used; the other two are
-not used).
+libcap or libseccomp, which every start would then load (json-c, libsystemd
+and libcap are loaded with dlopen where they are used, libseccomp is not
+used); and that each library loaded with dlopen is named in the binary by
+the soname the build was configured with, and can be loaded here.
 
 Arguments:
   --builddir DIR     the meson build directory (meson.project_build_root())
@@ -250,6 +251,36 @@ def linkage_problems(libs, static_libyaml):
     return problems
 
 
+# The libraries ralon loads with dlopen(3) where it uses them, by the meson
+# option that names each one's soname: the binary must carry that name, and
+# it must load here (a package declares them by hand, dpkg-shlibdeps and
+# rpm's generator cannot see them).
+DLOPENED = (("libjsonc_soname", True), ("libcap_soname", True),
+            ("libsystemd_soname", False))
+
+
+def dlopen_problems(binary, opts):
+    import ctypes
+    problems = []
+    with open(binary, "rb") as f:
+        data = f.read()
+    for option, always in DLOPENED:
+        soname = opts.get(option)
+        if not soname:
+            problems.append("meson introspect shows no option %s" % option)
+            continue
+        if (soname.encode() + b"\0") not in data:
+            if always:
+                problems.append("%s does not name %s (option %s)" % (binary, soname, option))
+            continue
+        try:
+            ctypes.CDLL(soname)
+        except OSError as e:
+            problems.append("%s, which ralon loads with dlopen, does not load here: %s"
+                            % (soname, e))
+    return problems
+
+
 def walk(root):
     """Every non-directory under ROOT, as the absolute path it installs to."""
     found = {}
@@ -328,6 +359,7 @@ def main():
             libs = needed_libraries(found[binary])
             print("%s needs: %s" % (binary, ", ".join(libs)))
             problems += linkage_problems(libs, bool(opts.get("static_libyaml", False)))
+            problems += dlopen_problems(found[binary], opts)
 
         # No text file may carry the build or staging directory (an rpm
         # build fails on the buildroot; a package must not point at /tmp).

@@ -5,11 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/magic.h>
 #include <linux/seccomp.h>
-#include <linux/securebits.h>
 #include <limits.h>
 #include <sched.h>
 #include <stddef.h>
@@ -30,6 +28,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "enforce/linux/caps.h"
 #include "path.h"
 
 #ifndef AT_RECURSIVE
@@ -102,27 +101,17 @@ int sys_enter_namespaces(MountStep *ret_step) {
   return 0;
 }
 
-/* 1 when the effective set holds `cap`, 0 when not, -errno when it cannot
- * be read (capget(2): no library needed). */
-static int capability_effective(int cap) {
-  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-  memset(data, 0, sizeof(data));
-  if (syscall(SYS_capget, &hdr, data) < 0) {
-    return -errno;
-  }
-  return (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap)) != 0;
-}
-
 int sys_enter_mount_namespace(MountStep *ret_step) {
   /* Root (CAP_SYS_ADMIN) may mount in a mount namespace of its own and
    * needs no user namespace for it; the locking step makes one anyway,
    * and it is the change of owner between the two mount namespaces that
    * locks the mounts. A user namespace costs about as much as the mount
-   * namespace again. Refused (say, a mount namespace owned by a user
-   * namespace this process is not privileged in): the unprivileged way,
-   * whose failure is the one to report. */
-  if (capability_effective(CAP_SYS_ADMIN) > 0 && unshare(CLONE_NEWNS) == 0) {
+   * namespace again. The kernel decides: without CAP_SYS_ADMIN the
+   * unshare fails (EPERM) and changes nothing, one system call as asking
+   * for the capabilities would be. Refused (so, or a mount namespace owned
+   * by a user namespace this process is not privileged in): the
+   * unprivileged way, whose failure is the one to report. */
+  if (unshare(CLONE_NEWNS) == 0) {
     return 0;
   }
   return sys_enter_namespaces(ret_step);
@@ -644,11 +633,10 @@ void sys_scanned_dirs_clear(ScannedDirs *s) {
   s->n_kept = s->cap_kept = 0;
 }
 
-/* Capabilities and the seccomp filter are set with plain system calls:
- * libcap and libseccomp would cost two dlopen(3)s, libcap's probing of the
- * bounding set and of every ambient capability (one prctl each), and
- * libseccomp's probing of the kernel's seccomp features, for what is four
- * kinds of prctl and a 17-instruction filter. */
+/* Capabilities are dropped with libcap (caps.c), loaded by `run` alone.
+ * The seccomp filter is loaded with a plain system call: libseccomp would
+ * cost a dlopen(3) and its probing of the kernel's seccomp features, for
+ * a 17-instruction filter. */
 
 int sys_set_no_new_privs(Error *err) {
   /* Once set, never cleared (nor inherited away): asked of the kernel
@@ -659,47 +647,6 @@ int sys_set_no_new_privs(Error *err) {
       return error_set(err, errno, _("cannot set no_new_privs: %m"));
     }
     set = true;
-  }
-  return 0;
-}
-
-static int drop_capabilities(Error *err) {
-  int setpcap = capability_effective(CAP_SETPCAP);
-  if (setpcap < 0) {
-    errno = -setpcap;
-    return error_set(err, -setpcap, _("cannot read the capabilities of this process: %m"));
-  }
-  if (setpcap > 0) {
-    /* Root in its namespace would get the bounding set back at execve;
-     * without CAP_SETPCAP there is nothing to drop (no_new_privs keeps
-     * setuid programs from adding any). One prctl per capability, up to
-     * the first number the kernel does not know (EINVAL): asking first
-     * would double them. */
-    for (unsigned long c = 0; c < 64; c++) {
-      if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
-        if (errno == EINVAL && c > CAP_SETPCAP) {
-          break; /* past the last capability this kernel has */
-        }
-        return error_set(err, errno, _("cannot drop capability %d from the bounding set: %m"),
-                         (int)c);
-      }
-    }
-    unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                         SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                         SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-    if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0) {
-      return error_set(err, errno, _("cannot lock the securebits: %m"));
-    }
-  }
-  /* EINVAL: a kernel older than ambient capabilities (4.3), none to clear. */
-  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) {
-    return error_set(err, errno, _("cannot clear the ambient capabilities: %m"));
-  }
-  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-  memset(data, 0, sizeof(data));
-  if (syscall(SYS_capset, &hdr, data) < 0) {
-    return error_set(err, errno, _("cannot drop capabilities: %m"));
   }
   return 0;
 }
@@ -829,7 +776,7 @@ static int load_seccomp(Error *err) {
 }
 
 int sys_drop_privileges(Error *err) {
-  if (drop_capabilities(err) < 0) {
+  if (caps_drop_all(err) < 0) {
     return -1;
   }
   if (sys_set_no_new_privs(err) < 0) {

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "enforce/linux/caps.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/securebits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/capability.h>
+
+#include "config.h"
+
+static __typeof__(&cap_clear) sym_cap_clear;
+static __typeof__(&cap_free) sym_cap_free;
+static __typeof__(&cap_get_bound) sym_cap_get_bound;
+static __typeof__(&cap_get_flag) sym_cap_get_flag;
+static __typeof__(&cap_get_proc) sym_cap_get_proc;
+static __typeof__(&cap_iab_init) sym_cap_iab_init;
+static __typeof__(&cap_iab_set_proc) sym_cap_iab_set_proc;
+static __typeof__(&cap_iab_set_vector) sym_cap_iab_set_vector;
+static __typeof__(&cap_max_bits) sym_cap_max_bits;
+static __typeof__(&cap_set_proc) sym_cap_set_proc;
+static __typeof__(&cap_set_secbits) sym_cap_set_secbits;
+static __typeof__(&cap_to_name) sym_cap_to_name;
+
+/* Loads libcap once. RTLD_NODELETE: nothing unloads it under the
+ * pointers. */
+static int load_libcap(Error *err) {
+  static int state; /* 0 not tried, 1 loaded, -1 failed */
+  static char *why;
+  if (state == 0) {
+    state = -1;
+    void *h = dlopen(LIBCAP_SONAME, RTLD_NOW | RTLD_NODELETE | RTLD_LOCAL);
+    if (h == NULL) {
+      const char *e = dlerror();
+      why = xstrdup(e != NULL ? e : "?");
+      goto done;
+    }
+    static const struct {
+      void **slot;
+      const char *name;
+    } syms[] = {
+        {(void **)&sym_cap_clear, "cap_clear"},
+        {(void **)&sym_cap_free, "cap_free"},
+        {(void **)&sym_cap_get_bound, "cap_get_bound"},
+        {(void **)&sym_cap_get_flag, "cap_get_flag"},
+        {(void **)&sym_cap_get_proc, "cap_get_proc"},
+        {(void **)&sym_cap_iab_init, "cap_iab_init"},
+        {(void **)&sym_cap_iab_set_proc, "cap_iab_set_proc"},
+        {(void **)&sym_cap_iab_set_vector, "cap_iab_set_vector"},
+        {(void **)&sym_cap_max_bits, "cap_max_bits"},
+        {(void **)&sym_cap_set_proc, "cap_set_proc"},
+        {(void **)&sym_cap_set_secbits, "cap_set_secbits"},
+        {(void **)&sym_cap_to_name, "cap_to_name"},
+    };
+    for (size_t i = 0; i < ELEMENTSOF(syms); i++) {
+      *syms[i].slot = dlsym(h, syms[i].name);
+      if (*syms[i].slot == NULL) {
+        why = xasprintf(_("it has no symbol %s"), syms[i].name);
+        goto done;
+      }
+    }
+    state = 1;
+  }
+done:
+  if (state < 0) {
+    return error_set(err, ELIBACC,
+                     _("cannot load %s, with which ralon drops the command's capabilities: %s "
+                       "(install libcap)"),
+                     LIBCAP_SONAME, why);
+  }
+  return 0;
+}
+
+static void cap_freep(void *p) {
+  void *obj = *(void **)p;
+  if (obj != NULL) {
+    int saved = errno;
+    sym_cap_free(obj);
+    errno = saved;
+  }
+}
+#define _cleanup_cap_ _cleanup_(cap_freep)
+
+char *caps_name(int cap) {
+  if (load_libcap(NULL) < 0) {
+    return xasprintf("%d", cap);
+  }
+  char *n = sym_cap_to_name(cap);
+  if (n == NULL) {
+    oom();
+  }
+  char *copy = xstrdup(n);
+  sym_cap_free(n);
+  return copy;
+}
+
+/* After a cap_iab_set_proc() that failed: the first capability still in
+ * the bounding set when it was to be emptied, -1 when none is (what
+ * failed was the inheritable or ambient part). */
+static int first_bound(void) {
+  int saved = errno;
+  int found = -1;
+  for (cap_value_t c = 0; c < sym_cap_max_bits() && found < 0; c++) {
+    if (sym_cap_get_bound(c) > 0) {
+      found = c;
+    }
+  }
+  errno = saved;
+  return found;
+}
+
+int caps_drop_all(Error *err) {
+  if (load_libcap(err) < 0) {
+    return -1;
+  }
+  _cleanup_cap_ cap_t caps = sym_cap_get_proc();
+  if (caps == NULL) {
+    return error_set(err, errno, _("cannot read the capabilities of this process: %m"));
+  }
+  cap_flag_value_t setpcap = CAP_CLEAR;
+  if (sym_cap_get_flag(caps, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap) < 0) {
+    return error_set(err, errno, _("cannot read the capabilities of this process: %m"));
+  }
+  /* The IAB tuple the command inherits: no inheritable, no ambient
+   * capability and, with CAP_SETPCAP, every capability blocked from the
+   * bounding set (root in its namespace would get the bounding set back
+   * at execve). */
+  _cleanup_cap_ cap_iab_t iab = sym_cap_iab_init();
+  if (iab == NULL) {
+    oom();
+  }
+  if (setpcap == CAP_SET) {
+    for (cap_value_t c = 0; c < sym_cap_max_bits(); c++) {
+      if (sym_cap_iab_set_vector(iab, CAP_IAB_BOUND, c, CAP_SET) < 0) {
+        return error_set(err, errno, _("cannot drop capabilities: %m"));
+      }
+    }
+  }
+  if (sym_cap_iab_set_proc(iab) < 0) {
+    int c = setpcap == CAP_SET ? first_bound() : -1;
+    if (c >= 0) {
+      _cleanup_free_ char *name = caps_name(c);
+      return error_set(err, errno, _("cannot drop %s from the bounding set: %m"), name);
+    }
+    return error_set(err, errno, _("cannot clear the inheritable and ambient capabilities: %m"));
+  }
+  if (setpcap == CAP_SET) {
+    /* What libcap calls CAP_SECURED_BITS_AMBIENT: root gains nothing at
+     * execve (NOROOT, NO_SETUID_FIXUP), may raise no ambient capability,
+     * keeps none across a change of uid, and none of it can be undone. */
+    unsigned bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                    SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    if (sym_cap_set_secbits(bits) < 0) {
+      return error_set(err, errno, _("cannot lock the securebits: %m"));
+    }
+  }
+  /* Last, since the steps above need CAP_SETPCAP: effective and
+   * permitted empty. */
+  if (sym_cap_clear(caps) < 0 || sym_cap_set_proc(caps) < 0) {
+    return error_set(err, errno, _("cannot drop capabilities: %m"));
+  }
+  return 0;
+}
