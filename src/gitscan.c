@@ -617,8 +617,10 @@ static void audit_nested(const Scan *s, const char *root, const char *git_dir) {
   if (fd >= 0) {
     walk_dir(&w, fd, "", 0);
   }
+  /* The index only matters for a repository found: one git less
+   * otherwise, which is the common case. */
   size_t n_links = 0;
-  char **links = index_gitlinks(root, &n_links);
+  char **links = w.n > 0 ? index_gitlinks(root, &n_links) : NULL;
   size_t reported = 0, more = 0;
   for (size_t i = 0; i < w.n; i++) {
     const Nested *nd = &w.v[i];
