@@ -12,6 +12,8 @@ by) the user that runs it. Nothing here lets git run a command of the
 repository's: where a test needs to show that ralon did not, the command
 would leave a file behind, and the test looks for it.
 
+Environment: RALON_BINARY (the ralon to test), RALON_PRE_RECEIVE (the
+installed pre-receive hook to test instead of data/git/pre-receive.in).
 Python 3 standard library only.
 """
 
@@ -27,7 +29,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
 RALON_SRC = os.environ.get("RALON_BINARY") or os.path.join(SRC, "build", "src", "ralon")
-PRE_RECEIVE = os.path.join(SRC, "data", "git", "pre-receive.in")
+# The hook as installed (it runs the installed ralon), or the source with
+# @RALON@ made the ralon under test.
+INSTALLED_PRE_RECEIVE = os.environ.get("RALON_PRE_RECEIVE")
+PRE_RECEIVE = INSTALLED_PRE_RECEIVE or os.path.join(SRC, "data", "git", "pre-receive.in")
 PRE_COMMIT_HOOKS = os.path.join(SRC, ".pre-commit-hooks.yaml")
 
 IS_ROOT = os.geteuid() == 0
@@ -511,7 +516,9 @@ class TestPreReceive(Base):
             box.sh("git init -q --bare %s" % server, root)
             # As installed: @RALON@ is the ralon it runs.
             with open(PRE_RECEIVE, encoding="utf-8") as f:
-                hook = f.read().replace("@RALON@", box.ralon)
+                hook = f.read()
+            if not INSTALLED_PRE_RECEIVE:
+                hook = hook.replace("@RALON@", box.ralon)
             box.write(server, "hooks/pre-receive", hook)
             box.sh("chmod +x hooks/pre-receive", server)
             box.sh("git push -q %s main" % server, root)
