@@ -435,10 +435,13 @@ static void audit_config_listing(const Scan *s, char *out, size_t len, bool scop
   free(v);
 }
 
-/* The project's own configuration, includes followed, as git reads it. */
-static void audit_project_config(const Scan *s, const char *root) {
-  static const char *const args[] = {"config", "--list", "-z", "--includes", "--show-origin",
-                                     "--show-scope", NULL};
+/* The project's own configuration, includes followed, as git reads it.
+ * The git directory is given by its absolute name, so that git names each
+ * file it reads absolutely too (found on its own, it names them relative
+ * to the top of the working tree, which need not be the project root). */
+static void audit_project_config(const Scan *s, const char *root, const char *git_dir) {
+  const char *args[] = {"--git-dir", git_dir, "config", "--list", "-z", "--includes",
+                        "--show-origin", "--show-scope", NULL};
   size_t len = 0;
   _cleanup_free_ char *out = git_output(root, 0, args, &len);
   if (out != NULL) {
@@ -742,16 +745,69 @@ static void audit_sequencer(const Scan *s, const char *git_dir) {
   }
 }
 
+/* Whether git, started in `dir`, could find a repository above it: a
+ * .git entry in a directory on the way up, or a directory that looks like
+ * a git directory itself. Lexical and cheap: when there is none, no git
+ * needs to be asked. */
+static bool repository_above(const char *dir) {
+  _cleanup_free_ char *d = xstrdup(dir);
+  for (;;) {
+    _cleanup_free_ char *dot_git = path_join(d, ".git");
+    struct stat st;
+    if (lstat(dot_git, &st) == 0) {
+      return true;
+    }
+    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bool bare = fd >= 0 && looks_like_git_dir(fd);
+    if (fd >= 0) {
+      close(fd);
+    }
+    if (bare) {
+      return true;
+    }
+    if (streq(d, "/")) {
+      return false;
+    }
+    char *up = path_dirname(d);
+    free(d);
+    d = up;
+  }
+}
+
+/* Outside any repository: the user's own configuration, for the
+ * comparison at the end of a session. */
+static void audit_user_config(const Scan *s, const char *dir) {
+  static const char *const args[] = {"config", "--list", "-z", "--includes", "--show-origin",
+                                     "--show-scope", NULL};
+  size_t len = 0;
+  _cleanup_free_ char *out = git_output(dir, 0, args, &len);
+  if (out != NULL) {
+    audit_config_listing(s, out, len, true, dir, "");
+  }
+}
+
 void gitscan_audit(const char *root, const char *canon_root, const Matcher *m, unsigned flags,
                    AuditFindings *out) {
   Scan s = {.root = root, .canon_root = canon_root, .m = m, .flags = flags, .out = out};
   const char *dir = canon_root ? canon_root : root;
-  static const char *const rev_args[] = {"rev-parse", "--absolute-git-dir", NULL};
-  _cleanup_free_ char *git_dir = git_line(dir, 0, rev_args);
+  /* The project's git directory: .git in the root (a directory, or a
+   * file naming it), as git finds it from there; else ask git, for a
+   * project below the top of its repository. One git run less in the
+   * common case. */
+  _cleanup_free_ char *dot_git = path_join(dir, ".git");
+  _cleanup_free_ char *git_dir = nested_git_dir(dot_git);
+  struct stat st;
+  if (git_dir == NULL || stat(git_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    static const char *const rev_args[] = {"rev-parse", "--absolute-git-dir", NULL};
+    free(git_dir);
+    git_dir = repository_above(dir) ? git_line(dir, 0, rev_args) : NULL;
+  }
   _cleanup_free_ char *canon_git_dir = git_dir ? path_resolve(git_dir) : NULL;
   if (git_dir != NULL) {
-    audit_project_config(&s, dir);
+    audit_project_config(&s, dir, git_dir);
     audit_sequencer(&s, git_dir);
+  } else if (flags & GITSCAN_GLOBAL) {
+    audit_user_config(&s, dir);
   }
   audit_nested(&s, dir, canon_git_dir);
 }

@@ -267,6 +267,24 @@ class TestAudit(Base):
             self.assertIn("exec make", subjects[1]["message"])
             self.assert_refused(box, root, ".git/rebase-merge/git-rebase-todo")
 
+    def test_project_below_the_top_of_its_repository(self):
+        # agent.lock in app/: the repository's .git is above the project,
+        # found as git finds it.
+        for box in self.each_user():
+            top = os.path.join(box.work, "mono")
+            box.sh("mkdir -p %s/app && cd %s && git init -q && "
+                   "git config include.path ../shared.gitconfig && "
+                   "printf '[core]\\n\\tpager = evil\\n' > shared.gitconfig && "
+                   "mkdir -p .git/sequencer && echo 'exec evil' > .git/sequencer/todo"
+                   % (top, top), box.work)
+            box.write(os.path.join(top, "app"), "agent.lock", POLICY)
+            doc = self.status_json(box, os.path.join(top, "app"))
+            shared = os.path.join(top, "shared.gitconfig")
+            self.assertIn(("git-include-unprotected", shared), kinds(doc))
+            self.assertIn(("git-command-unprotected", shared), kinds(doc))
+            self.assertIn(("git-sequencer-exec", os.path.join(top, ".git/sequencer/todo")),
+                          kinds(doc))
+
     def test_clean_repository_says_nothing_of_git(self):
         for box in self.each_user():
             root = box.project()
