@@ -18,6 +18,7 @@
 #include <sys/vfs.h>
 #endif
 
+#include "gitscan.h"
 #include "mounts.h"
 #include "path.h"
 
@@ -55,6 +56,12 @@ static const char *const kind_names[_AUDIT_KIND_MAX] = {
     [AUDIT_GIT_DIR_OUTSIDE] = "git-dir-outside-project",
     [AUDIT_GIT_COMMONDIR_UNPROTECTED] = "git-commondir-unprotected",
     [AUDIT_GIT_COMMONDIR] = "git-commondir",
+    [AUDIT_GIT_NESTED_REPO] = "git-nested-repository",
+    [AUDIT_GIT_BARE_REPO] = "git-bare-repository",
+    [AUDIT_GIT_INCLUDE] = "git-include-unprotected",
+    [AUDIT_GIT_COMMAND] = "git-command-unprotected",
+    [AUDIT_GIT_SEQUENCER_EXEC] = "git-sequencer-exec",
+    [AUDIT_GIT_WALK_LIMIT] = "git-search-limit",
 };
 
 bool audit_weakens(AuditKind k) {
@@ -67,6 +74,7 @@ bool audit_weakens(AuditKind k) {
   case AUDIT_LANDLOCK_NO_NEW_ENTRIES: /* stricter than asked, not weaker */
   case AUDIT_LANDLOCK_LINKED_FILE:    /* likewise */
   case AUDIT_LANDLOCK_UNLISTED:       /* likewise */
+  case AUDIT_GIT_WALK_LIMIT:          /* says what was not looked at */
     return false;
   case AUDIT_UNMATCHED_LITERAL:
   case AUDIT_SYMLINK:
@@ -78,6 +86,11 @@ bool audit_weakens(AuditKind k) {
   case AUDIT_GIT_DIR_OUTSIDE:
   case AUDIT_GIT_COMMONDIR_UNPROTECTED:
   case AUDIT_GIT_COMMONDIR:
+  case AUDIT_GIT_NESTED_REPO:
+  case AUDIT_GIT_BARE_REPO:
+  case AUDIT_GIT_INCLUDE:
+  case AUDIT_GIT_COMMAND:
+  case AUDIT_GIT_SEQUENCER_EXEC:
   case AUDIT_ROOT:
   case AUDIT_SECOND_MOUNT:
   case AUDIT_BIND_MOUNT:
@@ -1712,6 +1725,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
   audit_enclosing(policy, out);
   const char *canon = scan->canon_root;
   audit_git(policy, m, canon, out);
+  gitscan_audit(policy->root, canon, m, 0, out);
   links_inside_report(scan, &w, out);
   if (canon != NULL) {
     /* The canonical path of an entry not reached through a link is the

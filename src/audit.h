@@ -59,6 +59,18 @@ typedef enum {
   /* A commondir file in a git directory where git makes none (.git, a
    * submodule's): git takes hooks and configuration from where it says. */
   AUDIT_GIT_COMMONDIR,
+  /* Git, beyond the project's own .git (gitscan.c): a repository inside
+   * the project, a directory that looks like a bare one, a configuration
+   * file git reads (include.path, includeIf) that the policy leaves
+   * writable, a setting in such a file that runs a command, an exec line
+   * in sequencer state; and, a note, the search for nested repositories
+   * cut short in a very large tree. */
+  AUDIT_GIT_NESTED_REPO,
+  AUDIT_GIT_BARE_REPO,
+  AUDIT_GIT_INCLUDE,
+  AUDIT_GIT_COMMAND,
+  AUDIT_GIT_SEQUENCER_EXEC,
+  AUDIT_GIT_WALK_LIMIT,
   _AUDIT_KIND_MAX,
   _AUDIT_KIND_INVALID = -EINVAL,
 } AuditKind;

@@ -21,6 +21,8 @@ enum {
   OPT_USER,
   OPT_MINUTES,
   OPT_INDEFINITELY,
+  OPT_RANGE,
+  OPT_STAGED,
 };
 
 static const char *const command_names[_CMD_MAX] = {
@@ -71,6 +73,7 @@ void cli_print_help(FILE *f, Command c) {
     return;
   case CMD_CHECK:
     fputs(_("Usage: ralon check [--json] [PATH...]\n"
+            "       ralon check [--json] --range A..B | --staged\n"
             "\n"
             "For each PATH, say whether agent.lock protects it:\n"
             "  locked    REL  (matches `PATTERN`)\n"
@@ -80,7 +83,13 @@ void cli_print_help(FILE *f, Command c) {
             "links resolved count. Without PATH, list what the policy protects on\n"
             "disk, a protected directory once.\n"
             "\n"
+            "With --range, list each path a commit in A..B changed (A alone: A..HEAD)\n"
+            "that the agent.lock of commit A protects, with the commit; with --staged,\n"
+            "each such path the index changes against HEAD.\n"
+            "\n"
             "Options:\n"
+            "      --range A..B the commits B has and A has not\n"
+            "      --staged     the changes staged for the next commit\n"
             "      --json       print a JSON document instead\n"
             "  -C, --dir DIR    look for agent.lock from DIR instead of here\n"
             "  -h, --help       show this help\n"
@@ -323,6 +332,12 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
       {"indefinitely", no_argument, NULL, OPT_INDEFINITELY},
       {NULL, 0, NULL, 0},
   };
+  static const struct option check_opts[] = {
+      COMMON_LONG_OPTIONS,
+      {"range", required_argument, NULL, OPT_RANGE},
+      {"staged", no_argument, NULL, OPT_STAGED},
+      {NULL, 0, NULL, 0},
+  };
   static const struct option plain_opts[] = {
       COMMON_LONG_OPTIONS,
       {NULL, 0, NULL, 0},
@@ -333,6 +348,7 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
                                   : o->command == CMD_GUARD ? guard_opts
                                   : o->command == CMD_HOOK  ? hook_opts
                                   : o->command == CMD_PAUSE ? pause_opts
+                                  : o->command == CMD_CHECK ? check_opts
                                                             : plain_opts;
   /* run and pause stop at the command: what follows belongs to it. */
   const char *optstring = o->command == CMD_RUN     ? "+:C:hVq"
@@ -416,6 +432,12 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
     case OPT_INDEFINITELY:
       indefinitely = true;
       break;
+    case OPT_RANGE:
+      o->range = optarg;
+      break;
+    case OPT_STAGED:
+      o->staged = true;
+      break;
     default:
       return bad_option(name, longopts, argc, argv, c, err);
     }
@@ -425,6 +447,16 @@ static int parse_command(Options *o, int argc, char **argv, Error *err) {
 
   switch (o->command) {
   case CMD_CHECK:
+    if (o->range != NULL && o->staged) {
+      return error_set(err, EINVAL, _("--range and --staged cannot be used together"));
+    }
+    if (o->range != NULL && o->range[0] == '\0') {
+      return error_set(err, EINVAL, _("--range needs a revision range, such as main..HEAD"));
+    }
+    if ((o->range != NULL || o->staged) && n_rest > 0) {
+      return error_set(err, EINVAL, _("`ralon check %s` takes no paths, but got `%s`"),
+                       o->staged ? "--staged" : "--range", rest[0]);
+    }
     o->paths = rest;
     o->n_paths = n_rest;
     return 0;

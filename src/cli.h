@@ -32,6 +32,10 @@ typedef struct {
   /* init */
   bool force;
   bool no_hooks;
+  /* check --range A..B, check --staged: what commits (or the index)
+   * change, instead of paths */
+  const char *range;
+  bool staged;
   /* check: the paths; run, pause: the command and its arguments */
   char **paths;
   size_t n_paths;

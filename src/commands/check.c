@@ -18,6 +18,7 @@
 #include "enforce/linux/guard.h"
 #endif
 #include "enforce/unguarded.h"
+#include "gitscan.h"
 #include "hook/decision.h"
 #include "hook/hook.h"
 #include "hook/install.h"
@@ -93,7 +94,89 @@ static int check_paths(const Options *o, Project *p, Error *err) {
   return any_locked ? EXIT_PROTECTED : EXIT_OK;
 }
 
+/* ---- check --range, check --staged ----------------------------------------- */
+
+static const char *change_text(const char *change) {
+  if (streq(change, "added")) {
+    return _("added");
+  }
+  if (streq(change, "deleted")) {
+    return _("deleted");
+  }
+  if (streq(change, "renamed-from")) {
+    return _("renamed away");
+  }
+  if (streq(change, "renamed-to")) {
+    return _("renamed here");
+  }
+  if (streq(change, "mode")) {
+    return _("mode changed");
+  }
+  if (streq(change, "type")) {
+    return _("type changed");
+  }
+  if (streq(change, "merge")) {
+    return _("changed by a merge");
+  }
+  return _("modified");
+}
+
+/* What commits in a range (or the index) change that the policy protects:
+ * one line each, in check's format, with the commit. */
+static int check_changes(const Options *o, Error *err) {
+  GitChanges c;
+  int r = o->staged ? git_staged_changes(o->dir, &c, err)
+                    : git_range_changes(o->dir, o->range, &c, err);
+  if (r < 0) {
+    return -1;
+  }
+  if (o->json) {
+    json_object *doc = json_object_new_object();
+    json_add_string(doc, "policy", c.policy_file);
+    json_add_string(doc, "base", c.base);
+    if (o->staged) {
+      json_object_object_add(doc, "staged", json_object_new_boolean(true));
+    } else {
+      json_add_string(doc, "range", o->range);
+      json_object_object_add(doc, "commits", json_object_new_uint64((uint64_t)c.n_commits));
+    }
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < c.n; i++) {
+      json_object *e = json_object_new_object();
+      json_add_string(e, "path", c.v[i].path);
+      json_add_string(e, "status", "locked");
+      json_add_string(e, "change", c.v[i].change);
+      json_add_string(e, "commit", c.v[i].commit);
+      json_add_string(e, "pattern", c.v[i].pattern);
+      json_object_array_add(a, e);
+    }
+    json_object_object_add(doc, "changes", a);
+    json_object_object_add(doc, "locked", json_object_new_boolean(c.n > 0));
+    json_print(doc);
+  } else {
+    for (size_t i = 0; i < c.n; i++) {
+      _cleanup_free_ char *name = shown(c.v[i].path, false), *pat = text_display(c.v[i].pattern);
+      if (c.v[i].commit != NULL) {
+        /* TRANSLATORS: the last two: how the path changed ("deleted"), and
+         * the commit's abbreviated name. */
+        printf(_("%s%s%s%s  (matches `%s`; %s in %.12s)\n"), color_on(stdout, COLOR_RED),
+               _("locked    "), color_off(stdout), name, pat, change_text(c.v[i].change),
+               c.v[i].commit);
+      } else {
+        printf(_("%s%s%s%s  (matches `%s`; %s, staged)\n"), color_on(stdout, COLOR_RED),
+               _("locked    "), color_off(stdout), name, pat, change_text(c.v[i].change));
+      }
+    }
+  }
+  r = c.n > 0 ? EXIT_PROTECTED : EXIT_OK;
+  git_changes_clear(&c);
+  return r;
+}
+
 int command_check(const Options *o, Error *err) {
+  if (o->range != NULL || o->staged) {
+    return check_changes(o, err);
+  }
   Project p;
   bool list = o->n_paths == 0;
   int r = project_open(o, list, &p, err);

@@ -12,6 +12,7 @@
 #include "audit.h"
 #include "commands.h"
 #include "commands/common.h"
+#include "gitscan.h"
 #include "enforce/enforce.h"
 #if defined(__linux__)
 #include "enforce/linux/apparmor.h"
@@ -556,10 +557,19 @@ static int run_guarded(const Options *o, const Project *p, const Plan *plan,
       .userdata = report,
   };
   GuardResult res;
+  /* What git would run later, compared once the agent has exited (it
+   * reports from outside the namespaces the guard makes). Nothing would
+   * see the comparison with -q and no journal. */
+  GitWatch *watch = !o->quiet || log_enabled()
+                        ? git_watch_start(p->policy->root, p->scan->canon_root, p->matcher,
+                                          p->policy->file, o->quiet)
+                        : NULL;
   if (guard_run(&gc, &res, err) < 0) {
+    git_watch_end(watch);
     log_failure(o, p, BACKEND_MOUNT, err);
     return -1;
   }
+  git_watch_end(watch);
   if (res.stopped) {
     report_guard_stop(o, p, &res);
     guard_result_clear(&res);

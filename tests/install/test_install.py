@@ -211,6 +211,7 @@ def expected_files(opts, nls, man, sourcedir):
 
     want("ralon-wrap", [os.path.join(lay.dir("libexecdir"), PROJECT)], executable=True)
     want("wrapper.sh", [os.path.join(datadir, PROJECT, "wrappers")])
+    want("pre-receive", [os.path.join(datadir, PROJECT, "git")], executable=True)
     return lay, files
 
 
@@ -347,6 +348,8 @@ def main():
              os.path.join(lay.dir("bindir"), PROJECT)),
             ("wrapper.sh", os.path.join(lay.dir("datadir"), PROJECT, "wrappers", "wrapper.sh"),
              os.path.join(lay.dir("libexecdir"), PROJECT, "ralon-wrap")),
+            ("pre-receive", os.path.join(lay.dir("datadir"), PROJECT, "git", "pre-receive"),
+             os.path.join(lay.dir("bindir"), PROJECT)),
         ]
         for name, path, needle in checks:
             if path in found:

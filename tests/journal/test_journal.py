@@ -377,6 +377,26 @@ class JournalTest(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn("gone-%s.txt" % backend, r.stderr)
 
+    def test_session_end_git_findings(self):
+        # What the agent left for git to run later, recorded once it
+        # exited (RALON_SESSION=ended), with -q too; what was there before
+        # is not.
+        if shutil.which("git") is None:
+            self.skipTest("git is not installed")
+        p = self.project()
+        os.makedirs(os.path.join(p.root, "old", "objects"))
+        os.makedirs(os.path.join(p.root, "old", "refs"))
+        with open(os.path.join(p.root, "old", "HEAD"), "w") as f:
+            f.write("ref: refs/heads/main\n")
+        r = p.run("run", "-q", "--backend", "mount", "--", "sh", "-ec",
+                  "mkdir -p sub && git -C sub init -q")
+        self.assertEqual((r.returncode, r.stderr), (0, ""), r.stderr)
+        found = JOURNAL.records({"MESSAGE_ID": ID_FINDING, "RALON_ROOT": p.root,
+                                 "RALON_SESSION": "ended"})
+        self.assertEqual([(x["RALON_FINDING"], x["RALON_PATH"], x["RALON_COMMAND"])
+                          for x in found], [("git-nested-repository", "sub/.git", "run")])
+        self.assertIn("added during the session: sub/.git", found[0]["MESSAGE"])
+
     def test_status_findings(self):
         p = self.project(policy="protect:\n  - nothing-here.txt\n")
         r = p.run("status")

@@ -15,6 +15,7 @@
 
 #include "audit.h"
 #include "enforce/enforce.h"
+#include "gitscan.h"
 #include "matcher.h"
 #include "path.h"
 #include "policy.h"
@@ -107,6 +108,12 @@ static bool depends_on_machine(AuditKind k) {
   case AUDIT_GIT_DIR_OUTSIDE:
   case AUDIT_GIT_COMMONDIR_UNPROTECTED:
   case AUDIT_GIT_COMMONDIR:
+  case AUDIT_GIT_NESTED_REPO:
+  case AUDIT_GIT_BARE_REPO:
+  case AUDIT_GIT_INCLUDE:
+  case AUDIT_GIT_COMMAND:
+  case AUDIT_GIT_SEQUENCER_EXEC:
+  case AUDIT_GIT_WALK_LIMIT:
   case _AUDIT_KIND_MAX:
   case _AUDIT_KIND_INVALID:
   default:
@@ -295,6 +302,12 @@ START_TEST(test_kind_names) {
       {AUDIT_GIT_DIR_OUTSIDE, "git-dir-outside-project"},
       {AUDIT_GIT_COMMONDIR_UNPROTECTED, "git-commondir-unprotected"},
       {AUDIT_GIT_COMMONDIR, "git-commondir"},
+      {AUDIT_GIT_NESTED_REPO, "git-nested-repository"},
+      {AUDIT_GIT_BARE_REPO, "git-bare-repository"},
+      {AUDIT_GIT_INCLUDE, "git-include-unprotected"},
+      {AUDIT_GIT_COMMAND, "git-command-unprotected"},
+      {AUDIT_GIT_SEQUENCER_EXEC, "git-sequencer-exec"},
+      {AUDIT_GIT_WALK_LIMIT, "git-search-limit"},
   };
   /* Every kind has a name here: a new kind must be added to this table. */
   ck_assert_int_eq(ELEMENTSOF(table), _AUDIT_KIND_MAX);
@@ -310,6 +323,62 @@ START_TEST(test_kind_names) {
 }
 END_TEST
 
+/* The settings whose value git runs as a command, and those it does not. */
+START_TEST(test_git_key_runs) {
+  static const struct {
+    const char *key, *value;
+    bool runs;
+  } table[] = {
+      {"core.fsmonitor", "./watch", true},
+      {"core.fsmonitor", "true", false}, /* git's own daemon: a note elsewhere */
+      {"core.fsmonitor", "false", false},
+      {"core.hookspath", "hooks", true},
+      {"core.sshcommand", "ssh -i k", true},
+      {"core.editor", "vi", true},
+      {"core.pager", "less", true},
+      {"sequence.editor", "vi", true},
+      {"diff.external", "x", true},
+      {"diff.pdf.textconv", "pdftotext", true},
+      {"diff.textconv", "x", false}, /* no driver name: not a setting git reads */
+      {"filter.lfs.smudge", "git-lfs smudge", true},
+      {"filter.lfs.process", "git-lfs filter-process", true},
+      {"filter.lfs.required", "true", false},
+      {"merge.ours.driver", "true", true},
+      {"credential.helper", "store", true},
+      {"credential.https://example.org.helper", "store", true},
+      {"credential.helper", "", false}, /* empty: resets the list */
+      {"alias.st", "status", false},
+      {"alias.up", "!sh -c x", true},
+      {"pager.log", "less -S", true},
+      {"pager.log", "false", false},
+      {"submodule.x.update", "!sh", true},
+      {"submodule.x.update", "rebase", false},
+      {"user.name", "x", false},
+      {"include.path", "x", false},
+      {"core.fsmonitor", NULL, false},
+  };
+  for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+    ck_assert_msg(gitscan_key_runs(table[i].key, table[i].value) == table[i].runs, "%s = %s",
+                  table[i].key, table[i].value ? table[i].value : "(none)");
+  }
+}
+END_TEST
+
+START_TEST(test_git_exec_lines) {
+  size_t n = 0;
+  char **v = gitscan_exec_lines("pick 1234 a\n  exec make test\r\nx   ./run\nexecute no\n"
+                                "# exec not\nexec\nbreak\n",
+                                &n);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(v[0], "make test");
+  ck_assert_str_eq(v[1], "./run");
+  strings_free(v, n);
+  v = gitscan_exec_lines("pick 1 a\n", &n);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_ptr_null(v);
+}
+END_TEST
+
 START_TEST(test_kind_weakens) {
   for (int k = 0; k < _AUDIT_KIND_MAX; k++) {
     /* A glob that matches nothing yet (say `*.pem` in a fresh clone), an
@@ -318,7 +387,7 @@ START_TEST(test_kind_weakens) {
      * every other finding leaves protection weaker. */
     bool note = k == AUDIT_UNMATCHED_GLOB || k == AUDIT_GIT_FSMONITOR ||
                 k == AUDIT_LANDLOCK_NO_NEW_ENTRIES || k == AUDIT_LANDLOCK_LINKED_FILE ||
-                k == AUDIT_LANDLOCK_UNLISTED;
+                k == AUDIT_LANDLOCK_UNLISTED || k == AUDIT_GIT_WALK_LIMIT;
     ck_assert_msg(audit_weakens((AuditKind)k) == !note, "kind %s",
                   audit_kind_to_string((AuditKind)k));
   }
@@ -2283,6 +2352,8 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_second_mount_garbage);
   tcase_add_test(tc, test_second_mount_of_part_of_the_project);
   tcase_add_test(tc, test_kind_weakens);
+  tcase_add_test(tc, test_git_key_runs);
+  tcase_add_test(tc, test_git_exec_lines);
   tcase_add_test(tc, test_mounts_bind);
   tcase_add_test(tc, test_mounts_bind_under_self_binds);
   tcase_add_test(tc, test_mounts_kinds);

@@ -194,8 +194,10 @@ complete -c ralon -n __ralon_options -s V -l version -d 'show the version'
 complete -c ralon -n '__ralon_using init' -l force -d 'replace an existing agent.lock'
 complete -c ralon -n '__ralon_using init' -l no-hooks -d 'do not install agent hooks'
 
-# check PATH...
+# check PATH... | --range A..B | --staged
 complete -c ralon -n '__ralon_using check' -F
+complete -c ralon -n '__ralon_using check' -l range -x -d 'the commits B has and A has not (A..B)'
+complete -c ralon -n '__ralon_using check' -l staged -d 'the changes staged for the next commit'
 
 # run [OPTIONS] -- COMMAND [ARGS...]
 complete -c ralon -n '__ralon_using run' -l backend -x -d 'the enforcement backend' -a '

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Git, where the kernel's restriction does not reach: what an agent can
+ * leave in a project for git to run later, outside any sandbox (nested
+ * repositories, included configuration, settings that run commands,
+ * sequencer state), and what commits change (`ralon check --range`).
+ *
+ * Everything here asks the `git` program, with its plumbing and -z
+ * output only: every CI runner has it, and it reads the configuration,
+ * includes and index exactly as the user's next git command will. Each
+ * run neutralises what could run a command from the repository being
+ * looked at (core.fsmonitor, core.hooksPath, the pager, the editor,
+ * external diff, credential helpers, fetching), so that looking never
+ * runs what it looks for. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "audit.h"
+#include "matcher.h"
+#include "util.h"
+
+enum {
+  /* Keep the caller's GIT_* environment (GIT_DIR, GIT_OBJECT_DIRECTORY,
+   * the quarantine of a pre-receive hook): the repository is the one the
+   * caller means. Without it, every GIT_* variable is dropped and git
+   * finds the repository from the directory. */
+  GIT_RUN_KEEP_ENV = 1 << 0,
+};
+
+/* Runs `git ARGS...` in `dir` (NULL: here), neutralised as above, with
+ * standard input from /dev/null and standard error discarded. Standard
+ * output goes to *ret_out (NUL-terminated, its length in *ret_len; both may
+ * be NULL to discard it). Returns git's exit status (0 to 255), or -1 with
+ * `err` when git cannot be run at all (not installed: "git is not
+ * installed"). */
+int git_run(const char *dir, unsigned flags, const char *const *args, char **ret_out,
+            size_t *ret_len, Error *err);
+
+enum {
+  /* Also the settings of the user's own configuration (~/.gitconfig,
+   * $XDG_CONFIG_HOME/git/config): for the comparison at the end of a
+   * session, where only what was added is reported. */
+  GITSCAN_GLOBAL = 1 << 0,
+};
+
+/* What an agent can leave in the project at `root` (the policy's root;
+ * `canon_root` its canonical name, or NULL) for git to run later: nested
+ * repositories (.git directories and files, directories that look like
+ * bare repositories, gitlinks in the index), configuration files git reads
+ * that the policy does not protect (include.path, includeIf), each setting
+ * in them that runs a command, and exec lines in sequencer state. Never
+ * fails: without git, or outside a repository, less is reported. */
+void gitscan_audit(const char *root, const char *canon_root, const Matcher *m, unsigned flags,
+                   AuditFindings *out);
+
+/* Whether `key` (as `git config --list` prints it: section and variable
+ * lower-case, subsection as written) with `value` makes git run a command:
+ * core.fsmonitor (not a boolean), core.hooksPath, core.sshCommand,
+ * core.editor, core.pager, sequence.editor, diff.external,
+ * diff.*.textconv, filter.*.clean/smudge/process, merge.*.driver,
+ * credential.helper, alias.* starting with `!`, and the others listed in
+ * ralon(1). Pure. */
+bool gitscan_key_runs(const char *key, const char *value);
+
+/* The exec lines of the text of a sequencer todo list (git-rebase-todo,
+ * done, sequencer/todo): each command, in order, in a new array of `*n`
+ * strings (NULL when there is none). Pure. */
+char **gitscan_exec_lines(const char *text, size_t *n);
+
+/* ---- after the session ------------------------------------------------ */
+
+/* What gitscan_audit() found when a session started, to be compared with
+ * what it finds when the agent has exited. */
+typedef struct GitWatch GitWatch;
+
+/* Takes the snapshot in this process, then starts the process that will
+ * compare: it waits until every copy of a descriptor this process keeps
+ * (close-on-exec) is closed, that is, until this process calls
+ * git_watch_end() or exits and nothing it started (the sandbox's processes
+ * included) holds it any longer; then it looks again, outside any
+ * namespace the session made, and reports each item added (one warning
+ * on standard error unless `quiet`, one journal record each). NULL when
+ * there is no git here or the process cannot be started (nothing is then
+ * compared). */
+GitWatch *git_watch_start(const char *root, const char *canon_root, const Matcher *m,
+                          const char *policy_file, bool quiet);
+/* Lets the comparison run and waits for it. NULL does nothing. */
+void git_watch_end(GitWatch *w);
+
+/* ---- what commits change ------------------------------------------------ */
+
+typedef struct {
+  char *path;    /* relative to the policy's root */
+  char *commit;  /* the commit that changed it (full hex), or NULL for staged changes */
+  const char *change; /* "added", "modified", "deleted", "renamed-from",
+                       * "renamed-to", "mode", "type", "merge" */
+  char *pattern; /* the policy's pattern that protects it */
+} GitChange;
+
+typedef struct {
+  char *policy_file; /* where the policy was read: "REV:PATH" */
+  char *base;        /* the commit it was read at (full hex) */
+  GitChange *v;
+  size_t n, cap;
+  size_t n_commits;
+} GitChanges;
+
+/* `range`: "A..B", or "A" for A..HEAD. Every path changed by a commit in
+ * A..B (for a merge: what differs from every parent) that the agent.lock
+ * found at A (the one nearest to `dir`'s place in the repository)
+ * protects, in commit order (oldest first). Returns 0, or -1 with `err`:
+ * no repository, an unknown revision, no or an unreadable policy at A. */
+int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error *err);
+
+/* The same for the changes staged in the index against HEAD, with the
+ * policy as of HEAD (or, before the first commit, the one on disk). */
+int git_staged_changes(const char *dir, GitChanges *ret, Error *err);
+
+void git_changes_clear(GitChanges *c);

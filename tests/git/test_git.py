@@ -1,0 +1,574 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Git, where the kernel's restriction does not reach (issue 32), against the
+real `ralon` binary and the real `git`, on real repositories: what an agent
+can leave for git to run later (the audit, `run --strict`, the report at the
+end of a session), and what commits change (`check --range`, `check
+--staged`, the pre-receive hook, the pre-commit hook definition).
+
+Runs as root and, when root, again as the unprivileged user nobody: every
+repository, home directory and copy of the binary is made for (and owned
+by) the user that runs it. Nothing here lets git run a command of the
+repository's: where a test needs to show that ralon did not, the command
+would leave a file behind, and the test looks for it.
+
+Environment: RALON_BINARY (the ralon to test), RALON_PRE_RECEIVE (the
+installed pre-receive hook to test instead of data/git/pre-receive.in).
+Python 3 standard library only.
+"""
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
+RALON_SRC = os.environ.get("RALON_BINARY") or os.path.join(SRC, "build", "src", "ralon")
+# The hook as installed (it runs the installed ralon), or the source with
+# @RALON@ made the ralon under test.
+INSTALLED_PRE_RECEIVE = os.environ.get("RALON_PRE_RECEIVE")
+PRE_RECEIVE = INSTALLED_PRE_RECEIVE or os.path.join(SRC, "data", "git", "pre-receive.in")
+PRE_COMMIT_HOOKS = os.path.join(SRC, ".pre-commit-hooks.yaml")
+
+IS_ROOT = os.geteuid() == 0
+NOBODY = 65534
+USERS = {"root": 0, "nobody": NOBODY} if IS_ROOT else {"me": os.geteuid()}
+
+POLICY = """version: 1
+protect:
+  - agent.lock
+  - .git/hooks
+  - .git/config
+"""
+
+
+def as_user(uid):
+    if not uid:
+        return None
+
+    def pre():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    return pre
+
+
+class Result:
+    def __init__(self, rc, out, err):
+        self.rc, self.out, self.err = rc, out, err
+
+    def __repr__(self):
+        return "Result(rc=%r, out=%r, err=%r)" % (self.rc, self.out, self.err)
+
+
+class Box:
+    """One user's world: a home, a binary it can run, a scratch directory,
+    all owned by it."""
+
+    def __init__(self, uid):
+        self.uid = uid
+        self.dir = tempfile.mkdtemp(prefix="ralon-git-")
+        os.chmod(self.dir, 0o755)
+        bindir = os.path.join(self.dir, "bin")
+        os.mkdir(bindir)
+        self.ralon = os.path.join(bindir, "ralon")
+        shutil.copy2(RALON_SRC, self.ralon)
+        os.chmod(self.ralon, 0o755)
+        self.bindir = bindir
+        self.home = os.path.join(self.dir, "home")
+        self.work = os.path.join(self.dir, "work")
+        os.mkdir(self.home)
+        os.mkdir(self.work)
+        for d in (self.home, self.work):
+            os.chown(d, uid, uid)
+        self.env = {
+            "PATH": bindir + ":/usr/local/bin:/usr/bin:/bin",
+            "HOME": self.home,
+            "LC_ALL": "C.UTF-8",
+            "NO_COLOR": "1",
+            "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.org",
+            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.org",
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
+        self.sh("git config --global init.defaultBranch main && "
+                "git config --global protocol.file.allow always", self.home)
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run(self, argv, cwd, env=None, stdin=None):
+        e = dict(self.env)
+        if env:
+            e.update(env)
+        p = subprocess.run(argv, cwd=cwd, env=e, input=stdin, capture_output=True,
+                           text=True, preexec_fn=as_user(self.uid), timeout=120)
+        return Result(p.returncode, p.stdout, p.stderr)
+
+    def sh(self, script, cwd):
+        r = self.run(["sh", "-ec", script], cwd)
+        if r.rc != 0:
+            raise AssertionError("setup failed: %s\n%r" % (script, r))
+        return r.out
+
+    def ralon_(self, args, cwd, **kw):
+        return self.run([self.ralon] + args, cwd, **kw)
+
+    def project(self, name="p", policy=POLICY):
+        root = os.path.join(self.work, name)
+        os.mkdir(root)
+        os.chown(root, self.uid, self.uid)
+        self.sh("git init -q", root)
+        self.write(root, "agent.lock", policy)
+        self.write(root, "README", "hello\n")
+        self.sh("git add -A && git commit -qm init", root)
+        return root
+
+    def write(self, root, rel, text, mode=None):
+        path = os.path.join(root, rel)
+        script = 'mkdir -p "$(dirname "$1")" && cat > "$1"'
+        r = self.run(["sh", "-ec", script, "sh", path], root, stdin=text)
+        if r.rc != 0:
+            raise AssertionError("cannot write %s: %r" % (path, r))
+        if mode is not None:
+            self.run(["chmod", oct(mode)[2:], path], root)
+
+
+def kinds(doc):
+    return [(f["kind"], f["subject"]) for f in doc["findings"]]
+
+
+class Base(unittest.TestCase):
+    def each_user(self):
+        """A Box for root and one for nobody (or one for the user running
+        the tests), in turn; a failure names the user in its message."""
+        for name, uid in USERS.items():
+            box = Box(uid)
+            self.addCleanup(box.cleanup)
+            self._user = name
+            yield box
+
+    def _formatMessage(self, msg, standardMsg):
+        return "[as %s] %s" % (getattr(self, "_user", "?"),
+                               super()._formatMessage(msg, standardMsg))
+
+    def status_json(self, box, root):
+        r = box.ralon_(["status", "--json"], root)
+        self.assertEqual(r.rc, 0, r)
+        return json.loads(r.out)
+
+
+class TestAudit(Base):
+    """Each way out, reproduced: the audit names the file and what runs,
+    and `run --strict` refuses."""
+
+    def assert_refused(self, box, root, subject):
+        r = box.ralon_(["run", "--strict", "--dry-run", "--", "true"], root)
+        self.assertEqual(r.rc, 1, r)
+        r = box.ralon_(["run", "--strict", "--", "sh", "-c", "echo RAN"], root)
+        self.assertEqual(r.rc, 2, r)
+        self.assertNotIn("RAN", r.out)
+        self.assertIn("refusing to run with --strict", r.err)
+
+    def test_nested_repository_with_fsmonitor_as_gitlink(self):
+        for box in self.each_user():
+            root = box.project()
+            marker = os.path.join(box.work, "FSMONITOR-RAN")
+            box.sh("mkdir -p src/vendor && cd src/vendor && git init -q && "
+                   "git commit -q --allow-empty -m v && "
+                   "git config core.fsmonitor 'touch %s'" % marker, root)
+            box.sh("git update-index --add --cacheinfo "
+                   "160000,$(git -C src/vendor rev-parse HEAD),src/vendor", root)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-nested-repository", "src/vendor/.git"), kinds(doc))
+            self.assertIn(("git-command-unprotected", "src/vendor/.git/config"), kinds(doc))
+            f = [f for f in doc["findings"] if f["kind"] == "git-nested-repository"][0]
+            self.assertIn("gitlink", f["message"])
+            c = [f for f in doc["findings"] if f["kind"] == "git-command-unprotected"][0]
+            self.assertIn("core.fsmonitor = touch %s" % marker, c["message"])
+            r = box.ralon_(["status"], root)
+            self.assertIn("ralon: warning: src/vendor/.git is a git repository", r.err)
+            self.assert_refused(box, root, "src/vendor/.git")
+            # Looking ran nothing of the repository's ...
+            self.assertFalse(os.path.exists(marker))
+            # ... though git itself does, which is the point.
+            box.run(["git", "status"], root)
+            self.assertTrue(os.path.exists(marker))
+
+    def test_nested_repository_protected_is_not_reported(self):
+        for box in self.each_user():
+            root = box.project(policy=POLICY + "  - src/vendor/.git\n")
+            box.sh("mkdir -p src/vendor && git -C src/vendor init -q", root)
+            doc = self.status_json(box, root)
+            self.assertNotIn("git-nested-repository", [k for k, _ in kinds(doc)])
+
+    def test_bare_src_git_and_bare_directory(self):
+        for box in self.each_user():
+            root = box.project()
+            box.sh("mkdir src && git init -q --bare src/.git && "
+                   "git --git-dir=src/.git config core.pager 'sh -c evil' && "
+                   "git init -q --bare lib/cache", root)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-nested-repository", "src/.git"), kinds(doc))
+            self.assertIn(("git-command-unprotected", "src/.git/config"), kinds(doc))
+            self.assertIn(("git-bare-repository", "lib/cache"), kinds(doc))
+            f = [f for f in doc["findings"] if f["kind"] == "git-bare-repository"][0]
+            self.assertIn("safe.bareRepository", f["message"])
+            self.assert_refused(box, root, "src/.git")
+
+    def test_writable_included_config(self):
+        for box in self.each_user():
+            root = box.project()
+            box.write(root, ".gitconfig", "[user]\n\tname = x\n")
+            box.sh("git config include.path ../.gitconfig && git add .gitconfig && "
+                   "git commit -qm cfg", root)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-include-unprotected", ".gitconfig"), kinds(doc))
+            self.assertNotIn("git-command-unprotected", [k for k, _ in kinds(doc)])
+            self.assert_refused(box, root, ".gitconfig")
+            # What an agent then adds there is named with what it runs.
+            box.write(root, ".gitconfig", "[core]\n\tfsmonitor = ./evil\n"
+                      "[alias]\n\tst = !sh -c evil\n\tci = commit\n")
+            doc = self.status_json(box, root)
+            details = [f["message"] for f in doc["findings"]
+                       if f["kind"] == "git-command-unprotected" and f["subject"] == ".gitconfig"]
+            self.assertEqual(len(details), 2, details)
+            self.assertIn("core.fsmonitor = ./evil", details[0])
+            self.assertIn("alias.st = !sh -c evil", details[1])
+            # Protected, the include is no way out.
+            box.write(root, "agent.lock", POLICY + "  - .gitconfig\n")
+            doc = self.status_json(box, root)
+            self.assertEqual([k for k in kinds(doc) if k[1] == ".gitconfig"], [])
+
+    def test_include_if_outside_the_project(self):
+        for box in self.each_user():
+            root = box.project()
+            extra = os.path.join(box.home, "extra.gitconfig")
+            box.write(box.home, "extra.gitconfig", "[diff \"x\"]\n\ttextconv = evil\n")
+            box.sh("git config 'includeIf.gitdir:%s/.path' %s" % (root, extra), root)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-include-unprotected", extra), kinds(doc))
+            self.assertIn(("git-command-unprotected", extra), kinds(doc))
+
+    def test_rebase_todo_with_exec(self):
+        for box in self.each_user():
+            root = box.project()
+            box.write(root, ".git/rebase-merge/git-rebase-todo",
+                      "pick 0123456 a\nexec sh -c 'echo pwned'\nx make\n")
+            doc = self.status_json(box, root)
+            subjects = [f for f in doc["findings"] if f["kind"] == "git-sequencer-exec"]
+            self.assertEqual([f["subject"] for f in subjects],
+                             [".git/rebase-merge/git-rebase-todo"] * 2)
+            self.assertIn("exec sh -c 'echo pwned'", subjects[0]["message"])
+            self.assertIn("exec make", subjects[1]["message"])
+            self.assert_refused(box, root, ".git/rebase-merge/git-rebase-todo")
+
+    def test_project_below_the_top_of_its_repository(self):
+        # agent.lock in app/: the repository's .git is above the project,
+        # found as git finds it.
+        for box in self.each_user():
+            top = os.path.join(box.work, "mono")
+            box.sh("mkdir -p %s/app && cd %s && git init -q && "
+                   "git config include.path ../shared.gitconfig && "
+                   "printf '[core]\\n\\tpager = evil\\n' > shared.gitconfig && "
+                   "mkdir -p .git/sequencer && echo 'exec evil' > .git/sequencer/todo"
+                   % (top, top), box.work)
+            box.write(os.path.join(top, "app"), "agent.lock", POLICY)
+            doc = self.status_json(box, os.path.join(top, "app"))
+            shared = os.path.join(top, "shared.gitconfig")
+            self.assertIn(("git-include-unprotected", shared), kinds(doc))
+            self.assertIn(("git-command-unprotected", shared), kinds(doc))
+            self.assertIn(("git-sequencer-exec", os.path.join(top, ".git/sequencer/todo")),
+                          kinds(doc))
+
+    def test_clean_repository_says_nothing_of_git(self):
+        for box in self.each_user():
+            root = box.project()
+            box.sh("git config alias.st status && git config core.editor vi", root)
+            doc = self.status_json(box, root)
+            self.assertEqual([k for k in kinds(doc) if k[0].startswith("git-")], [])
+
+
+def mount_available(box, root):
+    r = box.ralon_(["run", "--backend", "mount", "--dry-run", "--", "true"], root)
+    return r.rc == 0
+
+
+class TestAfterSession(Base):
+    AGENT = ("mkdir -p src/x && git -C src/x init -q && "
+             "git -C src/x config core.fsmonitor 'touch pwned' && "
+             "mkdir -p .git/rebase-merge && echo 'exec evil' > .git/rebase-merge/git-rebase-todo && "
+             "git config --global alias.up '!sh -c evil'")
+
+    def test_mount_backend_reports_what_the_agent_added(self):
+        for box in self.each_user():
+            root = box.project()
+            # There before: not reported at the end.
+            box.sh("git init -q --bare lib/old", root)
+            if not mount_available(box, root):
+                self.skipTest("the mount backend is not available here")
+            r = box.ralon_(["run", "--backend", "mount", "--", "sh", "-ec", self.AGENT], root)
+            self.assertEqual(r.rc, 0, r)
+            added = [l for l in r.err.splitlines() if "added during the session" in l]
+            self.assertEqual(len(added), 4, r.err)
+            self.assertTrue(any(".git/rebase-merge/git-rebase-todo holds `exec evil`" in l
+                                for l in added), added)
+            self.assertTrue(any("src/x/.git is a git repository" in l for l in added), added)
+            self.assertTrue(any("src/x/.git/config sets `core.fsmonitor = touch pwned`" in l
+                                for l in added), added)
+            self.assertTrue(any(".gitconfig sets `alias.up = !sh -c evil`" in l
+                                for l in added), added)
+            self.assertFalse(any("lib/old" in l for l in added), added)
+            # The session's own lines come first; the report is the last.
+            self.assertIn("added during the session", r.err.splitlines()[-1])
+
+    def test_quiet_says_nothing(self):
+        for box in self.each_user():
+            root = box.project()
+            if not mount_available(box, root):
+                self.skipTest("the mount backend is not available here")
+            r = box.ralon_(["run", "-q", "--backend", "mount", "--", "sh", "-ec", self.AGENT],
+                           root)
+            self.assertEqual(r.rc, 0, r)
+            self.assertEqual(r.err, "")
+
+    def test_landlock_status_finds_them_next_time(self):
+        for box in self.each_user():
+            root = box.project(policy=POLICY)
+            box.sh("mkdir -p src", root)
+            r = box.ralon_(["run", "--backend", "landlock", "--", "sh", "-ec",
+                            "mkdir -p src/x && git -C src/x init -q"], root)
+            if r.rc == 2 and "landlock" in r.err.lower() and "not" in r.err.lower():
+                self.skipTest("Landlock is not available here")
+            self.assertEqual(r.rc, 0, r)
+            self.assertNotIn("added during the session", r.err)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-nested-repository", "src/x/.git"), kinds(doc))
+
+
+RANGE_POLICY = """version: 1
+protect:
+  - secrets/**
+  - ci.yml
+  - conf.txt
+  - vendor
+"""
+
+
+class TestRange(Base):
+    def repo(self, box):
+        root = box.project(policy=RANGE_POLICY)
+        box.write(root, "secrets/key", "k\n")
+        box.write(root, "ci.yml", "ci\n")
+        box.write(root, "conf.txt", "c\n")
+        box.write(root, "src/main.c", "int main;\n")
+        box.sh("git add -A && git commit -qm base && git tag base", root)
+        return root
+
+    def check(self, box, root, *args):
+        return box.ralon_(["check"] + list(args), root)
+
+    def changes(self, box, root, rng):
+        r = self.check(box, root, "--json", "--range", rng)
+        self.assertIn(r.rc, (0, 1), r)
+        doc = json.loads(r.out)
+        self.assertEqual(doc["locked"], r.rc == 1)
+        return [(c["path"], c["change"]) for c in doc["changes"]], doc
+
+    def test_each_kind_of_change(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("mkdir -p public && git mv secrets/key public/key && git commit -qm mv", root)
+            mv = box.sh("git rev-parse HEAD", root).strip()
+            box.sh("chmod +x ci.yml && git commit -qam mode", root)
+            box.sh("rm conf.txt && ln -s README conf.txt && git add -A && git commit -qm link",
+                   root)
+            box.sh("echo x >> src/main.c && git commit -qam unprotected", root)
+            box.sh("git update-index --add --cacheinfo 160000,%s,vendor && git commit -qm sub"
+                   % mv, root)
+            found, doc = self.changes(box, root, "base..HEAD")
+            self.assertEqual(found, [("secrets/key", "renamed-from"), ("ci.yml", "mode"),
+                                     ("conf.txt", "type"), ("vendor", "added")])
+            self.assertEqual(doc["commits"], 5)
+            self.assertEqual([c["commit"] for c in doc["changes"]][0], mv)
+            self.assertEqual(doc["changes"][0]["pattern"], "secrets/**")
+            # The text: check's format, with the commit.
+            r = self.check(box, root, "--range", "base")
+            self.assertEqual(r.rc, 1, r)
+            self.assertIn("locked    secrets/key  (matches `secrets/**`; renamed away in %s)"
+                          % mv[:12], r.out.splitlines())
+            # A rename into a protected directory names its new end.
+            box.sh("git mv src/main.c secrets/main.c && git commit -qm in", root)
+            found, _ = self.changes(box, root, "HEAD~1..HEAD")
+            self.assertEqual(found, [("secrets/main.c", "renamed-to")])
+
+    def test_policy_as_of_the_base(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.write(root, "agent.lock", "version: 1\nprotect: []\n")
+            box.sh("git commit -qam weaken", root)
+            box.write(root, "secrets/key", "forged\n")
+            box.sh("git commit -qam forge", root)
+            found, doc = self.changes(box, root, "base..HEAD")
+            self.assertEqual(found, [("agent.lock", "modified"), ("secrets/key", "modified")])
+            self.assertEqual(doc["policy"], "base:agent.lock")
+            # From the weakened commit on, nothing is protected but itself.
+            found, _ = self.changes(box, root, "HEAD~1..HEAD")
+            self.assertEqual(found, [])
+
+    def test_forged_blob_staged_with_plumbing(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("blob=$(echo forged | git hash-object -w --stdin) && "
+                   "git update-index --cacheinfo 100644,$blob,secrets/key", root)
+            r = self.check(box, root, "--staged")
+            self.assertEqual(r.rc, 1, r)
+            self.assertEqual(r.out, "locked    secrets/key  (matches `secrets/**`; modified, "
+                             "staged)\n")
+            box.sh("git commit -qm forged", root)
+            found, _ = self.changes(box, root, "base")
+            self.assertEqual(found, [("secrets/key", "modified")])
+            # The working tree never changed.
+            with open(os.path.join(root, "secrets/key")) as f:
+                self.assertEqual(f.read(), "k\n")
+
+    def test_staged_clean(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("echo y >> src/main.c && git add src/main.c", root)
+            r = self.check(box, root, "--staged")
+            self.assertEqual((r.rc, r.out), (0, ""), r)
+            box.sh("git rm -q --cached secrets/key", root)
+            r = self.check(box, root, "--staged", "--json")
+            self.assertEqual(r.rc, 1, r)
+            doc = json.loads(r.out)
+            self.assertEqual([(c["path"], c["change"], c["commit"]) for c in doc["changes"]],
+                             [("secrets/key", "deleted", None)])
+
+    def test_merges(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("git checkout -qb side && echo s >> secrets/key && git commit -qam side && "
+                   "git checkout -q main && echo m >> src/main.c && git commit -qam main && "
+                   "git merge -q --no-edit side", root)
+            side = box.sh("git rev-parse side", root).strip()
+            found, doc = self.changes(box, root, "base")
+            self.assertEqual(found, [("secrets/key", "modified")])
+            self.assertEqual(doc["changes"][0]["commit"], side)
+            # An evil merge: the merge commit itself writes a protected file.
+            box.sh("git checkout -qb side2 base && echo t >> README && git commit -qam t && "
+                   "git checkout -q main && git merge -q --no-commit side2 && "
+                   "echo evil > ci.yml && git add ci.yml && git commit -qm merge2", root)
+            merge = box.sh("git rev-parse HEAD", root).strip()
+            found, doc = self.changes(box, root, "HEAD~1..HEAD")
+            self.assertEqual(found, [("ci.yml", "merge")])
+            self.assertEqual(doc["changes"][0]["commit"], merge)
+            # A clean merge of a clean branch: nothing.
+            box.sh("git checkout -qb side3 && echo u >> README && git commit -qam u && "
+                   "git checkout -q main && git merge -q --no-ff --no-edit side3", root)
+            found, _ = self.changes(box, root, "HEAD~1..HEAD")
+            self.assertEqual(found, [])
+
+    def test_clean_range_and_errors(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("echo y >> src/main.c && git commit -qam clean", root)
+            r = self.check(box, root, "--range", "base..HEAD")
+            self.assertEqual((r.rc, r.out), (0, ""), r)
+            r = self.check(box, root, "--range", "nosuch..HEAD")
+            self.assertEqual(r.rc, 2, r)
+            self.assertIn("unknown revision `nosuch`", r.err)
+            r = self.check(box, root, "--range", "base..nosuch")
+            self.assertEqual(r.rc, 2, r)
+            self.assertIn("unknown revision `nosuch`", r.err)
+            r = self.check(box, root, "--range", "base", "ci.yml")
+            self.assertEqual(r.rc, 2, r)
+            r = self.check(box, root, "--range", "base", "--staged")
+            self.assertEqual(r.rc, 2, r)
+            # No policy at A.
+            first = box.sh("git rev-list --max-parents=0 HEAD", root).strip()
+            box.sh("git checkout -q --orphan bare && git rm -rq --cached . && "
+                   "git commit -q --allow-empty -m empty && git checkout -qf main", root)
+            r = self.check(box, root, "--range", "bare..main")
+            self.assertEqual(r.rc, 2, r)
+            self.assertIn("no agent.lock in bare", r.err)
+            self.assertTrue(first)
+            # A policy git would not parse at A.
+            box.sh("git checkout -q -b broken main && printf 'version: 9\\n' > agent.lock && "
+                   "git commit -qam broken && git checkout -q main", root)
+            r = self.check(box, root, "--range", "broken..main")
+            self.assertEqual(r.rc, 2, r)
+            self.assertIn("broken:agent.lock", r.err)
+            # Not a repository.
+            plain = os.path.join(box.work, "plain")
+            box.sh("mkdir -p %s" % plain, box.work)
+            r = self.check(box, plain, "--range", "HEAD")
+            self.assertEqual(r.rc, 2, r)
+            self.assertIn("not in a git repository", r.err)
+
+    def test_policy_in_a_subdirectory(self):
+        for box in self.each_user():
+            top = os.path.join(box.work, "mono")
+            box.sh("mkdir -p %s && cd %s && git init -q && mkdir app && "
+                   "printf 'version: 1\\nprotect:\\n  - secret\\n' > app/agent.lock && "
+                   "echo s > app/secret && echo s > secret && git add -A && "
+                   "git commit -qm base && git tag base && echo t >> app/secret && "
+                   "echo t >> secret && git commit -qam t" % (top, top), box.work)
+            r = box.ralon_(["check", "--range", "base"], os.path.join(top, "app"))
+            self.assertEqual(r.rc, 1, r)
+            self.assertEqual(r.out, "locked    secret  (matches `secret`; modified in %s)\n"
+                             % box.sh("git rev-parse --short=12 HEAD", top).strip())
+
+
+class TestPreReceive(Base):
+    def test_push_refused_with_paths_and_clean_push_accepted(self):
+        for box in self.each_user():
+            root = box.project(policy=RANGE_POLICY)
+            box.write(root, "ci.yml", "ci\n")
+            box.sh("git add -A && git commit -qm ci", root)
+            server = os.path.join(box.work, "server.git")
+            box.sh("git init -q --bare %s" % server, root)
+            # As installed: @RALON@ is the ralon it runs.
+            with open(PRE_RECEIVE, encoding="utf-8") as f:
+                hook = f.read()
+            if not INSTALLED_PRE_RECEIVE:
+                hook = hook.replace("@RALON@", box.ralon)
+            box.write(server, "hooks/pre-receive", hook)
+            box.sh("chmod +x hooks/pre-receive", server)
+            box.sh("git push -q %s main" % server, root)
+            box.sh("echo evil >> ci.yml && echo ok >> README && git commit -qam evil", root)
+            r = box.run(["git", "push", server, "main"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("locked    ci.yml  (matches `ci.yml`; modified in", r.err)
+            self.assertIn("refs/heads/main", r.err)
+            box.sh("git reset -q --hard HEAD~1 && echo ok >> README && git commit -qam ok", root)
+            r = box.run(["git", "push", server, "main"], root)
+            self.assertEqual(r.rc, 0, r)
+            # A new branch is judged against the default branch.
+            box.sh("git checkout -qb feature && mkdir -p secrets && echo k > secrets/k && git add -A && "
+                   "git commit -qm k", root)
+            r = box.run(["git", "push", server, "feature"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("locked    secrets/k  (matches `secrets/**`; added in", r.err)
+            refs = box.sh("git --git-dir=%s for-each-ref --format='%%(refname)'" % server,
+                          box.work)
+            self.assertEqual(refs.split(), ["refs/heads/main"])
+
+
+class TestPreCommitDefinition(unittest.TestCase):
+    def test_hook_runs_check_staged(self):
+        with open(PRE_COMMIT_HOOKS, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("- id: ralon-check", text)
+        self.assertIn("entry: ralon check --staged", text)
+        self.assertIn("pass_filenames: false", text)
+        self.assertIn("language: system", text)
+        self.assertIn("always_run: true", text)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
