@@ -371,7 +371,7 @@ void print_status_hooks(const char *root) {
   HookState *states = NULL;
   size_t n = hook_states(root, home, &states);
   bool detected[_AGENT_MAX];
-  bool any_agent = hook_detect(root, home, detected);
+  bool any_agent = hook_detect(root, geteuid() == 0 ? NULL : home, detected);
   bool has[_AGENT_MAX] = {false};
   size_t listed = 0;
   printf("%s\n", _("hooks"));
@@ -390,7 +390,7 @@ void print_status_hooks(const char *root) {
     }
   }
   if (listed == 0) {
-    printf("  %s\n", _("none installed (`ralon hook install` adds them for the agents found here)"));
+    printf("  %s\n", _("none installed (`ralon hook install --agent NAME` adds one)"));
   }
   hook_states_free(states, n);
 }

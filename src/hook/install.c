@@ -9,6 +9,7 @@
 #include "hook/install.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include "json.h"
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,10 @@ typedef enum {
 typedef struct {
   const char *project; /* relative to the project root */
   const char *user;    /* relative to home; NULL: no user-level file known */
+  /* The environment variable the agent reads its user-level directory
+   * from, and the file relative to it (NULL: none). */
+  const char *user_env;
+  const char *user_env_file;
   Shape shape;
   const char *events[2];
   /* SHAPE_FILE: the name is generic, so the file is ours only when it
@@ -50,25 +55,29 @@ typedef struct {
 } AgentSpec;
 
 static const AgentSpec specs[_AGENT_MAX] = {
-    [AGENT_CLAUDE] = {".claude/settings.json", ".claude/settings.json", SHAPE_GROUPED,
+    [AGENT_CLAUDE] = {".claude/settings.json", ".claude/settings.json", "CLAUDE_CONFIG_DIR",
+                      "settings.json", SHAPE_GROUPED,
                       {"PreToolUse", NULL}, false, false},
-    [AGENT_CURSOR] = {".cursor/hooks.json", ".cursor/hooks.json", SHAPE_FLAT,
+    [AGENT_CURSOR] = {".cursor/hooks.json", ".cursor/hooks.json", NULL, NULL, SHAPE_FLAT,
                       {"preToolUse", NULL}, false, false},
     [AGENT_OPENCODE] = {".opencode/plugins/ralon.js", ".config/opencode/plugins/ralon.js",
-                        SHAPE_FILE, {NULL, NULL}, false, false},
-    [AGENT_COPILOT] = {".github/hooks/ralon.json", ".copilot/hooks/ralon.json", SHAPE_FILE,
+                        "XDG_CONFIG_HOME", "opencode/plugins/ralon.js", SHAPE_FILE, {NULL, NULL}, false, false},
+    [AGENT_COPILOT] = {".github/hooks/ralon.json", ".copilot/hooks/ralon.json", "COPILOT_HOME",
+                       "hooks/ralon.json", SHAPE_FILE,
                        {NULL, NULL}, false, false},
-    [AGENT_CODEX] = {".codex/hooks.json", ".codex/hooks.json", SHAPE_GROUPED,
+    [AGENT_CODEX] = {".codex/hooks.json", ".codex/hooks.json", "CODEX_HOME", "hooks.json",
+                     SHAPE_GROUPED,
                      {"PreToolUse", NULL}, false, false},
-    [AGENT_GEMINI] = {".gemini/settings.json", ".gemini/settings.json", SHAPE_GROUPED,
+    [AGENT_GEMINI] = {".gemini/settings.json", ".gemini/settings.json", NULL, NULL, SHAPE_GROUPED,
                       {"BeforeTool", NULL}, false, false},
-    [AGENT_ANTIGRAVITY] = {".agents/hooks.json", NULL, SHAPE_NAMED, {"PreToolUse", NULL}, false,
+    [AGENT_ANTIGRAVITY] = {".agents/hooks.json", NULL, NULL, NULL, SHAPE_NAMED, {"PreToolUse", NULL}, false,
                            false},
-    [AGENT_WINDSURF] = {".windsurf/hooks.json", ".codeium/windsurf/hooks.json", SHAPE_FLAT,
+    [AGENT_WINDSURF] = {".windsurf/hooks.json", ".codeium/windsurf/hooks.json", NULL, NULL,
+                        SHAPE_FLAT,
                         {"pre_write_code", "pre_run_command"}, false, false},
-    [AGENT_CLINE] = {".clinerules/hooks/PreToolUse", "Documents/Cline/Hooks/PreToolUse",
-                     SHAPE_FILE, {NULL, NULL}, true, true},
-    [AGENT_QWEN] = {".qwen/settings.json", ".qwen/settings.json", SHAPE_GROUPED,
+    [AGENT_CLINE] = {".clinerules/hooks/PreToolUse", "Documents/Cline/Hooks/PreToolUse", NULL,
+                     NULL, SHAPE_FILE, {NULL, NULL}, true, true},
+    [AGENT_QWEN] = {".qwen/settings.json", ".qwen/settings.json", NULL, NULL, SHAPE_GROUPED,
                     {"PreToolUse", NULL}, false, false},
 };
 
@@ -848,7 +857,9 @@ static int check_inside(const char *root, const char *path, Error *err) {
   return 0;
 }
 
-static int make_parents(const char *dir, Error *err) {
+/* Makes `dir` and its missing parents (0755); each directory it made is
+ * added to *made (absolute names, outermost first). */
+static int make_parents(const char *dir, char ***made, size_t *n_made, Error *err) {
   _cleanup_free_ char *p = xstrdup(dir);
   for (char *s = p + 1;; s++) {
     if (*s != '/' && *s != '\0') {
@@ -856,7 +867,10 @@ static int make_parents(const char *dir, Error *err) {
     }
     char c = *s;
     *s = '\0';
-    if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+    if (mkdir(p, 0755) == 0) {
+      *made = xreallocarray(*made, *n_made + 1, sizeof(char *));
+      (*made)[(*n_made)++] = xstrdup(p);
+    } else if (errno != EEXIST) {
       return error_set(err, errno, _("cannot create %s: %m"), p);
     }
     *s = c;
@@ -866,7 +880,260 @@ static int make_parents(const char *dir, Error *err) {
   }
 }
 
-static int apply(Agent a, const char *path, const ConfigFile *f, const char *text, Error *err) {
+/* ---- what ralon created ------------------------------------------------- */
+
+/* An environment variable naming a directory, when it is set to an
+ * absolute path (the XDG rule: a relative value is ignored). */
+static const char *env_dir(const char *name) {
+  const char *v = name ? getenv(name) : NULL;
+  return v != NULL && v[0] == '/' ? v : NULL;
+}
+
+
+/* `hook uninstall` removes what `hook install` created and nothing else:
+ * the configuration file when ralon made it and nothing but ralon's
+ * default is left in it, and the directories ralon made for it once they
+ * are empty again. What it made is recorded, outside the project, in
+ * $XDG_STATE_HOME/ralon/created.json (~/.local/state/ralon/…):
+ *
+ *   {"created": [{"path": "/p/.claude", "dev": "2049", "ino": "131"},
+ *                {"path": "/p/.claude/settings.json"}],
+ *    "record": [the directories made to hold this file, the same way]}
+ *
+ * A directory counts only while it is the same directory (device and
+ * inode): one the user deleted and made again is theirs. Without a record
+ * (another user installed, no HOME), uninstall removes ralon's hook and
+ * leaves files and directories where they are. The record is the user's:
+ * a damaged one is started afresh, and failing to write it never fails an
+ * install (uninstall then keeps what it cannot tell was ralon's). */
+#define RECORD_NAME "created.json"
+
+static char *record_dir(const char *home) {
+  const char *state = env_dir("XDG_STATE_HOME");
+  if (state != NULL) {
+    return path_join(state, "ralon");
+  }
+  if (home == NULL || home[0] != '/') {
+    return NULL;
+  }
+  return path_join(home, ".local/state/ralon");
+}
+
+static json_object *record_array(json_object *doc, const char *key) {
+  json_object *v;
+  if (!json_object_object_get_ex(doc, key, &v) || !json_object_is_type(v, json_type_array)) {
+    v = json_object_new_array();
+    json_object_object_add(doc, key, v);
+  }
+  return v;
+}
+
+/* The record, or an empty one. */
+static json_object *record_load(const char *home) {
+  _cleanup_free_ char *dir = record_dir(home);
+  _cleanup_free_ char *file = dir ? path_join(dir, RECORD_NAME) : NULL;
+  _cleanup_free_ char *text = file ? read_text_file(file, CONFIG_MAX_SIZE) : NULL;
+  json_object *doc = text ? json_tokener_parse(text) : NULL;
+  if (doc != NULL && !json_object_is_type(doc, json_type_object)) {
+    json_object_put(doc);
+    doc = NULL;
+  }
+  if (doc == NULL) {
+    doc = json_object_new_object();
+  }
+  record_array(doc, "created");
+  record_array(doc, "record");
+  return doc;
+}
+
+static const char *entry_path(json_object *e) {
+  json_object *v;
+  return json_object_object_get_ex(e, "path", &v) && json_object_is_type(v, json_type_string)
+             ? json_object_get_string(v)
+             : NULL;
+}
+
+/* Whether entry `e` still names what was made: a directory by device and
+ * inode; a file (rewritten whole on every change) by its name. */
+static bool entry_current(json_object *e) {
+  const char *p = entry_path(e);
+  struct stat st;
+  if (p == NULL || lstat(p, &st) < 0) {
+    return false;
+  }
+  json_object *dev, *ino;
+  if (!json_object_object_get_ex(e, "ino", &ino)) {
+    return S_ISREG(st.st_mode);
+  }
+  _cleanup_free_ char *want = xasprintf("%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+  _cleanup_free_ char *have = xasprintf(
+      "%s:%s",
+      json_object_object_get_ex(e, "dev", &dev) ? json_object_get_string(dev) : "",
+      json_object_get_string(ino));
+  return S_ISDIR(st.st_mode) && streq(want, have);
+}
+
+static json_object *record_find(json_object *arr, const char *path) {
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *e = json_object_array_get_idx(arr, i);
+    const char *p = entry_path(e);
+    if (p != NULL && streq(p, path)) {
+      return e;
+    }
+  }
+  return NULL;
+}
+
+static void record_add(json_object *arr, const char *path, bool dir) {
+  struct stat st;
+  if (record_find(arr, path) != NULL || lstat(path, &st) < 0) {
+    return;
+  }
+  json_object *e = json_object_new_object();
+  add_string(e, "path", path);
+  if (dir) {
+    _cleanup_free_ char *dev = xasprintf("%ju", (uintmax_t)st.st_dev);
+    _cleanup_free_ char *ino = xasprintf("%ju", (uintmax_t)st.st_ino);
+    add_string(e, "dev", dev);
+    add_string(e, "ino", ino);
+  }
+  json_object_array_add(arr, e);
+}
+
+/* The record of the file `path`, while it is current. */
+static json_object *record_file(json_object *doc, const char *path) {
+  json_object *e = record_find(record_array(doc, "created"), path);
+  return e != NULL && entry_current(e) ? e : NULL;
+}
+
+static const char *entry_string(json_object *e, const char *key) {
+  json_object *v;
+  return e != NULL && json_object_object_get_ex(e, key, &v) &&
+                 json_object_is_type(v, json_type_string)
+             ? json_object_get_string(v)
+             : NULL;
+}
+
+static void record_forget(json_object *arr, const char *path) {
+  for (size_t i = 0; i < json_object_array_length(arr);) {
+    const char *p = entry_path(json_object_array_get_idx(arr, i));
+    if (p != NULL && streq(p, path)) {
+      json_object_array_del_idx(arr, i, 1);
+    } else {
+      i++;
+    }
+  }
+}
+
+/* After an install changed `path`: a file ralon made is recorded as made;
+ * a file of the user's with the text it had and the text ralon wrote, so
+ * that an uninstall finding ralon's text unchanged gives back the user's
+ * bytes exactly (layout, comments of their own and all). An install
+ * into a file ralon had already changed keeps the first text. */
+static void record_write(json_object *created, const char *path, const ConfigFile *f,
+                         const char *text) {
+  json_object *e = record_find(created, path);
+  const char *wrote = entry_string(e, "wrote");
+  bool made = e != NULL && entry_string(e, "before") == NULL;
+  if (e != NULL && !made && (wrote == NULL || !f->exists || f->len != strlen(wrote) ||
+                             memcmp(f->text, wrote, f->len) != 0)) {
+    /* Changed by someone else since: what it was is no longer known. */
+    record_forget(created, path);
+    e = NULL;
+  }
+  if (e == NULL && f->exists && memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND))) {
+    return; /* ralon's hook was there before: not a text to give back */
+  }
+  if (e == NULL && !f->exists) {
+    record_add(created, path, false);
+    return;
+  }
+  if (e == NULL) {
+    e = json_object_new_object();
+    add_string(e, "path", path);
+    json_object_object_add(e, "before", json_object_new_string(f->text));
+    json_object_array_add(created, e);
+  }
+  if (!made) {
+    json_object_object_add(e, "wrote", json_object_new_string(text));
+  }
+}
+
+/* Entries that no longer name what was made go. */
+static void record_prune(json_object *arr) {
+  for (size_t i = 0; i < json_object_array_length(arr);) {
+    if (entry_current(json_object_array_get_idx(arr, i))) {
+      i++;
+    } else {
+      json_object_array_del_idx(arr, i, 1);
+    }
+  }
+}
+
+/* Removes the recorded directories of `arr` that are empty, innermost
+ * first, as far as `stop` (itself kept; NULL: no limit). */
+static void remove_made_dirs(json_object *arr, const char *from, const char *stop) {
+  _cleanup_free_ char *dir = xstrdup(from);
+  while (!streq(dir, "/") && (stop == NULL || !streq(dir, stop))) {
+    json_object *e = record_find(arr, dir);
+    if (e == NULL || !entry_current(e) || rmdir(dir) < 0) {
+      break;
+    }
+    char *up = path_dirname(dir);
+    free(dir);
+    dir = up;
+  }
+}
+
+/* Writes the record back; an empty one is removed, with the directories
+ * made to hold it. Best effort (see above). */
+static void record_save(const char *home, json_object *doc) {
+  _cleanup_free_ char *dir = record_dir(home);
+  if (dir == NULL) {
+    return;
+  }
+  json_object *created = record_array(doc, "created");
+  json_object *own = record_array(doc, "record");
+  record_prune(created);
+  record_prune(own);
+  _cleanup_free_ char *file = path_join(dir, RECORD_NAME);
+  if (json_object_array_length(created) == 0) {
+    if (unlink(file) == 0 || errno == ENOENT) {
+      remove_made_dirs(own, dir, NULL);
+    }
+    return;
+  }
+  char **made = NULL;
+  size_t n_made = 0;
+  _cleanup_error_ Error e = {0};
+  if (make_parents(dir, &made, &n_made, &e) == 0) {
+    for (size_t i = 0; i < n_made; i++) {
+      record_add(own, made[i], true);
+    }
+    _cleanup_free_ char *text = json_pretty(doc);
+    _cleanup_free_ char *old = read_text_file(file, CONFIG_MAX_SIZE);
+    if (old == NULL || !streq(old, text)) {
+      (void)write_file_atomic_mode(dir, RECORD_NAME, text, strlen(text), true, 0600);
+    }
+  }
+  strings_free(made, n_made);
+}
+
+/* The text a file ralon made holds once ralon's hook is out of it again:
+ * what an install into nothing writes, less the hook. */
+static char *stub_text(Agent a) {
+  _cleanup_json_ json_object *doc = json_object_new_object();
+  bool found;
+  _cleanup_error_ Error e = {0};
+  if (edit_document(a, doc, "", false, &found, &e) < 0 ||
+      edit_document(a, doc, "", true, &found, &e) < 0) {
+    return NULL;
+  }
+  return json_pretty(doc);
+}
+
+static int apply(Agent a, const char *path, const ConfigFile *f, const char *text, char ***made,
+                 size_t *n_made, Error *err) {
   if (text == NULL) {
     if (unlink(path) < 0 && errno != ENOENT) {
       return error_set(err, errno, _("cannot remove %s: %m"), path);
@@ -874,7 +1141,7 @@ static int apply(Agent a, const char *path, const ConfigFile *f, const char *tex
     return 0;
   }
   _cleanup_free_ char *dir = path_dirname(path);
-  if (make_parents(dir, err) < 0) {
+  if (make_parents(dir, made, n_made, err) < 0) {
     return -1;
   }
   mode_t mode;
@@ -901,13 +1168,20 @@ char *hook_config_path(Agent agent, const char *root, const char *home, bool use
   if (agent < 0 || agent >= _AGENT_MAX) {
     return NULL;
   }
+  const AgentSpec *s = &specs[agent];
   if (!user) {
-    return root ? path_join(root, specs[agent].project) : NULL;
+    return root ? path_join(root, s->project) : NULL;
   }
-  if (home == NULL || home[0] == '\0' || specs[agent].user == NULL) {
+  /* Where the agent itself looks: CODEX_HOME, XDG_CONFIG_HOME, … */
+  const char *dir = env_dir(s->user_env);
+  if (dir != NULL) {
+    _cleanup_free_ char *p = path_join(dir, s->user_env_file);
+    return path_normalize(p);
+  }
+  if (home == NULL || home[0] == '\0' || s->user == NULL) {
     return NULL;
   }
-  return path_join(home, specs[agent].user);
+  return path_join(home, s->user);
 }
 
 int hook_install(Agent agent, const char *root, const char *home, bool user, bool remove,
@@ -942,9 +1216,47 @@ int hook_install(Agent agent, const char *root, const char *home, bool user, boo
   if (r < 0) {
     return -1;
   }
+  _cleanup_json_ json_object *record = record_load(home);
+  json_object *entry = remove && kind == HOOK_CHANGE_REMOVED ? record_file(record, path) : NULL;
+  const char *before = entry_string(entry, "before"), *wrote = entry_string(entry, "wrote");
+  if (entry != NULL && before != NULL && wrote != NULL && f.len == strlen(wrote) &&
+      memcmp(f.text, wrote, f.len) == 0) {
+    /* The user's file as ralon left it: theirs again, byte for byte. */
+    free(text);
+    text = xstrdup(before);
+  } else if (entry != NULL && before == NULL && text != NULL) {
+    /* A file ralon made, holding nothing but what ralon put there. */
+    _cleanup_free_ char *stub = stub_text(agent);
+    if (stub != NULL && streq(stub, text)) {
+      free(text);
+      text = NULL;
+    }
+  }
   bool change = kind != HOOK_CHANGE_UNCHANGED && kind != HOOK_CHANGE_ABSENT;
-  if (change && !dry_run && apply(agent, path, &f, text, err) < 0) {
-    return -1;
+  if (!dry_run) {
+    char **made = NULL;
+    size_t n_made = 0;
+    r = change ? apply(agent, path, &f, text, &made, &n_made, err) : 0;
+    /* What was made before a failure is recorded too. */
+    json_object *created = record_array(record, "created");
+    for (size_t i = 0; i < n_made; i++) {
+      record_add(created, made[i], true);
+    }
+    strings_free(made, n_made);
+    if (r == 0 && !remove && change) {
+      record_write(created, path, &f, text);
+    }
+    if (r == 0 && remove) {
+      if (change) {
+        record_forget(created, path);
+      }
+      _cleanup_free_ char *dir = path_dirname(path);
+      remove_made_dirs(created, dir, user ? NULL : root);
+    }
+    record_save(home, record);
+    if (r < 0) {
+      return -1;
+    }
   }
   ret->agent = agent;
   ret->kind = kind;
@@ -1011,9 +1323,24 @@ bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]) {
       any = true;
     }
   }
-  if (!any) {
-    for (int a = 0; a < _AGENT_MAX; a++) {
+  /* The user-level directories the agents are told to use instead
+   * (CODEX_HOME, …): the directory holding the file, or its parent
+   * where ralon's file sits in a subdirectory of its own. */
+  for (int a = 0; home != NULL && a < _AGENT_MAX; a++) {
+    const char *dir = env_dir(specs[a].user_env);
+    if (dir == NULL) {
+      continue;
+    }
+    _cleanup_free_ char *file = path_join(dir, specs[a].user_env_file);
+    _cleanup_free_ char *d = path_dirname(file);
+    if (a == AGENT_OPENCODE || a == AGENT_COPILOT) {
+      char *up = path_dirname(d);
+      free(d);
+      d = up;
+    }
+    if (is_dir(d, ".")) {
       ret[a] = true;
+      any = true;
     }
   }
   return any;

@@ -1299,13 +1299,16 @@ START_TEST(test_detect) {
                             "cline qwen";
   _cleanup_free_ char *root = make_tmpdir();
   _cleanup_free_ char *home = make_tmpdir();
-  assert_detected(root, home, all);
-  assert_detected(root, NULL, all);
+  /* None found is none, not all ten. */
+  bool got[_AGENT_MAX];
+  ck_assert(!hook_detect(root, home, got));
+  assert_detected(root, home, "");
+  assert_detected(root, NULL, "");
 
   /* .github alone is every GitHub repository, not Copilot. */
   _cleanup_free_ char *gh = path_join(root, ".github/workflows");
   make_dirs(gh);
-  assert_detected(root, home, all);
+  assert_detected(root, home, "");
 
   _cleanup_free_ char *claude = path_join(root, ".claude");
   make_dirs(claude);
@@ -1334,6 +1337,192 @@ START_TEST(test_detect) {
   _cleanup_free_ char *gc = path_join(root2, ".github/copilot");
   make_dirs(gc);
   assert_detected(root2, NULL, "copilot antigravity");
+
+  /* The directories the agents are told to use instead of home count,
+   * and only with a home to look in (as root, init passes none). */
+  _cleanup_free_ char *root3 = make_tmpdir();
+  _cleanup_free_ char *home3 = make_tmpdir();
+  _cleanup_free_ char *elsewhere = make_tmpdir();
+  _cleanup_free_ char *ch = path_join(elsewhere, "codex-home");
+  make_dirs(ch);
+  _cleanup_free_ char *xdg = path_join(elsewhere, "xdg");
+  _cleanup_free_ char *xoc = path_join(xdg, "opencode");
+  make_dirs(xoc);
+  setenv("CODEX_HOME", ch, 1);
+  setenv("XDG_CONFIG_HOME", xdg, 1);
+  assert_detected(root3, home3, "opencode codex");
+  assert_detected(root3, NULL, "");
+  setenv("CODEX_HOME", "relative/dir", 1); /* ignored, as the XDG rule says */
+  assert_detected(root3, home3, "opencode");
+  unsetenv("CODEX_HOME");
+  unsetenv("XDG_CONFIG_HOME");
+  assert_detected(root3, home3, "");
+  (void)all;
+}
+END_TEST
+
+/* ---- uninstall restores the tree ---------------------------------------- */
+
+/* Every entry below `dir`, sorted, one line each: its name, type and
+ * mode, and a file's bytes. Two equal texts are two equal trees. */
+static void tree_walk(const char *dir, const char *rel, char ***lines, size_t *n) {
+  _cleanup_free_ char *here = rel[0] ? path_join(dir, rel) : xstrdup(dir);
+  DIR *d = opendir(here);
+  ck_assert_msg(d != NULL, "opendir %s: %s", here, strerror(errno));
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+      continue;
+    }
+    _cleanup_free_ char *r = rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+    _cleanup_free_ char *full = path_join(dir, r);
+    struct stat st;
+    ck_assert_int_eq(lstat(full, &st), 0);
+    _cleanup_free_ char *text = S_ISREG(st.st_mode) ? slurp(full) : xstrdup("");
+    *lines = xreallocarray(*lines, *n + 1, sizeof(char *));
+    (*lines)[(*n)++] = xasprintf("%s %o [%s]", r, (unsigned)st.st_mode, text);
+    if (S_ISDIR(st.st_mode)) {
+      tree_walk(dir, r, lines, n);
+    }
+  }
+  closedir(d);
+}
+
+static char *tree(const char *dir) {
+  char **lines = NULL;
+  size_t n = 0;
+  tree_walk(dir, "", &lines, &n);
+  qsort(lines, n, sizeof(char *), strings_compare);
+  char *s = xstrdup("");
+  for (size_t i = 0; i < n; i++) {
+    char *next = xasprintf("%s%s\n", s, lines[i]);
+    free(s);
+    s = next;
+  }
+  strings_free(lines, n);
+  return s;
+}
+
+/* The directory holding `agent`'s file at that scope, relative to the
+ * project or home: what the user may have made before ralon came. */
+static char *config_dir(Agent a, const char *root, const char *home, bool user) {
+  _cleanup_free_ char *p = hook_config_path(a, root, home, user);
+  ck_assert_ptr_nonnull(p);
+  return path_dirname(p);
+}
+
+static void round_trip(Agent a, const char *root, const char *home, bool user, const char *how) {
+  _cleanup_free_ char *before_root = tree(root), *before_home = tree(home);
+  HookChange c = run_hook(a, root, home, user, false, false);
+  ck_assert_msg(c.kind == HOOK_CHANGE_WROTE || c.kind == HOOK_CHANGE_UPDATED, "%s %s: %s",
+                agent_to_string(a), how, hook_change_kind_to_string(c.kind));
+  hook_change_clear(&c);
+  c = run_hook(a, root, home, user, true, false);
+  expect_kind(&c, HOOK_CHANGE_REMOVED);
+  hook_change_clear(&c);
+  _cleanup_free_ char *after_root = tree(root), *after_home = tree(home);
+  ck_assert_msg(streq(before_root, after_root), "%s %s %s: project\nbefore:\n%s\nafter:\n%s",
+                agent_to_string(a), user ? "user" : "project", how, before_root, after_root);
+  ck_assert_msg(streq(before_home, after_home), "%s %s %s: home\nbefore:\n%s\nafter:\n%s",
+                agent_to_string(a), user ? "user" : "project", how, before_home, after_home);
+}
+
+/* Install then uninstall leaves project and home byte for byte as they
+ * were, files and directories: from nothing, from the agent's own
+ * directory already there (empty, or holding a file of the user's), and
+ * from a configuration of the user's, in ralon's layout or in their own;
+ * for every agent, at both levels. */
+START_TEST(test_uninstall_restores_tree) {
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    Agent a = cases[i].agent;
+    for (int user = 0; user <= 1; user++) {
+      if (user && a == AGENT_ANTIGRAVITY) {
+        continue;
+      }
+      for (int start = 0; start < 5; start++) {
+        _cleanup_free_ char *root = make_tmpdir();
+        _cleanup_free_ char *home = make_tmpdir();
+        _cleanup_free_ char *dir = config_dir(a, root, home, user);
+        _cleanup_free_ char *file = hook_config_path(a, root, home, user);
+        const char *how = "from nothing";
+        if (start == 1) {
+          how = "into an empty directory of the user's";
+          make_dirs(dir);
+        } else if (start == 2) {
+          how = "beside a file of the user's";
+          free(put(dir, "notes.txt", "mine\n", 0640));
+        } else if (start == 3) {
+          if (cases[i].event == NULL && a != AGENT_ANTIGRAVITY) {
+            continue; /* a file ralon owns whole */
+          }
+          how = "into a configuration of the user's";
+          /* Cursor's file is versioned (ralon adds the version to one
+           * that lacks it, and keeps it). */
+          free(put(dir, path_basename(file),
+                   a == AGENT_CURSOR ? "{\n  \"version\": 1\n}\n"
+                                     : "{\n  \"model\": \"x\"\n}\n",
+                   0600));
+        }
+        if (start == 4) {
+          if (cases[i].event == NULL && a != AGENT_ANTIGRAVITY) {
+            continue;
+          }
+          how = "into a configuration of the user's in a layout of their own";
+          free(put(dir, path_basename(file),
+                   a == AGENT_CURSOR ? "{\"version\":1 }" : "{\"model\":\"x\",\n\t\"n\": 1.50}",
+                   0600));
+        }
+        round_trip(a, root, home, user, how);
+      }
+    }
+  }
+}
+END_TEST
+
+/* A `{}` the user wrote is the user's; a directory of the same name made
+ * again after ralon's was deleted is the user's; a directory ralon made
+ * that now holds something of the user's stays. */
+START_TEST(test_uninstall_keeps_what_is_not_ralons) {
+  _cleanup_free_ char *root = make_tmpdir();
+  _cleanup_free_ char *home = make_tmpdir();
+  free(put(root, ".gemini/settings.json", "{}\n", 0644));
+  round_trip(AGENT_GEMINI, root, home, false, "into a {} of the user's");
+  _cleanup_free_ char *stub = slurp_at(root, ".gemini/settings.json");
+  ck_assert_str_eq(stub, "{}\n");
+
+  HookChange c = run_hook(AGENT_CLAUDE, root, home, false, false, false);
+  hook_change_clear(&c);
+  free(put(root, ".claude/agents/mine.md", "x\n", 0644));
+  c = run_hook(AGENT_CLAUDE, root, home, false, true, false);
+  expect_kind(&c, HOOK_CHANGE_REMOVED);
+  ck_assert_ptr_null(c.content); /* the file ralon made, back to nothing: gone */
+  hook_change_clear(&c);
+  ck_assert(!exists(root, ".claude/settings.json"));
+  ck_assert(exists(root, ".claude/agents/mine.md"));
+
+  c = run_hook(AGENT_QWEN, root, home, false, false, false);
+  hook_change_clear(&c);
+  _cleanup_free_ char *qdir = path_join(root, ".qwen");
+  _cleanup_free_ char *qfile = path_join(root, ".qwen/settings.json");
+  ck_assert_int_eq(unlink(qfile), 0);
+  ck_assert_int_eq(rmdir(qdir), 0);
+  make_dirs(qdir);
+  c = run_hook(AGENT_QWEN, root, home, false, true, false);
+  expect_kind(&c, HOOK_CHANGE_ABSENT);
+  hook_change_clear(&c);
+  ck_assert(exists(root, ".qwen"));
+
+  /* The user's own settings stay, less the hook, in a file ralon made. */
+  c = run_hook(AGENT_CODEX, root, home, false, false, false);
+  hook_change_clear(&c);
+  _cleanup_free_ char *cx = slurp_at(root, ".codex/hooks.json");
+  _cleanup_free_ char *edited = xasprintf("{\n  \"mine\": true,%s", cx + 1);
+  free(put(root, ".codex/hooks.json", edited, 0644));
+  c = run_hook(AGENT_CODEX, root, home, false, true, false);
+  expect_kind(&c, HOOK_CHANGE_REMOVED);
+  hook_change_clear(&c);
+  _cleanup_free_ char *left = slurp_at(root, ".codex/hooks.json");
+  ck_assert_str_eq(left, "{\n  \"mine\": true\n}\n");
 }
 END_TEST
 
@@ -1612,6 +1801,8 @@ static Suite *hook_install_suite(void) {
   tcase_add_test(tc, test_user_scope);
   tcase_add_test(tc, test_is_installed);
   tcase_add_test(tc, test_detect);
+  tcase_add_test(tc, test_uninstall_restores_tree);
+  tcase_add_test(tc, test_uninstall_keeps_what_is_not_ralons);
   tcase_add_test(tc, test_ralon_on_path);
   suite_add_tcase(s, tc);
 
@@ -1627,6 +1818,13 @@ static Suite *hook_install_suite(void) {
 
 int main(void) {
   umask(022);
+  /* Nothing of the caller's: no record in their state directory, no
+   * user-level directory of theirs chosen. */
+  static const char *const vars[] = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "CODEX_HOME",
+                                     "CLAUDE_CONFIG_DIR", "COPILOT_HOME"};
+  for (size_t i = 0; i < ELEMENTSOF(vars); i++) {
+    unsetenv(vars[i]);
+  }
   SRunner *sr = srunner_create(hook_install_suite());
   srunner_run_all(sr, CK_ENV);
   int failed = srunner_ntests_failed(sr);
