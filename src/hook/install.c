@@ -24,10 +24,12 @@
   "[Ww]rite|[Ee]dit|[Cc]reate|[Rr]eplace|[Pp]atch|[Ii]nsert|[Uu]pdate|[Dd]elete|[Rr]emove|" \
   "[Rr]ename|[Mm]ove"
 
-/* Where a missing or crashing ralon would let the tool run (only exit 2
- * blocks), the shell turns any failure into exit 2; a missing ralon then
- * leaves the shell's "not found" on stderr, which is the reason shown. */
-#define COMMAND_BLOCKING HOOK_COMMAND " || exit 2"
+/* How long an agent may wait for the hook. Gemini CLI, Qwen Code and
+ * Copilot let the tool run when a hook times out, so the only safe limit
+ * is one ralon never reaches: `hook check` answers in milliseconds and
+ * bounds itself; a minute (Gemini's and Qwen's own default) leaves room
+ * for a loaded machine or a cold disk. */
+#define TIMEOUT_SECONDS 60
 
 /* A configuration larger than this is not a hook configuration. */
 #define CONFIG_MAX_SIZE (16u << 20)
@@ -84,6 +86,14 @@ static const AgentSpec specs[_AGENT_MAX] = {
 /* The key Antigravity's hooks.json names ralon's hook set by. */
 #define NAMED_KEY "ralon"
 
+/* How a file ralon owns whole tells the user to take it away (no single
+ * quote: the Cline script prints it from within one). */
+#define UNDO_OWNED(file)                                                           \
+  "If ralon was removed on purpose, remove its hook: run `ralon hook uninstall` "  \
+  "where ralon is installed, or delete " file "."
+#define UNDO_CLINE UNDO_OWNED("the PreToolUse script ralon wrote in the hooks directory of Cline")
+#define UNDO_OPENCODE UNDO_OWNED("ralon.js in the plugins directory of opencode")
+
 /* Cline ignores a hook's exit status and lets the tool run when the hook
  * prints nothing it can parse, so the script itself answers for a ralon
  * that is missing or fails. Not translated: the file must not depend on
@@ -107,13 +117,13 @@ static const char cline_script[] =
     "    printf '%s\\n' \"$out\"\n"
     "  else\n"
     "    printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check failed (exit status %s), "
-    "so this tool call was refused.\"}\\n' \"$status\"\n"
+    "so this tool call was refused. " UNDO_CLINE "\"}\\n' \"$status\"\n"
     "  fi\n"
     "  ;;\n"
     "*)\n"
     "  printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check could not run (exit status %s; "
     "is ralon installed and on PATH?), so agent.lock could not be checked and this tool call "
-    "was refused.\"}\\n' \"$status\"\n"
+    "was refused. " UNDO_CLINE "\"}\\n' \"$status\"\n"
     "  ;;\n"
     "esac\n"
     "exit 0\n";
@@ -141,20 +151,24 @@ static const char opencode_plugin[] =
     "      cwd: directory,\n"
     "      input: request,\n"
     "      encoding: \"utf8\",\n"
-    "      timeout: 30000,\n"
+    "      timeout: 60000,\n"
     "    });\n"
     "    if (result.error) {\n"
     "      throw new Error(\n"
     "        `ralon could not be run (${result.error.message}; is it installed and on PATH?), ` +\n"
-    "          \"so agent.lock could not be checked and this tool call was refused\",\n"
+    "          \"so agent.lock could not be checked and this tool call was refused. \" +\n"
+    "          \"" UNDO_OPENCODE "\",\n"
     "      );\n"
     "    }\n"
     "    if (result.status !== 0) {\n"
     "      const reason = (result.stderr || \"\").trim();\n"
     "      const how = result.signal ? `signal ${result.signal}` "
     ": `exit status ${result.status}`;\n"
-    "      throw new Error(reason || `ralon hook check failed (${how}), "
-    "so this tool call was refused`);\n"
+    "      throw new Error(\n"
+    "        reason ||\n"
+    "          `ralon hook check failed (${how}), so this tool call was refused. ` +\n"
+    "            \"" UNDO_OPENCODE "\",\n"
+    "      );\n"
     "    }\n"
     "  },\n"
     "});\n";
@@ -404,37 +418,76 @@ static json_object *new_group(const char *matcher, json_object *handler) {
   return g;
 }
 
+/* The shell command an agent runs. Most agents let the tool run when the
+ * hook fails in any way but exit 2, and Gemini CLI and Qwen Code even on
+ * exit 2 when nothing is printed; so every failure of ralon (missing after
+ * `apt remove`, not executable, killed, crashed) becomes exit 2 with a
+ * reason that says what happened and how to take the hook away. `where`
+ * names the file holding the hook; `copilot` adds Copilot's JSON refusal,
+ * the only reason it passes on. Not translated: the text must not depend
+ * on the locale of whoever installed it, or reinstalling would rewrite
+ * it. */
+static char *blocking_command(const char *check, const char *where, bool owned, bool copilot) {
+  /* Named only where the shell's double quotes keep the name as it is. */
+  bool nameable = where != NULL && where[0] != '\0' && strpbrk(where, "\"$`\\\n!") == NULL;
+  _cleanup_free_ char *undo =
+      !nameable ? xstrdup("delete ralon's entry from this agent's hook configuration")
+      : owned   ? xasprintf("delete %s", where)
+                : xasprintf("delete ralon's entry in %s", where);
+  return xasprintf(
+      "%s || { s=$?; [ $s = 2 ] && exit 2; "
+      "if [ $s = 127 ]; then w='ralon is not installed or not on PATH'; "
+      "elif [ $s = 126 ]; then w='ralon cannot be executed'; "
+      "elif [ $s -gt 128 ]; then w=\"ralon was killed by signal $((s - 128))\"; "
+      "else w=\"ralon hook check failed with exit status $s\"; fi; "
+      "m=\"agent.lock could not be checked ($w), so this tool call was refused. If ralon was "
+      "removed on purpose, remove its hook: run 'ralon hook uninstall' where ralon is "
+      "installed, or %s.\"; "
+      "%s"
+      "echo \"ralon: $m\" >&2; exit 2; }",
+      check, undo,
+      copilot ? "printf '{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"%s\"}\\n' "
+                "\"$m\"; "
+              : "");
+}
+
 /* One element of each event array of `a`: a matcher group, or for the
- * flat shapes a handler. */
-static json_object *build_entry(Agent a) {
+ * flat shapes a handler. `where`: the file, as the refusal names it. */
+static json_object *build_entry(Agent a, const char *where) {
   json_object *h;
+  _cleanup_free_ char *command = blocking_command(HOOK_COMMAND, where, false, false);
   switch (a) {
   case AGENT_CLAUDE:
   case AGENT_CODEX:
-    h = new_handler(COMMAND_BLOCKING);
+    /* Both wait ten minutes by default. */
+    h = new_handler(command);
     add_string(h, "statusMessage", "Checking agent.lock");
     return new_group(VERB_MATCHER "|Bash", h);
   case AGENT_GEMINI:
-    return new_group(VERB_MATCHER "|run_shell_command", new_handler(COMMAND_BLOCKING));
+    /* Gemini's default timeout is a minute already. */
+    return new_group(VERB_MATCHER "|run_shell_command", new_handler(command));
   case AGENT_QWEN:
-    h = new_handler(COMMAND_BLOCKING);
-    json_object_object_add(h, "timeout", json_object_new_int(10000));
+    h = new_handler(command);
+    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS * 1000));
     return new_group("^(write_file|edit|replace|notebook_edit|run_shell_command)$", h);
-  case AGENT_ANTIGRAVITY:
-    h = new_handler(HOOK_COMMAND " --agent antigravity || exit 2");
-    json_object_object_add(h, "timeout", json_object_new_int(15));
+  case AGENT_ANTIGRAVITY: {
+    _cleanup_free_ char *c =
+        blocking_command(HOOK_COMMAND " --agent antigravity", where, false, false);
+    h = new_handler(c);
+    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS));
     return new_group(VERB_MATCHER, h);
+  }
   case AGENT_CURSOR:
     /* No matcher: the Shell tool goes through preToolUse as well. */
     h = json_object_new_object();
-    add_string(h, "command", HOOK_COMMAND);
+    add_string(h, "command", command);
     add_string(h, "type", "command");
     json_object_object_add(h, "failClosed", json_object_new_boolean(true));
-    json_object_object_add(h, "timeout", json_object_new_int(10));
+    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS));
     return h;
   case AGENT_WINDSURF:
     h = json_object_new_object();
-    add_string(h, "command", COMMAND_BLOCKING);
+    add_string(h, "command", command);
     /* Windows PowerShell 5 has no `||`; ralon's own refusal exits 2. */
     add_string(h, "powershell", HOOK_COMMAND);
     json_object_object_add(h, "show_output", json_object_new_boolean(false));
@@ -450,24 +503,30 @@ static json_object *build_entry(Agent a) {
 }
 
 /* The whole text of a file ralon owns. */
-static char *build_file(Agent a) {
+static char *build_file(Agent a, const char *where) {
   switch (a) {
   case AGENT_CLINE:
     return xstrdup(cline_script);
   case AGENT_OPENCODE:
     return xstrdup(opencode_plugin);
   case AGENT_COPILOT: {
-    /* PascalCase PreToolUse: Claude-style payloads and matcher semantics.
-     * No matcher, so every tool is checked; any failure of a command
-     * hook denies there, so the command needs no `|| exit 2`. */
+    /* Copilot's own camelCase preToolUse: its own payload
+     * ({toolName, toolArgs}), answered by a JSON permissionDecision, the
+     * one way its reason reaches the model (with the PascalCase event
+     * older ralon wrote, Copilot drops it). No matcher, so every tool is
+     * checked. Any non-zero exit denies here too; a failing ralon also
+     * prints the JSON refusal, so the model is told why. */
     _cleanup_json_ json_object *doc = json_object_new_object();
     json_object_object_add(doc, "version", json_object_new_int(1));
-    json_object *h = new_handler(HOOK_COMMAND);
-    json_object_object_add(h, "timeout", json_object_new_int(15));
+    json_object *h = json_object_new_object();
+    add_string(h, "type", "command");
+    _cleanup_free_ char *command = blocking_command(HOOK_COMMAND, where, true, true);
+    add_string(h, "bash", command);
+    json_object_object_add(h, "timeoutSec", json_object_new_int(TIMEOUT_SECONDS));
     json_object *arr = json_object_new_array();
     json_object_array_add(arr, h);
     json_object *hooks = json_object_new_object();
-    json_object_object_add(hooks, "PreToolUse", arr);
+    json_object_object_add(hooks, "preToolUse", arr);
     json_object_object_add(doc, "hooks", hooks);
     return json_pretty(doc);
   }
@@ -539,7 +598,8 @@ static void replace_ours(json_object *arr, json_object *keep) {
  * (the whole group when it holds nothing else, else that handler alone,
  * under its group's matcher), or appended. Other copies of ours go, and
  * groups they leave empty with them. */
-static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
+static void install_event(Agent a, Shape shape, json_object *arr, bool *found,
+                          const char *where) {
   bool placed = false;
   for (size_t i = 0; i < json_object_array_length(arr);) {
     json_object *e = json_object_array_get_idx(arr, i);
@@ -550,7 +610,7 @@ static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
       }
       *found = true;
       if (!placed) {
-        json_object_array_put_idx(arr, i++, build_entry(a));
+        json_object_array_put_idx(arr, i++, build_entry(a, where));
         placed = true;
       } else {
         json_object_array_del_idx(arr, i, 1);
@@ -565,12 +625,12 @@ static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
     }
     *found = true;
     if (!placed && ours == json_object_array_length(hs)) {
-      json_object_array_put_idx(arr, i++, build_entry(a));
+      json_object_array_put_idx(arr, i++, build_entry(a, where));
       placed = true;
       continue;
     }
     if (!placed) {
-      json_object *entry = build_entry(a);
+      json_object *entry = build_entry(a, where);
       json_object *handler = json_object_get(json_object_array_get_idx(group_handlers(entry), 0));
       json_object_put(entry);
       replace_ours(hs, handler);
@@ -586,7 +646,7 @@ static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
     }
   }
   if (!placed) {
-    json_object_array_add(arr, build_entry(a));
+    json_object_array_add(arr, build_entry(a, where));
   }
 }
 
@@ -646,7 +706,8 @@ static int member(json_object *parent, const char *key, json_type type, bool cre
 }
 
 /* Installs or removes our entries in the document `doc` (an object). */
-static int edit_document(Agent a, json_object *doc, const char *path, bool remove, bool *found,
+static int edit_document(Agent a, json_object *doc, const char *path, const char *where,
+                         bool remove, bool *found,
                          Error *err) {
   const AgentSpec *s = &specs[a];
   *found = false;
@@ -661,7 +722,7 @@ static int edit_document(Agent a, json_object *doc, const char *path, bool remov
     json_object *set = json_object_new_object();
     json_object_object_add(set, "enabled", json_object_new_boolean(true));
     json_object *arr = json_object_new_array();
-    json_object_array_add(arr, build_entry(a));
+    json_object_array_add(arr, build_entry(a, where));
     json_object_object_add(set, s->events[0], arr);
     /* An existing key keeps its place. */
     json_object_object_add(doc, NAMED_KEY, set);
@@ -694,7 +755,7 @@ static int edit_document(Agent a, json_object *doc, const char *path, bool remov
       continue;
     }
     if (!remove) {
-      install_event(a, s->shape, arr, found);
+      install_event(a, s->shape, arr, found, where);
       continue;
     }
     bool here = false;
@@ -763,7 +824,8 @@ static int read_config(const char *path, ConfigFile *ret, Error *err) {
 
 /* The new text and what kind of change it is, for a JSON configuration.
  * An empty (or all-blank) file counts as an empty object. */
-static int plan_json(Agent a, const char *path, const ConfigFile *f, bool remove, char **ret_text,
+static int plan_json(Agent a, const char *path, const char *where, const ConfigFile *f,
+                     bool remove, char **ret_text,
                      HookChangeKind *ret_kind, Error *err) {
   _cleanup_json_ json_object *doc = NULL;
   bool have = f->exists && !blank(f->text, f->len);
@@ -786,7 +848,7 @@ static int plan_json(Agent a, const char *path, const ConfigFile *f, bool remove
     doc = json_object_new_object();
   }
   bool found;
-  if (edit_document(a, doc, path, remove, &found, err) < 0) {
+  if (edit_document(a, doc, path, where, remove, &found, err) < 0) {
     return -1;
   }
   if (remove) {
@@ -808,7 +870,8 @@ static int plan_json(Agent a, const char *path, const ConfigFile *f, bool remove
 }
 
 /* The same for a file ralon owns whole. */
-static int plan_file(Agent a, const char *path, const ConfigFile *f, bool remove, char **ret_text,
+static int plan_file(Agent a, const char *path, const char *where, const ConfigFile *f,
+                     bool remove, char **ret_text,
                      HookChangeKind *ret_kind, Error *err) {
   bool ours = f->exists &&
               (!specs[a].marked || memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND)));
@@ -822,7 +885,7 @@ static int plan_file(Agent a, const char *path, const ConfigFile *f, bool remove
                      _("%s exists and was not written by ralon, so it will not be replaced"),
                      path);
   }
-  char *text = build_file(a);
+  char *text = build_file(a, where);
   size_t len = strlen(text);
   if (!f->exists) {
     *ret_kind = HOOK_CHANGE_WROTE;
@@ -1125,8 +1188,8 @@ static char *stub_text(Agent a) {
   _cleanup_json_ json_object *doc = json_object_new_object();
   bool found;
   _cleanup_error_ Error e = {0};
-  if (edit_document(a, doc, "", false, &found, &e) < 0 ||
-      edit_document(a, doc, "", true, &found, &e) < 0) {
+  if (edit_document(a, doc, "", NULL, false, &found, &e) < 0 ||
+      edit_document(a, doc, "", NULL, true, &found, &e) < 0) {
     return NULL;
   }
   return json_pretty(doc);
@@ -1211,8 +1274,20 @@ int hook_install(Agent agent, const char *root, const char *home, bool user, boo
   }
   _cleanup_free_ char *text = NULL;
   HookChangeKind kind = HOOK_CHANGE_ABSENT;
-  int r = specs[agent].shape == SHAPE_FILE ? plan_file(agent, path, &f, remove, &text, &kind, err)
-                                           : plan_json(agent, path, &f, remove, &text, &kind, err);
+  /* The file as the installed hook's refusal names it: relative to the
+   * project (which may be cloned anywhere), or under ~. */
+  _cleanup_free_ char *where = NULL;
+  if (!user) {
+    where = xstrdup(specs[agent].project);
+  } else if (home != NULL && home[0] == '/' && path_relative(home, path) != NULL &&
+             path_relative(home, path)[0] != '\0') {
+    where = xasprintf("~/%s", path_relative(home, path));
+  } else {
+    where = xstrdup(path);
+  }
+  int r = specs[agent].shape == SHAPE_FILE
+              ? plan_file(agent, path, where, &f, remove, &text, &kind, err)
+              : plan_json(agent, path, where, &f, remove, &text, &kind, err);
   if (r < 0) {
     return -1;
   }
