@@ -234,7 +234,11 @@ int hook_install_command(const Options *o, bool remove, Error *err) {
       json_add_string(j, "name", agent_display_name(a));
       json_add_string(j, "path", c.path);
       json_add_string(j, "change", hook_change_kind_to_string(c.kind));
-      json_add_string(j, "content", o->dry_run ? c.content : NULL);
+      if (o->dry_run) {
+        /* What would be written (null: the file would be deleted); a real
+         * run has written it, and says only what it did. */
+        json_add_string(j, "content", c.content);
+      }
       json_object_array_add(list, j);
     } else if (o->dry_run && change && !remove) {
       _cleanup_free_ char *path = shown(c.path, false);
@@ -257,7 +261,8 @@ int hook_install_command(const Options *o, bool remove, Error *err) {
     json_object_object_add(doc, "hooks", list);
     json_print(doc);
   }
-  if (changed && !o->dry_run && !hook_ralon_on_path(getenv("PATH"), NULL)) {
+  /* A dry run warns as the real run would. */
+  if (changed && !hook_ralon_on_path(getenv("PATH"), NULL)) {
     print_warning(_("`ralon` is not on PATH, so the agents cannot run the hooks: they will refuse "
                     "the tool calls the hooks check"));
   }

@@ -1983,6 +1983,44 @@ class HookInstallTest(RalonTestCase):
             with self.subTest(agent=a):
                 self.round_trip(root, ["--agent", a], ["--agent", a])
 
+    def test_json_content_only_with_dry_run(self):
+        """--json's `content` is what a dry run would write (null: the file
+        would go); a real run only says what it did."""
+        root = self.project(GOLDEN, dirs=[".claude"])
+        r = self.run_ralon("--json", "hook", "install", "--agent", "claude", "--dry-run",
+                           cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertIn("ralon hook check", h["content"])
+        r = self.run_ralon("--json", "hook", "install", "--agent", "claude", cwd=root)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertEqual((h["change"], "content" in h), ("wrote", False), h)
+        r = self.run_ralon("--json", "hook", "uninstall", "--agent", "claude", "--dry-run",
+                           cwd=root)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertEqual((h["change"], h["content"]), ("removed", None), h)
+        r = self.run_ralon("--json", "hook", "uninstall", "--agent", "claude", cwd=root)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertEqual((h["change"], "content" in h), ("removed", False), h)
+        self.assertEqual(os.listdir(os.path.join(root, ".claude")), [])
+
+    def test_no_ralon_on_path_warned_by_a_dry_run_too(self):
+        root = self.project(GOLDEN, dirs=[".claude"])
+        env = dict(self.env, PATH="/nonexistent")
+        warning = ("ralon: warning: `ralon` is not on PATH, so the agents cannot run the hooks: "
+                   "they will refuse the tool calls the hooks check\n")
+        for args in (["--dry-run"], []):
+            with self.subTest(args=args):
+                r = self.run_ralon("hook", "install", "--agent", "claude", *args, cwd=root,
+                                   env=env)
+                self.assertEqual((r.rc, r.err), (0, warning), r)
+
+    def test_guard_names_linux_properly(self):
+        root = self.project(GOLDEN)
+        r = self.run_ralon("guard", cwd=root)
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("it did not start on Linux.", r.err)
+
     def test_agents_own_directories_from_the_environment(self):
         """CODEX_HOME, CLAUDE_CONFIG_DIR, COPILOT_HOME and XDG_CONFIG_HOME
         (opencode) choose the user-level files, as they do for the
