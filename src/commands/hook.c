@@ -249,9 +249,17 @@ int hook_install_command(const Options *o, bool remove, Error *err) {
       _cleanup_free_ char *path = shown(c.path, false);
       printf("%s %s\n", hook_change_verb(c.kind, o->dry_run), path);
     }
-    const char *note = hook_trust_note(a);
-    if (!remove && !o->user && change && note != NULL && list == NULL) {
-      print_note("%s", note);
+    /* Whether the agent will run it here, and what to do otherwise. */
+    _cleanup_free_ char *note = NULL;
+    HookRuns runs = remove ? HOOK_RUNS_YES : hook_runs_here(a, root, home, o->user, &note);
+    if (list != NULL && !remove) {
+      json_object *j = json_object_array_get_idx(list, json_object_array_length(list) - 1);
+      json_add_string(j, "runs", hook_runs_to_string(runs));
+      json_add_text(j, "note", note);
+    } else if (note != NULL && list == NULL) {
+      /* It names the project, whose name may hold anything. */
+      _cleanup_free_ char *text = text_display_terminal(note, output_utf8(), false);
+      print_note("%s", text);
     }
     hook_change_clear(&c);
   }
@@ -297,6 +305,7 @@ static int hook_list_command(const Options *o, Error *err) {
         _cleanup_free_ char *path = shown(h->path, false);
         printf("%-12s %-8s %-14s %s\n", agent_to_string(h->agent), scope,
                hook_state_text(h->state), path);
+        print_hook_note(h, "  ");
       }
     }
     if (!hook_ralon_on_path(getenv("PATH"), NULL)) {

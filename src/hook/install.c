@@ -1463,3 +1463,235 @@ bool hook_ralon_on_path(const char *path_env, char **ret_found) {
   free(found);
   return true;
 }
+
+/* ---- will it run here? -------------------------------------------------- */
+
+const char *hook_runs_to_string(HookRuns r) {
+  static const char *const names[_HOOK_RUNS_MAX] = {
+      [HOOK_RUNS_YES] = "yes", [HOOK_RUNS_NO] = "no", [HOOK_RUNS_UNKNOWN] = "unknown"};
+  return r >= 0 && r < _HOOK_RUNS_MAX ? names[r] : NULL;
+}
+
+/* An agent's own JSON file, read as the agent reads it (comments
+ * allowed), or NULL. */
+static json_object *agent_json(const char *path) {
+  _cleanup_free_ char *text = read_text_file(path, CONFIG_MAX_SIZE);
+  json_object *doc = text ? json_tokener_parse(text) : NULL;
+  if (doc != NULL && !json_object_is_type(doc, json_type_object)) {
+    json_object_put(doc);
+    doc = NULL;
+  }
+  return doc;
+}
+
+/* doc.a.b.c, when every step is there. */
+static json_object *json_at(json_object *doc, const char *const *keys) {
+  for (; doc != NULL && *keys != NULL; keys++) {
+    if (!json_object_is_type(doc, json_type_object) ||
+        !json_object_object_get_ex(doc, *keys, &doc)) {
+      return NULL;
+    }
+  }
+  return doc;
+}
+
+/* Whether `path` is `dir` or lies below it (both absolute). */
+static bool within(const char *path, const char *dir) {
+  _cleanup_free_ char *p = path_normalize(path), *d = path_normalize(dir);
+  return p[0] == '/' && d[0] == '/' && path_relative(d, p) != NULL;
+}
+
+/* Gemini CLI's folder trust, which Qwen Code inherited: `file` maps
+ * folders to TRUST_FOLDER (it and below), TRUST_PARENT (its parent and
+ * below) or DO_NOT_TRUST (exactly it); a rule that trusts wins. Returns 1
+ * trusted, 0 distrusted, -1 undecided (the agent asks when started). */
+static int folder_trust(const char *file, const char *root) {
+  _cleanup_json_ json_object *doc = agent_json(file);
+  if (doc == NULL) {
+    return -1;
+  }
+  int verdict = -1;
+  json_object_object_foreach(doc, folder, level) {
+    const char *l = json_object_is_type(level, json_type_string) ? json_object_get_string(level)
+                                                                : "";
+    if (streq(l, "TRUST_FOLDER") || streq(l, "TRUST_PARENT")) {
+      _cleanup_free_ char *dir = streq(l, "TRUST_PARENT") ? path_dirname(folder)
+                                                          : xstrdup(folder);
+      if (within(root, dir)) {
+        return 1;
+      }
+    } else if (streq(l, "DO_NOT_TRUST") && within(root, folder) && within(folder, root)) {
+      verdict = 0;
+    }
+  }
+  return verdict;
+}
+
+/* Whether the user turned folder trust off in the agent's settings
+ * (security.folderTrust.enabled: false): then every folder counts. */
+static bool folder_trust_off(const char *settings) {
+  static const char *const keys[] = {"security", "folderTrust", "enabled", NULL};
+  _cleanup_json_ json_object *doc = agent_json(settings);
+  json_object *v = json_at(doc, keys);
+  return v != NULL && json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v);
+}
+
+/* Codex's trust_level for `root` or its nearest ancestor listed in
+ * config.toml ([projects."/path"] then trust_level = "trusted"): 1, 0
+ * (untrusted), -1 (not listed). A line-by-line reading of the one table
+ * shape Codex writes. */
+static int codex_trust(const char *config, const char *root) {
+  _cleanup_free_ char *text = read_text_file(config, CONFIG_MAX_SIZE);
+  if (text == NULL) {
+    return -1;
+  }
+  int verdict = -1;
+  size_t best = 0;
+  bool in_match = false;
+  size_t match_len = 0;
+  for (char *line = text, *next; line != NULL; line = next) {
+    next = strchr(line, '\n');
+    if (next != NULL) {
+      *next++ = '\0';
+    }
+    line += strspn(line, " \t");
+    if (line[0] == '[') {
+      in_match = false;
+      char quote = line[10];
+      if (startswith(line, "[projects.") && (quote == '"' || quote == '\'')) {
+        char *end = strchr(line + 11, quote);
+        if (end != NULL && end[1] == ']') {
+          _cleanup_free_ char *dir = xstrndup(line + 11, (size_t)(end - line - 11));
+          if (within(root, dir) && strlen(dir) >= best) {
+            in_match = true;
+            match_len = strlen(dir);
+          }
+        }
+      }
+      continue;
+    }
+    if (in_match && startswith(line, "trust_level")) {
+      const char *v = line + strlen("trust_level");
+      v += strspn(v, " \t");
+      if (*v == '=') {
+        v++;
+        v += strspn(v, " \t");
+        verdict = startswith(v, "\"trusted\"") || startswith(v, "'trusted'") ? 1 : 0;
+        best = match_len;
+      }
+    }
+  }
+  return verdict;
+}
+
+/* Whether Copilot lists `root` (or a folder above it) as trusted, in
+ * config.json or settings.json (trusted_folders, trustedFolders). */
+static bool copilot_trusts(const char *dir, const char *root) {
+  static const char *const files[] = {"config.json", "settings.json"};
+  static const char *const keys[] = {"trusted_folders", "trustedFolders"};
+  for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+    _cleanup_free_ char *p = path_join(dir, files[i]);
+    _cleanup_json_ json_object *doc = agent_json(p);
+    for (size_t k = 0; doc != NULL && k < ELEMENTSOF(keys); k++) {
+      json_object *arr;
+      if (!json_object_object_get_ex(doc, keys[k], &arr) ||
+          !json_object_is_type(arr, json_type_array)) {
+        continue;
+      }
+      for (size_t j = 0; j < json_object_array_length(arr); j++) {
+        json_object *e = json_object_array_get_idx(arr, j);
+        if (json_object_is_type(e, json_type_string) && within(root, json_object_get_string(e))) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/* The agent's user-level directory (where its trust is kept). */
+static char *agent_home(Agent a, const char *home, const char *dflt) {
+  const char *dir = env_dir(specs[a].user_env);
+  if (dir != NULL) {
+    return xstrdup(dir);
+  }
+  return home != NULL && home[0] == '/' ? path_join(home, dflt) : NULL;
+}
+
+static HookRuns runs_folder_trust(Agent a, const char *root, const char *home, char **note) {
+  const char *name = agent_display_name(a);
+  const char *dot = a == AGENT_GEMINI ? ".gemini" : ".qwen";
+  _cleanup_free_ char *dir = agent_home(a, home, dot);
+  const char *override = a == AGENT_GEMINI ? getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH") : NULL;
+  _cleanup_free_ char *file = override != NULL && override[0] == '/' ? xstrdup(override)
+                              : dir != NULL ? path_join(dir, "trustedFolders.json")
+                                            : NULL;
+  _cleanup_free_ char *settings = dir != NULL ? path_join(dir, "settings.json") : NULL;
+  if (settings != NULL && folder_trust_off(settings)) {
+    return HOOK_RUNS_YES;
+  }
+  int t = file != NULL ? folder_trust(file, root) : -1;
+  if (t == 1) {
+    return HOOK_RUNS_YES;
+  }
+  if (t == 0) {
+    *note = xasprintf(_("%s does not trust %s (%s), so it skips the project's settings and "
+                        "this hook: trust the folder in %s, or install the hook with --user."),
+                      name, root, file, name);
+    return HOOK_RUNS_NO;
+  }
+  *note = xasprintf(_("%s runs this hook only in a trusted folder: when started in %s, trust "
+                      "it (started with --skip-trust, it skips the project's settings and this "
+                      "hook), or install the hook with --user."),
+                    name, root);
+  return HOOK_RUNS_UNKNOWN;
+}
+
+HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool user,
+                        char **ret_note) {
+  _cleanup_free_ char *note = NULL;
+  HookRuns r = HOOK_RUNS_YES;
+  if (user || root == NULL) {
+    /* A user-level hook runs in every project, trusted or not. */
+  } else if (agent == AGENT_CLAUDE) {
+    note = xasprintf(_("Claude Code reads %s/%s only when started in %s itself, not in a "
+                       "subdirectory; a hook installed with --user runs wherever it starts."),
+                     root, specs[agent].project, root);
+  } else if (agent == AGENT_GEMINI || agent == AGENT_QWEN) {
+    r = runs_folder_trust(agent, root, home, &note);
+  } else if (agent == AGENT_CODEX) {
+    _cleanup_free_ char *dir = agent_home(agent, home, ".codex");
+    _cleanup_free_ char *config = dir ? path_join(dir, "config.toml") : NULL;
+    if (config != NULL && codex_trust(config, root) == 1) {
+      r = HOOK_RUNS_UNKNOWN;
+      /* TRANSLATORS: /hooks is a command typed in Codex; keep it as it is. */
+      note = xasprintf(_("Codex trusts %s, but runs a new or changed hook only once it is "
+                         "reviewed: open /hooks in Codex and trust it."),
+                       root);
+    } else {
+      r = HOOK_RUNS_NO;
+      /* TRANSLATORS: /hooks is a command typed in Codex, trust_level a
+       * key in its config.toml; keep them as they are. */
+      note = xasprintf(_("Codex does not trust %s (no trust_level = \"trusted\" for it in %s), "
+                         "so it does not load the project's hooks: trust the project in Codex "
+                         "and review the hook in /hooks, or install the hook with --user."),
+                       root, config ? config : "~/.codex/config.toml");
+    }
+  } else if (agent == AGENT_COPILOT) {
+    _cleanup_free_ char *dir = agent_home(agent, home, ".copilot");
+    if (dir == NULL || !copilot_trusts(dir, root)) {
+      r = HOOK_RUNS_UNKNOWN;
+      note = xasprintf(_("GitHub Copilot reads .github/hooks only in a trusted folder, and in "
+                         "-p mode it does not ask: trust %s in Copilot, or install the hook "
+                         "with --user."),
+                       root);
+    }
+  } else if (agent == AGENT_CURSOR) {
+    r = HOOK_RUNS_UNKNOWN;
+    note = xstrdup(hook_trust_note(agent));
+  }
+  if (ret_note != NULL) {
+    *ret_note = steal_pointer(&note);
+  }
+  return r;
+}

@@ -84,6 +84,28 @@ bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]);
  * before they run them (Codex, Gemini CLI, Qwen Code, Cursor), or NULL. */
 const char *hook_trust_note(Agent agent);
 
+typedef enum {
+  HOOK_RUNS_YES,     /* nothing known stops the agent from running it */
+  HOOK_RUNS_NO,      /* the agent will not run it here, as things stand */
+  HOOK_RUNS_UNKNOWN, /* it depends on what cannot be read (a trust prompt
+                        not answered yet, an IDE's workspace trust) */
+  _HOOK_RUNS_MAX,
+  _HOOK_RUNS_INVALID = -EINVAL,
+} HookRuns;
+
+/* "yes", "no", "unknown": stable names for --json. */
+const char *hook_runs_to_string(HookRuns r);
+
+/* Whether `agent` will run a hook installed at that level for a session in
+ * the project `root`, from the agent's own trust records where they can be
+ * read: Gemini CLI's and Qwen Code's trustedFolders.json and folderTrust
+ * setting, Codex's trust_level in config.toml, Copilot's trusted folders.
+ * *ret_note (may be NULL) gets a translated sentence saying why not, or
+ * where the agent must be started, and what to do (caller frees; NULL when
+ * there is nothing to say). A user-level hook runs everywhere. */
+HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool user,
+                        char **ret_note);
+
 /* Whether an executable `ralon` is on `path_env` (a $PATH value; NULL:
  * the system's default search path), which is what the agent will run.
  * *ret_found (optional) gets its full name. */

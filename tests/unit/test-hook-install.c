@@ -1428,6 +1428,101 @@ START_TEST(test_detect) {
 }
 END_TEST
 
+/* ---- will it run here? -------------------------------------------------- */
+
+static void expect_runs(Agent a, const char *root, const char *home, bool user, HookRuns want,
+                        const char *note_has) {
+  char *note = NULL;
+  HookRuns got = hook_runs_here(a, root, home, user, &note);
+  ck_assert_msg(got == want, "%s %s: %s, want %s (%s)", agent_to_string(a),
+                user ? "user" : "project", hook_runs_to_string(got), hook_runs_to_string(want),
+                note ? note : "no note");
+  if (note_has == NULL) {
+    ck_assert_msg(note == NULL, "%s: %s", agent_to_string(a), note);
+  } else {
+    ck_assert_msg(note != NULL && strstr(note, note_has) != NULL, "%s: %s, want %s",
+                  agent_to_string(a), note ? note : "no note", note_has);
+  }
+  free(note);
+}
+
+/* From each agent's own trust records, read as the agent reads them. */
+START_TEST(test_runs_here) {
+  _cleanup_free_ char *home = make_tmpdir();
+  _cleanup_free_ char *root = make_tmpdir();
+  _cleanup_free_ char *sub = path_join(root, "sub");
+  make_dirs(sub);
+  ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_YES), "yes");
+  ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_NO), "no");
+  ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_UNKNOWN), "unknown");
+  ck_assert_ptr_null(hook_runs_to_string(_HOOK_RUNS_MAX));
+
+  /* A user-level hook runs everywhere; so do the agents without trust. */
+  for (int a = 0; a < _AGENT_MAX; a++) {
+    expect_runs((Agent)a, root, home, true, HOOK_RUNS_YES, NULL);
+  }
+  expect_runs(AGENT_OPENCODE, root, home, false, HOOK_RUNS_YES, NULL);
+  expect_runs(AGENT_WINDSURF, root, home, false, HOOK_RUNS_YES, NULL);
+  expect_runs(AGENT_CLINE, root, home, false, HOOK_RUNS_YES, NULL);
+  expect_runs(AGENT_CURSOR, root, home, false, HOOK_RUNS_UNKNOWN, "trusted workspace");
+  /* Claude Code: where it must be started. */
+  _cleanup_free_ char *started = xasprintf("only when started in %s itself", root);
+  expect_runs(AGENT_CLAUDE, root, home, false, HOOK_RUNS_YES, started);
+
+  /* Gemini CLI and Qwen Code: nothing decided yet, then each rule. */
+  static const struct {
+    Agent agent;
+    const char *dir;
+  } folder[] = {{AGENT_GEMINI, ".gemini"}, {AGENT_QWEN, ".qwen"}};
+  for (size_t i = 0; i < ELEMENTSOF(folder); i++) {
+    Agent a = folder[i].agent;
+    _cleanup_free_ char *trust = xasprintf("%s/trustedFolders.json", folder[i].dir);
+    _cleanup_free_ char *settings = xasprintf("%s/settings.json", folder[i].dir);
+    expect_runs(a, root, home, false, HOOK_RUNS_UNKNOWN, "--skip-trust");
+    _cleanup_free_ char *t1 = xasprintf("{\"%s\": \"DO_NOT_TRUST\"}", root);
+    free(put(home, trust, t1, 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_NO, "does not trust");
+    /* Distrust is of that folder exactly. */
+    expect_runs(a, sub, home, false, HOOK_RUNS_UNKNOWN, "--skip-trust");
+    _cleanup_free_ char *t2 =
+        xasprintf("// the agent's own comments\n{\"%s\": \"TRUST_FOLDER\"}", root);
+    free(put(home, trust, t2, 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_YES, NULL);
+    expect_runs(a, sub, home, false, HOOK_RUNS_YES, NULL);
+    _cleanup_free_ char *t3 = xasprintf("{\"%s\": \"TRUST_PARENT\"}", sub);
+    free(put(home, trust, t3, 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_YES, NULL);
+    _cleanup_free_ char *t4 = xasprintf("{\"%s\": \"TRUST_FOLDER\"}", sub);
+    free(put(home, trust, t4, 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_UNKNOWN, "--skip-trust");
+    /* Folder trust turned off: every folder counts. */
+    free(put(home, settings, "{\"security\": {\"folderTrust\": {\"enabled\": false}}}", 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_YES, NULL);
+  }
+
+  /* Codex: trust_level in config.toml, nearest listed folder; CODEX_HOME. */
+  expect_runs(AGENT_CODEX, root, home, false, HOOK_RUNS_NO, "does not trust");
+  _cleanup_free_ char *c1 = xasprintf("model = \"x\"\n\n[projects.\"%s\"]\ntrust_level = "
+                                      "\"trusted\"\n\n[projects.\"%s\"]\n  trust_level = "
+                                      "\"untrusted\"\n",
+                                      root, sub);
+  free(put(home, ".codex/config.toml", c1, 0600));
+  expect_runs(AGENT_CODEX, root, home, false, HOOK_RUNS_UNKNOWN, "/hooks");
+  expect_runs(AGENT_CODEX, sub, home, false, HOOK_RUNS_NO, "does not trust");
+  _cleanup_free_ char *elsewhere = make_tmpdir();
+  setenv("CODEX_HOME", elsewhere, 1);
+  expect_runs(AGENT_CODEX, root, home, false, HOOK_RUNS_NO, elsewhere);
+  unsetenv("CODEX_HOME");
+
+  /* Copilot: its trusted folders, a parent of the project too. */
+  expect_runs(AGENT_COPILOT, root, home, false, HOOK_RUNS_UNKNOWN, "-p mode");
+  _cleanup_free_ char *parent = path_dirname(root);
+  _cleanup_free_ char *p1 = xasprintf("{\"trusted_folders\": [\"/nowhere\", \"%s\"]}", parent);
+  free(put(home, ".copilot/config.json", p1, 0600));
+  expect_runs(AGENT_COPILOT, root, home, false, HOOK_RUNS_YES, NULL);
+}
+END_TEST
+
 /* ---- uninstall restores the tree ---------------------------------------- */
 
 /* Every entry below `dir`, sorted, one line each: its name, type and
@@ -1974,6 +2069,7 @@ static Suite *hook_install_suite(void) {
   tcase_add_test(tc, test_user_scope);
   tcase_add_test(tc, test_is_installed);
   tcase_add_test(tc, test_detect);
+  tcase_add_test(tc, test_runs_here);
   tcase_add_test(tc, test_uninstall_restores_tree);
   tcase_add_test(tc, test_uninstall_keeps_what_is_not_ralons);
   tcase_add_test(tc, test_ralon_on_path);
