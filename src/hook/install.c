@@ -70,7 +70,8 @@ static const AgentSpec specs[_AGENT_MAX] = {
     [AGENT_CODEX] = {".codex/hooks.json", ".codex/hooks.json", "CODEX_HOME", "hooks.json",
                      SHAPE_GROUPED,
                      {"PreToolUse", NULL}, false, false},
-    [AGENT_GEMINI] = {".gemini/settings.json", ".gemini/settings.json", NULL, NULL, SHAPE_GROUPED,
+    [AGENT_GEMINI] = {".gemini/settings.json", ".gemini/settings.json", "GEMINI_CLI_HOME",
+                      ".gemini/settings.json", SHAPE_GROUPED,
                       {"BeforeTool", NULL}, false, false},
     [AGENT_ANTIGRAVITY] = {".agents/hooks.json", NULL, NULL, NULL, SHAPE_NAMED, {"PreToolUse", NULL}, false,
                            false},
@@ -1613,7 +1614,9 @@ static bool copilot_trusts(const char *dir, const char *root) {
 static char *agent_home(Agent a, const char *home, const char *dflt) {
   const char *dir = env_dir(specs[a].user_env);
   if (dir != NULL) {
-    return xstrdup(dir);
+    /* GEMINI_CLI_HOME stands for the home directory, the others for the
+     * agent's own directory. */
+    return a == AGENT_GEMINI ? path_join(dir, ".gemini") : xstrdup(dir);
   }
   return home != NULL && home[0] == '/' ? path_join(home, dflt) : NULL;
 }

@@ -62,8 +62,9 @@ void hook_change_clear(HookChange *c);
  * when the agent has none there (Antigravity has no known user-level
  * file) or `user` is set without a home. At user level, the directory the
  * agent is told to use instead of home (an absolute CODEX_HOME,
- * CLAUDE_CONFIG_DIR, COPILOT_HOME, or XDG_CONFIG_HOME for opencode) wins,
- * as it does for the agent. */
+ * CLAUDE_CONFIG_DIR, COPILOT_HOME, GEMINI_CLI_HOME (a home of Gemini's
+ * own), or XDG_CONFIG_HOME for opencode) wins, as it does for the
+ * agent. */
 char *hook_config_path(Agent agent, const char *root, const char *home, bool user);
 /* Whether our hook is in it now. A configuration that cannot be read or
  * parsed is an error. */
@@ -75,7 +76,8 @@ int hook_is_installed(Agent agent, const char *root, const char *home, bool user
  * .windsurf .clinerules .qwen; Copilot: .github/hooks or .github/copilot;
  * in home also the agents' user directories, e.g. .copilot, .cline,
  * .config/opencode, .codeium/windsurf, and the directories CODEX_HOME,
- * CLAUDE_CONFIG_DIR, COPILOT_HOME and XDG_CONFIG_HOME name). Returns
+ * CLAUDE_CONFIG_DIR, COPILOT_HOME, GEMINI_CLI_HOME and XDG_CONFIG_HOME
+ * name). Returns
  * whether any was found; none found, none is set. `home` may be NULL
  * (then only the project counts). */
 bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]);

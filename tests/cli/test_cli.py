@@ -2068,9 +2068,9 @@ class HookInstallTest(RalonTestCase):
         self.assertEqual((a["state"], a["runs"], a["note"]), ("absent", None, None))
 
     def test_agents_own_directories_from_the_environment(self):
-        """CODEX_HOME, CLAUDE_CONFIG_DIR, COPILOT_HOME and XDG_CONFIG_HOME
-        (opencode) choose the user-level files, as they do for the
-        agents: install, list, status and uninstall."""
+        """CODEX_HOME, CLAUDE_CONFIG_DIR, COPILOT_HOME, GEMINI_CLI_HOME and
+        XDG_CONFIG_HOME (opencode) choose the user-level files, as they do
+        for the agents: install, list, status and uninstall."""
         root = self.project(GOLDEN)
         env = dict(self.env)
         places = {
@@ -2078,6 +2078,8 @@ class HookInstallTest(RalonTestCase):
             "claude": ("CLAUDE_CONFIG_DIR", "claude-dir", "settings.json"),
             "copilot": ("COPILOT_HOME", "copilot-home", "hooks/ralon.json"),
             "opencode": ("XDG_CONFIG_HOME", "xdg", "opencode/plugins/ralon.js"),
+            # Gemini's stands for the home directory.
+            "gemini": ("GEMINI_CLI_HOME", "gemini-home", ".gemini/settings.json"),
         }
         for var, d, _ in places.values():
             env[var] = os.path.join(self.base, d)

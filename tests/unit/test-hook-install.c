@@ -1520,6 +1520,15 @@ START_TEST(test_runs_here) {
   _cleanup_free_ char *p1 = xasprintf("{\"trusted_folders\": [\"/nowhere\", \"%s\"]}", parent);
   free(put(home, ".copilot/config.json", p1, 0600));
   expect_runs(AGENT_COPILOT, root, home, false, HOOK_RUNS_YES, NULL);
+
+  /* GEMINI_CLI_HOME is Gemini's home: its .gemini holds the trust. */
+  _cleanup_free_ char *gh = make_tmpdir();
+  _cleanup_free_ char *t5 = xasprintf("{\"%s\": \"DO_NOT_TRUST\"}", root);
+  free(put(gh, ".gemini/trustedFolders.json", t5, 0600));
+  setenv("GEMINI_CLI_HOME", gh, 1);
+  expect_runs(AGENT_GEMINI, root, home, false, HOOK_RUNS_NO, gh);
+  unsetenv("GEMINI_CLI_HOME");
+  expect_runs(AGENT_GEMINI, root, home, false, HOOK_RUNS_YES, NULL);
 }
 END_TEST
 
@@ -2090,7 +2099,7 @@ int main(void) {
   /* Nothing of the caller's: no record in their state directory, no
    * user-level directory of theirs chosen. */
   static const char *const vars[] = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "CODEX_HOME",
-                                     "CLAUDE_CONFIG_DIR", "COPILOT_HOME"};
+                                     "CLAUDE_CONFIG_DIR", "COPILOT_HOME", "GEMINI_CLI_HOME"};
   for (size_t i = 0; i < ELEMENTSOF(vars); i++) {
     unsetenv(vars[i]);
   }
