@@ -313,7 +313,10 @@ size_t hook_states(const char *root, const char *home, HookState **ret) {
       }
       HookState *h = grow_array(&v, &n, &cap, sizeof(HookState));
       *h = (HookState){.agent = a, .user = user, .path = steal_pointer(&c.path), .state = state,
-                       .error = steal_pointer(&e.message)};
+                       .error = steal_pointer(&e.message), .runs = _HOOK_RUNS_INVALID};
+      if (streq(state, "installed") || streq(state, "outdated")) {
+        h->runs = hook_runs_here(a, root, home, user, &h->note);
+      }
       hook_change_clear(&c);
       error_clear(&e);
     }
@@ -326,6 +329,7 @@ void hook_states_free(HookState *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     free(v[i].path);
     free(v[i].error);
+    free(v[i].note);
   }
   free(v);
 }
@@ -347,6 +351,22 @@ void print_hook_state(const HookState *h) {
     printf("  %-12s %-8s %-14s %s\n", agent_to_string(h->agent), scope, hook_state_text(h->state),
            path);
   }
+  print_hook_note(h, "    ");
+}
+
+/* Under an installed hook that will not (or may not) run here, or runs
+ * only when the agent starts in the right place: why, and what to do. */
+void print_hook_note(const HookState *h, const char *indent) {
+  if (h->note == NULL) {
+    return;
+  }
+  _cleanup_free_ char *note = text_display_terminal(h->note, output_utf8(), false);
+  const char *what = h->runs == HOOK_RUNS_NO        ? _("will not run here")
+                     : h->runs == HOOK_RUNS_UNKNOWN ? _("may not run here")
+                                                    : _("note");
+  /* TRANSLATORS: under a hook in `ralon hook list` and `ralon status`:
+   * "will not run here: <why, and what to do>". */
+  printf(_("%s%s: %s\n"), indent, what, note);
 }
 
 json_object *json_hook_states(const HookState *v, size_t n) {
@@ -359,6 +379,8 @@ json_object *json_hook_states(const HookState *v, size_t n) {
     json_add_string(j, "path", v[i].path);
     json_add_string(j, "state", v[i].state);
     json_add_text(j, "error", v[i].error);
+    json_add_string(j, "runs", hook_runs_to_string(v[i].runs));
+    json_add_text(j, "note", v[i].note);
     json_object_array_add(list, j);
   }
   return list;
@@ -371,7 +393,7 @@ void print_status_hooks(const char *root) {
   HookState *states = NULL;
   size_t n = hook_states(root, home, &states);
   bool detected[_AGENT_MAX];
-  bool any_agent = hook_detect(root, home, detected);
+  bool any_agent = hook_detect(root, geteuid() == 0 ? NULL : home, detected);
   bool has[_AGENT_MAX] = {false};
   size_t listed = 0;
   printf("%s\n", _("hooks"));
@@ -390,7 +412,7 @@ void print_status_hooks(const char *root) {
     }
   }
   if (listed == 0) {
-    printf("  %s\n", _("none installed (`ralon hook install` adds them for the agents found here)"));
+    printf("  %s\n", _("none installed (`ralon hook install --agent NAME` adds one)"));
   }
   hook_states_free(states, n);
 }

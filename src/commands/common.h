@@ -35,6 +35,10 @@ typedef struct {
   char *path;
   const char *state; /* "installed", "outdated", "absent" or "error" */
   char *error;
+  /* Installed or outdated: whether the agent will run it here, and what
+   * to do when it will not (NULL: nothing to say). */
+  HookRuns runs;
+  char *note;
 } HookState;
 
 void project_clear(Project *p);
@@ -60,6 +64,7 @@ size_t hook_states(const char *root, const char *home, HookState **ret);
 void hook_states_free(HookState *v, size_t n);
 const char *hook_state_text(const char *state);
 void print_hook_state(const HookState *h);
+void print_hook_note(const HookState *h, const char *indent);
 json_object *json_hook_states(const HookState *v, size_t n);
 void print_status_hooks(const char *root);
 void audit_descriptors(Project *p);

@@ -89,34 +89,95 @@ static char *hook_root(const Options *o, Error *err) {
   return dir;
 }
 
-/* --agent: none or `auto`, the agents found in the project or in home;
- * `all`; or names. */
-static int hook_selection(const Options *o, const char *root, const char *home,
+/* Where --agent auto looks for agents: the project, and home, except
+ * that root's home does not choose hooks for a project (a project root
+ * works in is usually someone else's, and root's home holds whatever was
+ * ever run as root). At user level, home is where the hooks go. */
+static const char *detect_home(const Options *o, const char *home) {
+  return o->user || geteuid() != 0 ? home : NULL;
+}
+
+static char *agent_names(void) {
+  _cleanup_free_ char *s = xstrdup("");
+  for (int a = 0; a < _AGENT_MAX; a++) {
+    char *next = xasprintf("%s%s%s", s, a ? ", " : "", agent_to_string((Agent)a));
+    free(s);
+    s = next;
+  }
+  return steal_pointer(&s);
+}
+
+/* --agent: none or `auto`, the agents found in the project or in home
+ * (uninstall: every agent, so that it finds ralon's hooks wherever they
+ * are); `all`; or names. Installing with none found is an error that says
+ * what to pass: hooks for ten agents nobody uses are not what was meant. */
+static int hook_selection(const Options *o, const char *root, const char *home, bool remove,
                           bool ret[_AGENT_MAX], Error *err) {
   for (int a = 0; a < _AGENT_MAX; a++) {
     ret[a] = false;
   }
-  if (o->n_agents == 0) {
-    hook_detect(root, home, ret);
-    return 0;
-  }
+  bool want_auto = o->n_agents == 0;
   for (size_t i = 0; i < o->n_agents; i++) {
     const char *name = o->agents[i];
-    bool found[_AGENT_MAX];
-    if (streq(name, "auto") || streq(name, "all")) {
-      if (streq(name, "auto")) {
-        hook_detect(root, home, found);
-      }
-      for (int a = 0; a < _AGENT_MAX; a++) {
-        ret[a] |= streq(name, "all") || found[a];
-      }
+    if (streq(name, "auto")) {
+      want_auto = true;
       continue;
     }
     Agent a = agent_from_string(name);
-    if (a < 0) {
+    if (!streq(name, "all") && a < 0) {
       return error_set(err, EINVAL, _("unknown agent `%s`"), name);
     }
-    ret[a] = true;
+    for (int b = 0; b < _AGENT_MAX; b++) {
+      ret[b] |= streq(name, "all") || b == (int)a;
+    }
+  }
+  if (!want_auto) {
+    return 0;
+  }
+  bool found[_AGENT_MAX];
+  if (remove) {
+    /* Every agent that has a file at this level (Antigravity has none
+     * at user level). */
+    for (int a = 0; a < _AGENT_MAX; a++) {
+      _cleanup_free_ char *p = hook_config_path((Agent)a, root, home, o->user);
+      ret[a] |= p != NULL;
+    }
+    return 0;
+  }
+  const char *where = detect_home(o, home);
+  if (!hook_detect(o->user ? NULL : root, where, found)) {
+    bool any = false;
+    for (int a = 0; a < _AGENT_MAX; a++) {
+      any |= ret[a];
+    }
+    if (any) {
+      return 0; /* `auto` beside names that were given */
+    }
+    _cleanup_free_ char *names = agent_names();
+    _cleanup_free_ char *shown_root = shown(root, true);
+    if (o->user) {
+      return error_set(err, ENOENT,
+                       _("no coding agent's directory found in your home directory, so no hook "
+                         "was written; name the agent: `ralon hook install --user --agent NAME` "
+                         "(NAME: %s, or all)"),
+                       names);
+    }
+    if (where == NULL && home != NULL) {
+      return error_set(err, ENOENT,
+                       _("no coding agent's directory found in %s (as root, agents found only "
+                         "in your home directory do not count), so no hook was written; name "
+                         "the agent: `ralon hook install --agent NAME` (NAME: %s, or all)"),
+                       shown_root, names);
+    }
+    return error_set(err, ENOENT,
+                     _("no coding agent's directory found in %s or your home directory, so no "
+                       "hook was written; name the agent: `ralon hook install --agent NAME` "
+                       "(NAME: %s, or all)"),
+                     shown_root, names);
+  }
+  for (int a = 0; a < _AGENT_MAX; a++) {
+    _cleanup_free_ char *p = found[a] ? hook_config_path((Agent)a, root, home, o->user) : NULL;
+    ret[a] |= p != NULL;
   }
   return 0;
 }
@@ -147,7 +208,7 @@ int hook_install_command(const Options *o, bool remove, Error *err) {
   }
   const char *home = getenv("HOME");
   bool selected[_AGENT_MAX];
-  if (hook_selection(o, root, home, selected, err) < 0) {
+  if (hook_selection(o, root, home, remove, selected, err) < 0) {
     return -1;
   }
   json_object *list = o->json ? json_object_new_array() : NULL;
@@ -173,7 +234,11 @@ int hook_install_command(const Options *o, bool remove, Error *err) {
       json_add_string(j, "name", agent_display_name(a));
       json_add_string(j, "path", c.path);
       json_add_string(j, "change", hook_change_kind_to_string(c.kind));
-      json_add_string(j, "content", o->dry_run ? c.content : NULL);
+      if (o->dry_run) {
+        /* What would be written (null: the file would be deleted); a real
+         * run has written it, and says only what it did. */
+        json_add_string(j, "content", c.content);
+      }
       json_object_array_add(list, j);
     } else if (o->dry_run && change && !remove) {
       _cleanup_free_ char *path = shown(c.path, false);
@@ -184,9 +249,17 @@ int hook_install_command(const Options *o, bool remove, Error *err) {
       _cleanup_free_ char *path = shown(c.path, false);
       printf("%s %s\n", hook_change_verb(c.kind, o->dry_run), path);
     }
-    const char *note = hook_trust_note(a);
-    if (!remove && !o->user && change && note != NULL && list == NULL) {
-      print_note("%s", note);
+    /* Whether the agent will run it here, and what to do otherwise. */
+    _cleanup_free_ char *note = NULL;
+    HookRuns runs = remove ? HOOK_RUNS_YES : hook_runs_here(a, root, home, o->user, &note);
+    if (list != NULL && !remove) {
+      json_object *j = json_object_array_get_idx(list, json_object_array_length(list) - 1);
+      json_add_string(j, "runs", hook_runs_to_string(runs));
+      json_add_text(j, "note", note);
+    } else if (note != NULL && list == NULL) {
+      /* It names the project, whose name may hold anything. */
+      _cleanup_free_ char *text = text_display_terminal(note, output_utf8(), false);
+      print_note("%s", text);
     }
     hook_change_clear(&c);
   }
@@ -196,7 +269,8 @@ int hook_install_command(const Options *o, bool remove, Error *err) {
     json_object_object_add(doc, "hooks", list);
     json_print(doc);
   }
-  if (changed && !o->dry_run && !hook_ralon_on_path(getenv("PATH"), NULL)) {
+  /* A dry run warns as the real run would. */
+  if (changed && !hook_ralon_on_path(getenv("PATH"), NULL)) {
     print_warning(_("`ralon` is not on PATH, so the agents cannot run the hooks: they will refuse "
                     "the tool calls the hooks check"));
   }
@@ -231,6 +305,7 @@ static int hook_list_command(const Options *o, Error *err) {
         _cleanup_free_ char *path = shown(h->path, false);
         printf("%-12s %-8s %-14s %s\n", agent_to_string(h->agent), scope,
                hook_state_text(h->state), path);
+        print_hook_note(h, "  ");
       }
     }
     if (!hook_ralon_on_path(getenv("PATH"), NULL)) {

@@ -63,10 +63,12 @@ int command_init(const Options *o, Error *err) {
   printf(_("wrote %s\n"), file_shown);
   int status = EXIT_OK;
   if (!o->no_hooks) {
-    /* The agents found in the project or home; none found, none written
-     * (`ralon hook install --agent NAME` adds one later). */
+    /* The agents found in the project or home; none found, none written.
+     * As root, only the project counts: root's home says nothing about
+     * which agents work on this project. */
     bool found[_AGENT_MAX];
-    if (hook_detect(dir, getenv("HOME"), found)) {
+    const char *home = geteuid() == 0 ? NULL : getenv("HOME");
+    if (hook_detect(dir, home, found)) {
       Options ho = {.command = CMD_HOOK, .dir = dir, .hook_action = "install"};
       for (int a = 0; a < _AGENT_MAX; a++) {
         if (found[a]) {
@@ -76,7 +78,17 @@ int command_init(const Options *o, Error *err) {
       }
       status = hook_install_command(&ho, false, err);
       options_clear(&ho);
+    } else {
+      fputs(_("No coding agent's directory was found here, so no agent hook was installed:\n"
+              "  ralon hook install --agent NAME   adds one to this project\n"),
+            stdout);
     }
+    fputs(_("A hook in the project runs only where the agent reads the project's\n"
+            "settings: started in this directory, in a folder it trusts. A hook\n"
+            "installed with --user runs in every project and decides by the\n"
+            "agent.lock of the edited path (allowing at once where there is none):\n"
+            "  ralon hook install --user --agent NAME   the robust choice\n"),
+          stdout);
   }
   printf("\n");
   fputs(_("Now edit agent.lock, then protect it:\n"

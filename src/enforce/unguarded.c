@@ -6,7 +6,7 @@
 #include "util.h"
 
 const char *unguarded_reason(void) {
-  return _("a guard cannot protect a process it did not start on linux. `ralon run -- <agent>` "
+  return _("a guard cannot protect a process it did not start on Linux. `ralon run -- <agent>` "
            "restricts the agent and every process it spawns, which is stronger — it is "
            "inherited rather than held, so there is nothing to kill.");
 }

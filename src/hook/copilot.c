@@ -3,9 +3,11 @@
  * Payload {sessionId, cwd, toolName, toolArgs}, toolArgs sometimes a JSON
  * string. Tools: create and edit (path), str_replace_editor (path unless
  * viewing), apply_patch (patch text), bash/powershell. Refusal:
- * {"permissionDecision":"deny","permissionDecisionReason":…}; any non-zero
- * exit denies too. (With PascalCase events Copilot sends Claude's shape,
- * which claude.c answers.) */
+ * {"permissionDecision":"deny","permissionDecisionReason":…}, the only
+ * form whose reason Copilot passes on to the model; any non-zero exit
+ * denies too, with a bare "hook exited with code 2". `hook install` writes
+ * this camelCase preToolUse hook. (With the PascalCase PreToolUse older
+ * ralon installed, Copilot sends Claude's shape, which claude.c answers.) */
 #include <string.h>
 
 #include "hook/hook.h"

@@ -9,6 +9,7 @@
 #include "hook/install.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include "json.h"
 #include <stdio.h>
 #include <string.h>
@@ -23,10 +24,12 @@
   "[Ww]rite|[Ee]dit|[Cc]reate|[Rr]eplace|[Pp]atch|[Ii]nsert|[Uu]pdate|[Dd]elete|[Rr]emove|" \
   "[Rr]ename|[Mm]ove"
 
-/* Where a missing or crashing ralon would let the tool run (only exit 2
- * blocks), the shell turns any failure into exit 2; a missing ralon then
- * leaves the shell's "not found" on stderr, which is the reason shown. */
-#define COMMAND_BLOCKING HOOK_COMMAND " || exit 2"
+/* How long an agent may wait for the hook. Gemini CLI, Qwen Code and
+ * Copilot let the tool run when a hook times out, so the only safe limit
+ * is one ralon never reaches: `hook check` answers in milliseconds and
+ * bounds itself; a minute (Gemini's and Qwen's own default) leaves room
+ * for a loaded machine or a cold disk. */
+#define TIMEOUT_SECONDS 60
 
 /* A configuration larger than this is not a hook configuration. */
 #define CONFIG_MAX_SIZE (16u << 20)
@@ -41,6 +44,10 @@ typedef enum {
 typedef struct {
   const char *project; /* relative to the project root */
   const char *user;    /* relative to home; NULL: no user-level file known */
+  /* The environment variable the agent reads its user-level directory
+   * from, and the file relative to it (NULL: none). */
+  const char *user_env;
+  const char *user_env_file;
   Shape shape;
   const char *events[2];
   /* SHAPE_FILE: the name is generic, so the file is ours only when it
@@ -50,30 +57,43 @@ typedef struct {
 } AgentSpec;
 
 static const AgentSpec specs[_AGENT_MAX] = {
-    [AGENT_CLAUDE] = {".claude/settings.json", ".claude/settings.json", SHAPE_GROUPED,
+    [AGENT_CLAUDE] = {".claude/settings.json", ".claude/settings.json", "CLAUDE_CONFIG_DIR",
+                      "settings.json", SHAPE_GROUPED,
                       {"PreToolUse", NULL}, false, false},
-    [AGENT_CURSOR] = {".cursor/hooks.json", ".cursor/hooks.json", SHAPE_FLAT,
+    [AGENT_CURSOR] = {".cursor/hooks.json", ".cursor/hooks.json", NULL, NULL, SHAPE_FLAT,
                       {"preToolUse", NULL}, false, false},
     [AGENT_OPENCODE] = {".opencode/plugins/ralon.js", ".config/opencode/plugins/ralon.js",
-                        SHAPE_FILE, {NULL, NULL}, false, false},
-    [AGENT_COPILOT] = {".github/hooks/ralon.json", ".copilot/hooks/ralon.json", SHAPE_FILE,
+                        "XDG_CONFIG_HOME", "opencode/plugins/ralon.js", SHAPE_FILE, {NULL, NULL}, false, false},
+    [AGENT_COPILOT] = {".github/hooks/ralon.json", ".copilot/hooks/ralon.json", "COPILOT_HOME",
+                       "hooks/ralon.json", SHAPE_FILE,
                        {NULL, NULL}, false, false},
-    [AGENT_CODEX] = {".codex/hooks.json", ".codex/hooks.json", SHAPE_GROUPED,
+    [AGENT_CODEX] = {".codex/hooks.json", ".codex/hooks.json", "CODEX_HOME", "hooks.json",
+                     SHAPE_GROUPED,
                      {"PreToolUse", NULL}, false, false},
-    [AGENT_GEMINI] = {".gemini/settings.json", ".gemini/settings.json", SHAPE_GROUPED,
+    [AGENT_GEMINI] = {".gemini/settings.json", ".gemini/settings.json", "GEMINI_CLI_HOME",
+                      ".gemini/settings.json", SHAPE_GROUPED,
                       {"BeforeTool", NULL}, false, false},
-    [AGENT_ANTIGRAVITY] = {".agents/hooks.json", NULL, SHAPE_NAMED, {"PreToolUse", NULL}, false,
+    [AGENT_ANTIGRAVITY] = {".agents/hooks.json", NULL, NULL, NULL, SHAPE_NAMED, {"PreToolUse", NULL}, false,
                            false},
-    [AGENT_WINDSURF] = {".windsurf/hooks.json", ".codeium/windsurf/hooks.json", SHAPE_FLAT,
+    [AGENT_WINDSURF] = {".windsurf/hooks.json", ".codeium/windsurf/hooks.json", NULL, NULL,
+                        SHAPE_FLAT,
                         {"pre_write_code", "pre_run_command"}, false, false},
-    [AGENT_CLINE] = {".clinerules/hooks/PreToolUse", "Documents/Cline/Hooks/PreToolUse",
-                     SHAPE_FILE, {NULL, NULL}, true, true},
-    [AGENT_QWEN] = {".qwen/settings.json", ".qwen/settings.json", SHAPE_GROUPED,
+    [AGENT_CLINE] = {".clinerules/hooks/PreToolUse", "Documents/Cline/Hooks/PreToolUse", NULL,
+                     NULL, SHAPE_FILE, {NULL, NULL}, true, true},
+    [AGENT_QWEN] = {".qwen/settings.json", ".qwen/settings.json", NULL, NULL, SHAPE_GROUPED,
                     {"PreToolUse", NULL}, false, false},
 };
 
 /* The key Antigravity's hooks.json names ralon's hook set by. */
 #define NAMED_KEY "ralon"
+
+/* How a file ralon owns whole tells the user to take it away (no single
+ * quote: the Cline script prints it from within one). */
+#define UNDO_OWNED(file)                                                           \
+  "If ralon was removed on purpose, remove its hook: run `ralon hook uninstall` "  \
+  "where ralon is installed, or delete " file "."
+#define UNDO_CLINE UNDO_OWNED("the PreToolUse script ralon wrote in the hooks directory of Cline")
+#define UNDO_OPENCODE UNDO_OWNED("ralon.js in the plugins directory of opencode")
 
 /* Cline ignores a hook's exit status and lets the tool run when the hook
  * prints nothing it can parse, so the script itself answers for a ralon
@@ -98,13 +118,13 @@ static const char cline_script[] =
     "    printf '%s\\n' \"$out\"\n"
     "  else\n"
     "    printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check failed (exit status %s), "
-    "so this tool call was refused.\"}\\n' \"$status\"\n"
+    "so this tool call was refused. " UNDO_CLINE "\"}\\n' \"$status\"\n"
     "  fi\n"
     "  ;;\n"
     "*)\n"
     "  printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check could not run (exit status %s; "
     "is ralon installed and on PATH?), so agent.lock could not be checked and this tool call "
-    "was refused.\"}\\n' \"$status\"\n"
+    "was refused. " UNDO_CLINE "\"}\\n' \"$status\"\n"
     "  ;;\n"
     "esac\n"
     "exit 0\n";
@@ -132,20 +152,24 @@ static const char opencode_plugin[] =
     "      cwd: directory,\n"
     "      input: request,\n"
     "      encoding: \"utf8\",\n"
-    "      timeout: 30000,\n"
+    "      timeout: 60000,\n"
     "    });\n"
     "    if (result.error) {\n"
     "      throw new Error(\n"
     "        `ralon could not be run (${result.error.message}; is it installed and on PATH?), ` +\n"
-    "          \"so agent.lock could not be checked and this tool call was refused\",\n"
+    "          \"so agent.lock could not be checked and this tool call was refused. \" +\n"
+    "          \"" UNDO_OPENCODE "\",\n"
     "      );\n"
     "    }\n"
     "    if (result.status !== 0) {\n"
     "      const reason = (result.stderr || \"\").trim();\n"
     "      const how = result.signal ? `signal ${result.signal}` "
     ": `exit status ${result.status}`;\n"
-    "      throw new Error(reason || `ralon hook check failed (${how}), "
-    "so this tool call was refused`);\n"
+    "      throw new Error(\n"
+    "        reason ||\n"
+    "          `ralon hook check failed (${how}), so this tool call was refused. ` +\n"
+    "            \"" UNDO_OPENCODE "\",\n"
+    "      );\n"
     "    }\n"
     "  },\n"
     "});\n";
@@ -395,37 +419,76 @@ static json_object *new_group(const char *matcher, json_object *handler) {
   return g;
 }
 
+/* The shell command an agent runs. Most agents let the tool run when the
+ * hook fails in any way but exit 2, and Gemini CLI and Qwen Code even on
+ * exit 2 when nothing is printed; so every failure of ralon (missing after
+ * `apt remove`, not executable, killed, crashed) becomes exit 2 with a
+ * reason that says what happened and how to take the hook away. `where`
+ * names the file holding the hook; `copilot` adds Copilot's JSON refusal,
+ * the only reason it passes on. Not translated: the text must not depend
+ * on the locale of whoever installed it, or reinstalling would rewrite
+ * it. */
+static char *blocking_command(const char *check, const char *where, bool owned, bool copilot) {
+  /* Named only where the shell's double quotes keep the name as it is. */
+  bool nameable = where != NULL && where[0] != '\0' && strpbrk(where, "\"$`\\\n!") == NULL;
+  _cleanup_free_ char *undo =
+      !nameable ? xstrdup("delete ralon's entry from this agent's hook configuration")
+      : owned   ? xasprintf("delete %s", where)
+                : xasprintf("delete ralon's entry in %s", where);
+  return xasprintf(
+      "%s || { s=$?; [ $s = 2 ] && exit 2; "
+      "if [ $s = 127 ]; then w='ralon is not installed or not on PATH'; "
+      "elif [ $s = 126 ]; then w='ralon cannot be executed'; "
+      "elif [ $s -gt 128 ]; then w=\"ralon was killed by signal $((s - 128))\"; "
+      "else w=\"ralon hook check failed with exit status $s\"; fi; "
+      "m=\"agent.lock could not be checked ($w), so this tool call was refused. If ralon was "
+      "removed on purpose, remove its hook: run 'ralon hook uninstall' where ralon is "
+      "installed, or %s.\"; "
+      "%s"
+      "echo \"ralon: $m\" >&2; exit 2; }",
+      check, undo,
+      copilot ? "printf '{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"%s\"}\\n' "
+                "\"$m\"; "
+              : "");
+}
+
 /* One element of each event array of `a`: a matcher group, or for the
- * flat shapes a handler. */
-static json_object *build_entry(Agent a) {
+ * flat shapes a handler. `where`: the file, as the refusal names it. */
+static json_object *build_entry(Agent a, const char *where) {
   json_object *h;
+  _cleanup_free_ char *command = blocking_command(HOOK_COMMAND, where, false, false);
   switch (a) {
   case AGENT_CLAUDE:
   case AGENT_CODEX:
-    h = new_handler(COMMAND_BLOCKING);
+    /* Both wait ten minutes by default. */
+    h = new_handler(command);
     add_string(h, "statusMessage", "Checking agent.lock");
     return new_group(VERB_MATCHER "|Bash", h);
   case AGENT_GEMINI:
-    return new_group(VERB_MATCHER "|run_shell_command", new_handler(COMMAND_BLOCKING));
+    /* Gemini's default timeout is a minute already. */
+    return new_group(VERB_MATCHER "|run_shell_command", new_handler(command));
   case AGENT_QWEN:
-    h = new_handler(COMMAND_BLOCKING);
-    json_object_object_add(h, "timeout", json_object_new_int(10000));
+    h = new_handler(command);
+    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS * 1000));
     return new_group("^(write_file|edit|replace|notebook_edit|run_shell_command)$", h);
-  case AGENT_ANTIGRAVITY:
-    h = new_handler(HOOK_COMMAND " --agent antigravity || exit 2");
-    json_object_object_add(h, "timeout", json_object_new_int(15));
+  case AGENT_ANTIGRAVITY: {
+    _cleanup_free_ char *c =
+        blocking_command(HOOK_COMMAND " --agent antigravity", where, false, false);
+    h = new_handler(c);
+    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS));
     return new_group(VERB_MATCHER, h);
+  }
   case AGENT_CURSOR:
     /* No matcher: the Shell tool goes through preToolUse as well. */
     h = json_object_new_object();
-    add_string(h, "command", HOOK_COMMAND);
+    add_string(h, "command", command);
     add_string(h, "type", "command");
     json_object_object_add(h, "failClosed", json_object_new_boolean(true));
-    json_object_object_add(h, "timeout", json_object_new_int(10));
+    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS));
     return h;
   case AGENT_WINDSURF:
     h = json_object_new_object();
-    add_string(h, "command", COMMAND_BLOCKING);
+    add_string(h, "command", command);
     /* Windows PowerShell 5 has no `||`; ralon's own refusal exits 2. */
     add_string(h, "powershell", HOOK_COMMAND);
     json_object_object_add(h, "show_output", json_object_new_boolean(false));
@@ -441,24 +504,30 @@ static json_object *build_entry(Agent a) {
 }
 
 /* The whole text of a file ralon owns. */
-static char *build_file(Agent a) {
+static char *build_file(Agent a, const char *where) {
   switch (a) {
   case AGENT_CLINE:
     return xstrdup(cline_script);
   case AGENT_OPENCODE:
     return xstrdup(opencode_plugin);
   case AGENT_COPILOT: {
-    /* PascalCase PreToolUse: Claude-style payloads and matcher semantics.
-     * No matcher, so every tool is checked; any failure of a command
-     * hook denies there, so the command needs no `|| exit 2`. */
+    /* Copilot's own camelCase preToolUse: its own payload
+     * ({toolName, toolArgs}), answered by a JSON permissionDecision, the
+     * one way its reason reaches the model (with the PascalCase event
+     * older ralon wrote, Copilot drops it). No matcher, so every tool is
+     * checked. Any non-zero exit denies here too; a failing ralon also
+     * prints the JSON refusal, so the model is told why. */
     _cleanup_json_ json_object *doc = json_object_new_object();
     json_object_object_add(doc, "version", json_object_new_int(1));
-    json_object *h = new_handler(HOOK_COMMAND);
-    json_object_object_add(h, "timeout", json_object_new_int(15));
+    json_object *h = json_object_new_object();
+    add_string(h, "type", "command");
+    _cleanup_free_ char *command = blocking_command(HOOK_COMMAND, where, true, true);
+    add_string(h, "bash", command);
+    json_object_object_add(h, "timeoutSec", json_object_new_int(TIMEOUT_SECONDS));
     json_object *arr = json_object_new_array();
     json_object_array_add(arr, h);
     json_object *hooks = json_object_new_object();
-    json_object_object_add(hooks, "PreToolUse", arr);
+    json_object_object_add(hooks, "preToolUse", arr);
     json_object_object_add(doc, "hooks", hooks);
     return json_pretty(doc);
   }
@@ -530,7 +599,8 @@ static void replace_ours(json_object *arr, json_object *keep) {
  * (the whole group when it holds nothing else, else that handler alone,
  * under its group's matcher), or appended. Other copies of ours go, and
  * groups they leave empty with them. */
-static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
+static void install_event(Agent a, Shape shape, json_object *arr, bool *found,
+                          const char *where) {
   bool placed = false;
   for (size_t i = 0; i < json_object_array_length(arr);) {
     json_object *e = json_object_array_get_idx(arr, i);
@@ -541,7 +611,7 @@ static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
       }
       *found = true;
       if (!placed) {
-        json_object_array_put_idx(arr, i++, build_entry(a));
+        json_object_array_put_idx(arr, i++, build_entry(a, where));
         placed = true;
       } else {
         json_object_array_del_idx(arr, i, 1);
@@ -556,12 +626,12 @@ static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
     }
     *found = true;
     if (!placed && ours == json_object_array_length(hs)) {
-      json_object_array_put_idx(arr, i++, build_entry(a));
+      json_object_array_put_idx(arr, i++, build_entry(a, where));
       placed = true;
       continue;
     }
     if (!placed) {
-      json_object *entry = build_entry(a);
+      json_object *entry = build_entry(a, where);
       json_object *handler = json_object_get(json_object_array_get_idx(group_handlers(entry), 0));
       json_object_put(entry);
       replace_ours(hs, handler);
@@ -577,7 +647,7 @@ static void install_event(Agent a, Shape shape, json_object *arr, bool *found) {
     }
   }
   if (!placed) {
-    json_object_array_add(arr, build_entry(a));
+    json_object_array_add(arr, build_entry(a, where));
   }
 }
 
@@ -637,7 +707,8 @@ static int member(json_object *parent, const char *key, json_type type, bool cre
 }
 
 /* Installs or removes our entries in the document `doc` (an object). */
-static int edit_document(Agent a, json_object *doc, const char *path, bool remove, bool *found,
+static int edit_document(Agent a, json_object *doc, const char *path, const char *where,
+                         bool remove, bool *found,
                          Error *err) {
   const AgentSpec *s = &specs[a];
   *found = false;
@@ -652,7 +723,7 @@ static int edit_document(Agent a, json_object *doc, const char *path, bool remov
     json_object *set = json_object_new_object();
     json_object_object_add(set, "enabled", json_object_new_boolean(true));
     json_object *arr = json_object_new_array();
-    json_object_array_add(arr, build_entry(a));
+    json_object_array_add(arr, build_entry(a, where));
     json_object_object_add(set, s->events[0], arr);
     /* An existing key keeps its place. */
     json_object_object_add(doc, NAMED_KEY, set);
@@ -685,7 +756,7 @@ static int edit_document(Agent a, json_object *doc, const char *path, bool remov
       continue;
     }
     if (!remove) {
-      install_event(a, s->shape, arr, found);
+      install_event(a, s->shape, arr, found, where);
       continue;
     }
     bool here = false;
@@ -754,7 +825,8 @@ static int read_config(const char *path, ConfigFile *ret, Error *err) {
 
 /* The new text and what kind of change it is, for a JSON configuration.
  * An empty (or all-blank) file counts as an empty object. */
-static int plan_json(Agent a, const char *path, const ConfigFile *f, bool remove, char **ret_text,
+static int plan_json(Agent a, const char *path, const char *where, const ConfigFile *f,
+                     bool remove, char **ret_text,
                      HookChangeKind *ret_kind, Error *err) {
   _cleanup_json_ json_object *doc = NULL;
   bool have = f->exists && !blank(f->text, f->len);
@@ -777,7 +849,7 @@ static int plan_json(Agent a, const char *path, const ConfigFile *f, bool remove
     doc = json_object_new_object();
   }
   bool found;
-  if (edit_document(a, doc, path, remove, &found, err) < 0) {
+  if (edit_document(a, doc, path, where, remove, &found, err) < 0) {
     return -1;
   }
   if (remove) {
@@ -799,7 +871,8 @@ static int plan_json(Agent a, const char *path, const ConfigFile *f, bool remove
 }
 
 /* The same for a file ralon owns whole. */
-static int plan_file(Agent a, const char *path, const ConfigFile *f, bool remove, char **ret_text,
+static int plan_file(Agent a, const char *path, const char *where, const ConfigFile *f,
+                     bool remove, char **ret_text,
                      HookChangeKind *ret_kind, Error *err) {
   bool ours = f->exists &&
               (!specs[a].marked || memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND)));
@@ -813,7 +886,7 @@ static int plan_file(Agent a, const char *path, const ConfigFile *f, bool remove
                      _("%s exists and was not written by ralon, so it will not be replaced"),
                      path);
   }
-  char *text = build_file(a);
+  char *text = build_file(a, where);
   size_t len = strlen(text);
   if (!f->exists) {
     *ret_kind = HOOK_CHANGE_WROTE;
@@ -848,7 +921,9 @@ static int check_inside(const char *root, const char *path, Error *err) {
   return 0;
 }
 
-static int make_parents(const char *dir, Error *err) {
+/* Makes `dir` and its missing parents (0755); each directory it made is
+ * added to *made (absolute names, outermost first). */
+static int make_parents(const char *dir, char ***made, size_t *n_made, Error *err) {
   _cleanup_free_ char *p = xstrdup(dir);
   for (char *s = p + 1;; s++) {
     if (*s != '/' && *s != '\0') {
@@ -856,7 +931,10 @@ static int make_parents(const char *dir, Error *err) {
     }
     char c = *s;
     *s = '\0';
-    if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+    if (mkdir(p, 0755) == 0) {
+      *made = xreallocarray(*made, *n_made + 1, sizeof(char *));
+      (*made)[(*n_made)++] = xstrdup(p);
+    } else if (errno != EEXIST) {
       return error_set(err, errno, _("cannot create %s: %m"), p);
     }
     *s = c;
@@ -866,7 +944,260 @@ static int make_parents(const char *dir, Error *err) {
   }
 }
 
-static int apply(Agent a, const char *path, const ConfigFile *f, const char *text, Error *err) {
+/* ---- what ralon created ------------------------------------------------- */
+
+/* An environment variable naming a directory, when it is set to an
+ * absolute path (the XDG rule: a relative value is ignored). */
+static const char *env_dir(const char *name) {
+  const char *v = name ? getenv(name) : NULL;
+  return v != NULL && v[0] == '/' ? v : NULL;
+}
+
+
+/* `hook uninstall` removes what `hook install` created and nothing else:
+ * the configuration file when ralon made it and nothing but ralon's
+ * default is left in it, and the directories ralon made for it once they
+ * are empty again. What it made is recorded, outside the project, in
+ * $XDG_STATE_HOME/ralon/created.json (~/.local/state/ralon/…):
+ *
+ *   {"created": [{"path": "/p/.claude", "dev": "2049", "ino": "131"},
+ *                {"path": "/p/.claude/settings.json"}],
+ *    "record": [the directories made to hold this file, the same way]}
+ *
+ * A directory counts only while it is the same directory (device and
+ * inode): one the user deleted and made again is theirs. Without a record
+ * (another user installed, no HOME), uninstall removes ralon's hook and
+ * leaves files and directories where they are. The record is the user's:
+ * a damaged one is started afresh, and failing to write it never fails an
+ * install (uninstall then keeps what it cannot tell was ralon's). */
+#define RECORD_NAME "created.json"
+
+static char *record_dir(const char *home) {
+  const char *state = env_dir("XDG_STATE_HOME");
+  if (state != NULL) {
+    return path_join(state, "ralon");
+  }
+  if (home == NULL || home[0] != '/') {
+    return NULL;
+  }
+  return path_join(home, ".local/state/ralon");
+}
+
+static json_object *record_array(json_object *doc, const char *key) {
+  json_object *v;
+  if (!json_object_object_get_ex(doc, key, &v) || !json_object_is_type(v, json_type_array)) {
+    v = json_object_new_array();
+    json_object_object_add(doc, key, v);
+  }
+  return v;
+}
+
+/* The record, or an empty one. */
+static json_object *record_load(const char *home) {
+  _cleanup_free_ char *dir = record_dir(home);
+  _cleanup_free_ char *file = dir ? path_join(dir, RECORD_NAME) : NULL;
+  _cleanup_free_ char *text = file ? read_text_file(file, CONFIG_MAX_SIZE) : NULL;
+  json_object *doc = text ? json_tokener_parse(text) : NULL;
+  if (doc != NULL && !json_object_is_type(doc, json_type_object)) {
+    json_object_put(doc);
+    doc = NULL;
+  }
+  if (doc == NULL) {
+    doc = json_object_new_object();
+  }
+  record_array(doc, "created");
+  record_array(doc, "record");
+  return doc;
+}
+
+static const char *entry_path(json_object *e) {
+  json_object *v;
+  return json_object_object_get_ex(e, "path", &v) && json_object_is_type(v, json_type_string)
+             ? json_object_get_string(v)
+             : NULL;
+}
+
+/* Whether entry `e` still names what was made: a directory by device and
+ * inode; a file (rewritten whole on every change) by its name. */
+static bool entry_current(json_object *e) {
+  const char *p = entry_path(e);
+  struct stat st;
+  if (p == NULL || lstat(p, &st) < 0) {
+    return false;
+  }
+  json_object *dev, *ino;
+  if (!json_object_object_get_ex(e, "ino", &ino)) {
+    return S_ISREG(st.st_mode);
+  }
+  _cleanup_free_ char *want = xasprintf("%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+  _cleanup_free_ char *have = xasprintf(
+      "%s:%s",
+      json_object_object_get_ex(e, "dev", &dev) ? json_object_get_string(dev) : "",
+      json_object_get_string(ino));
+  return S_ISDIR(st.st_mode) && streq(want, have);
+}
+
+static json_object *record_find(json_object *arr, const char *path) {
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *e = json_object_array_get_idx(arr, i);
+    const char *p = entry_path(e);
+    if (p != NULL && streq(p, path)) {
+      return e;
+    }
+  }
+  return NULL;
+}
+
+static void record_add(json_object *arr, const char *path, bool dir) {
+  struct stat st;
+  if (record_find(arr, path) != NULL || lstat(path, &st) < 0) {
+    return;
+  }
+  json_object *e = json_object_new_object();
+  add_string(e, "path", path);
+  if (dir) {
+    _cleanup_free_ char *dev = xasprintf("%ju", (uintmax_t)st.st_dev);
+    _cleanup_free_ char *ino = xasprintf("%ju", (uintmax_t)st.st_ino);
+    add_string(e, "dev", dev);
+    add_string(e, "ino", ino);
+  }
+  json_object_array_add(arr, e);
+}
+
+/* The record of the file `path`, while it is current. */
+static json_object *record_file(json_object *doc, const char *path) {
+  json_object *e = record_find(record_array(doc, "created"), path);
+  return e != NULL && entry_current(e) ? e : NULL;
+}
+
+static const char *entry_string(json_object *e, const char *key) {
+  json_object *v;
+  return e != NULL && json_object_object_get_ex(e, key, &v) &&
+                 json_object_is_type(v, json_type_string)
+             ? json_object_get_string(v)
+             : NULL;
+}
+
+static void record_forget(json_object *arr, const char *path) {
+  for (size_t i = 0; i < json_object_array_length(arr);) {
+    const char *p = entry_path(json_object_array_get_idx(arr, i));
+    if (p != NULL && streq(p, path)) {
+      json_object_array_del_idx(arr, i, 1);
+    } else {
+      i++;
+    }
+  }
+}
+
+/* After an install changed `path`: a file ralon made is recorded as made;
+ * a file of the user's with the text it had and the text ralon wrote, so
+ * that an uninstall finding ralon's text unchanged gives back the user's
+ * bytes exactly (layout, comments of their own and all). An install
+ * into a file ralon had already changed keeps the first text. */
+static void record_write(json_object *created, const char *path, const ConfigFile *f,
+                         const char *text) {
+  json_object *e = record_find(created, path);
+  const char *wrote = entry_string(e, "wrote");
+  bool made = e != NULL && entry_string(e, "before") == NULL;
+  if (e != NULL && !made && (wrote == NULL || !f->exists || f->len != strlen(wrote) ||
+                             memcmp(f->text, wrote, f->len) != 0)) {
+    /* Changed by someone else since: what it was is no longer known. */
+    record_forget(created, path);
+    e = NULL;
+  }
+  if (e == NULL && f->exists && memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND))) {
+    return; /* ralon's hook was there before: not a text to give back */
+  }
+  if (e == NULL && !f->exists) {
+    record_add(created, path, false);
+    return;
+  }
+  if (e == NULL) {
+    e = json_object_new_object();
+    add_string(e, "path", path);
+    json_object_object_add(e, "before", json_object_new_string(f->text));
+    json_object_array_add(created, e);
+  }
+  if (!made) {
+    json_object_object_add(e, "wrote", json_object_new_string(text));
+  }
+}
+
+/* Entries that no longer name what was made go. */
+static void record_prune(json_object *arr) {
+  for (size_t i = 0; i < json_object_array_length(arr);) {
+    if (entry_current(json_object_array_get_idx(arr, i))) {
+      i++;
+    } else {
+      json_object_array_del_idx(arr, i, 1);
+    }
+  }
+}
+
+/* Removes the recorded directories of `arr` that are empty, innermost
+ * first, as far as `stop` (itself kept; NULL: no limit). */
+static void remove_made_dirs(json_object *arr, const char *from, const char *stop) {
+  _cleanup_free_ char *dir = xstrdup(from);
+  while (!streq(dir, "/") && (stop == NULL || !streq(dir, stop))) {
+    json_object *e = record_find(arr, dir);
+    if (e == NULL || !entry_current(e) || rmdir(dir) < 0) {
+      break;
+    }
+    char *up = path_dirname(dir);
+    free(dir);
+    dir = up;
+  }
+}
+
+/* Writes the record back; an empty one is removed, with the directories
+ * made to hold it. Best effort (see above). */
+static void record_save(const char *home, json_object *doc) {
+  _cleanup_free_ char *dir = record_dir(home);
+  if (dir == NULL) {
+    return;
+  }
+  json_object *created = record_array(doc, "created");
+  json_object *own = record_array(doc, "record");
+  record_prune(created);
+  record_prune(own);
+  _cleanup_free_ char *file = path_join(dir, RECORD_NAME);
+  if (json_object_array_length(created) == 0) {
+    if (unlink(file) == 0 || errno == ENOENT) {
+      remove_made_dirs(own, dir, NULL);
+    }
+    return;
+  }
+  char **made = NULL;
+  size_t n_made = 0;
+  _cleanup_error_ Error e = {0};
+  if (make_parents(dir, &made, &n_made, &e) == 0) {
+    for (size_t i = 0; i < n_made; i++) {
+      record_add(own, made[i], true);
+    }
+    _cleanup_free_ char *text = json_pretty(doc);
+    _cleanup_free_ char *old = read_text_file(file, CONFIG_MAX_SIZE);
+    if (old == NULL || !streq(old, text)) {
+      (void)write_file_atomic_mode(dir, RECORD_NAME, text, strlen(text), true, 0600);
+    }
+  }
+  strings_free(made, n_made);
+}
+
+/* The text a file ralon made holds once ralon's hook is out of it again:
+ * what an install into nothing writes, less the hook. */
+static char *stub_text(Agent a) {
+  _cleanup_json_ json_object *doc = json_object_new_object();
+  bool found;
+  _cleanup_error_ Error e = {0};
+  if (edit_document(a, doc, "", NULL, false, &found, &e) < 0 ||
+      edit_document(a, doc, "", NULL, true, &found, &e) < 0) {
+    return NULL;
+  }
+  return json_pretty(doc);
+}
+
+static int apply(Agent a, const char *path, const ConfigFile *f, const char *text, char ***made,
+                 size_t *n_made, Error *err) {
   if (text == NULL) {
     if (unlink(path) < 0 && errno != ENOENT) {
       return error_set(err, errno, _("cannot remove %s: %m"), path);
@@ -874,7 +1205,7 @@ static int apply(Agent a, const char *path, const ConfigFile *f, const char *tex
     return 0;
   }
   _cleanup_free_ char *dir = path_dirname(path);
-  if (make_parents(dir, err) < 0) {
+  if (make_parents(dir, made, n_made, err) < 0) {
     return -1;
   }
   mode_t mode;
@@ -901,13 +1232,20 @@ char *hook_config_path(Agent agent, const char *root, const char *home, bool use
   if (agent < 0 || agent >= _AGENT_MAX) {
     return NULL;
   }
+  const AgentSpec *s = &specs[agent];
   if (!user) {
-    return root ? path_join(root, specs[agent].project) : NULL;
+    return root ? path_join(root, s->project) : NULL;
   }
-  if (home == NULL || home[0] == '\0' || specs[agent].user == NULL) {
+  /* Where the agent itself looks: CODEX_HOME, XDG_CONFIG_HOME, … */
+  const char *dir = env_dir(s->user_env);
+  if (dir != NULL) {
+    _cleanup_free_ char *p = path_join(dir, s->user_env_file);
+    return path_normalize(p);
+  }
+  if (home == NULL || home[0] == '\0' || s->user == NULL) {
     return NULL;
   }
-  return path_join(home, specs[agent].user);
+  return path_join(home, s->user);
 }
 
 int hook_install(Agent agent, const char *root, const char *home, bool user, bool remove,
@@ -937,14 +1275,64 @@ int hook_install(Agent agent, const char *root, const char *home, bool user, boo
   }
   _cleanup_free_ char *text = NULL;
   HookChangeKind kind = HOOK_CHANGE_ABSENT;
-  int r = specs[agent].shape == SHAPE_FILE ? plan_file(agent, path, &f, remove, &text, &kind, err)
-                                           : plan_json(agent, path, &f, remove, &text, &kind, err);
+  /* The file as the installed hook's refusal names it: relative to the
+   * project (which may be cloned anywhere), or under ~. */
+  _cleanup_free_ char *where = NULL;
+  if (!user) {
+    where = xstrdup(specs[agent].project);
+  } else if (home != NULL && home[0] == '/' && path_relative(home, path) != NULL &&
+             path_relative(home, path)[0] != '\0') {
+    where = xasprintf("~/%s", path_relative(home, path));
+  } else {
+    where = xstrdup(path);
+  }
+  int r = specs[agent].shape == SHAPE_FILE
+              ? plan_file(agent, path, where, &f, remove, &text, &kind, err)
+              : plan_json(agent, path, where, &f, remove, &text, &kind, err);
   if (r < 0) {
     return -1;
   }
+  _cleanup_json_ json_object *record = record_load(home);
+  json_object *entry = remove && kind == HOOK_CHANGE_REMOVED ? record_file(record, path) : NULL;
+  const char *before = entry_string(entry, "before"), *wrote = entry_string(entry, "wrote");
+  if (entry != NULL && before != NULL && wrote != NULL && f.len == strlen(wrote) &&
+      memcmp(f.text, wrote, f.len) == 0) {
+    /* The user's file as ralon left it: theirs again, byte for byte. */
+    free(text);
+    text = xstrdup(before);
+  } else if (entry != NULL && before == NULL && text != NULL) {
+    /* A file ralon made, holding nothing but what ralon put there. */
+    _cleanup_free_ char *stub = stub_text(agent);
+    if (stub != NULL && streq(stub, text)) {
+      free(text);
+      text = NULL;
+    }
+  }
   bool change = kind != HOOK_CHANGE_UNCHANGED && kind != HOOK_CHANGE_ABSENT;
-  if (change && !dry_run && apply(agent, path, &f, text, err) < 0) {
-    return -1;
+  if (!dry_run) {
+    char **made = NULL;
+    size_t n_made = 0;
+    r = change ? apply(agent, path, &f, text, &made, &n_made, err) : 0;
+    /* What was made before a failure is recorded too. */
+    json_object *created = record_array(record, "created");
+    for (size_t i = 0; i < n_made; i++) {
+      record_add(created, made[i], true);
+    }
+    strings_free(made, n_made);
+    if (r == 0 && !remove && change) {
+      record_write(created, path, &f, text);
+    }
+    if (r == 0 && remove) {
+      if (change) {
+        record_forget(created, path);
+      }
+      _cleanup_free_ char *dir = path_dirname(path);
+      remove_made_dirs(created, dir, user ? NULL : root);
+    }
+    record_save(home, record);
+    if (r < 0) {
+      return -1;
+    }
   }
   ret->agent = agent;
   ret->kind = kind;
@@ -1011,9 +1399,24 @@ bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]) {
       any = true;
     }
   }
-  if (!any) {
-    for (int a = 0; a < _AGENT_MAX; a++) {
+  /* The user-level directories the agents are told to use instead
+   * (CODEX_HOME, …): the directory holding the file, or its parent
+   * where ralon's file sits in a subdirectory of its own. */
+  for (int a = 0; home != NULL && a < _AGENT_MAX; a++) {
+    const char *dir = env_dir(specs[a].user_env);
+    if (dir == NULL) {
+      continue;
+    }
+    _cleanup_free_ char *file = path_join(dir, specs[a].user_env_file);
+    _cleanup_free_ char *d = path_dirname(file);
+    if (a == AGENT_OPENCODE || a == AGENT_COPILOT) {
+      char *up = path_dirname(d);
+      free(d);
+      d = up;
+    }
+    if (is_dir(d, ".")) {
       ret[a] = true;
+      any = true;
     }
   }
   return any;
@@ -1060,4 +1463,238 @@ bool hook_ralon_on_path(const char *path_env, char **ret_found) {
   }
   free(found);
   return true;
+}
+
+/* ---- will it run here? -------------------------------------------------- */
+
+const char *hook_runs_to_string(HookRuns r) {
+  static const char *const names[_HOOK_RUNS_MAX] = {
+      [HOOK_RUNS_YES] = "yes", [HOOK_RUNS_NO] = "no", [HOOK_RUNS_UNKNOWN] = "unknown"};
+  return r >= 0 && r < _HOOK_RUNS_MAX ? names[r] : NULL;
+}
+
+/* An agent's own JSON file, read as the agent reads it (comments
+ * allowed), or NULL. */
+static json_object *agent_json(const char *path) {
+  _cleanup_free_ char *text = read_text_file(path, CONFIG_MAX_SIZE);
+  json_object *doc = text ? json_tokener_parse(text) : NULL;
+  if (doc != NULL && !json_object_is_type(doc, json_type_object)) {
+    json_object_put(doc);
+    doc = NULL;
+  }
+  return doc;
+}
+
+/* doc.a.b.c, when every step is there. */
+static json_object *json_at(json_object *doc, const char *const *keys) {
+  for (; doc != NULL && *keys != NULL; keys++) {
+    if (!json_object_is_type(doc, json_type_object) ||
+        !json_object_object_get_ex(doc, *keys, &doc)) {
+      return NULL;
+    }
+  }
+  return doc;
+}
+
+/* Whether `path` is `dir` or lies below it (both absolute). */
+static bool within(const char *path, const char *dir) {
+  _cleanup_free_ char *p = path_normalize(path), *d = path_normalize(dir);
+  return p[0] == '/' && d[0] == '/' && path_relative(d, p) != NULL;
+}
+
+/* Gemini CLI's folder trust, which Qwen Code inherited: `file` maps
+ * folders to TRUST_FOLDER (it and below), TRUST_PARENT (its parent and
+ * below) or DO_NOT_TRUST (exactly it); a rule that trusts wins. Returns 1
+ * trusted, 0 distrusted, -1 undecided (the agent asks when started). */
+static int folder_trust(const char *file, const char *root) {
+  _cleanup_json_ json_object *doc = agent_json(file);
+  if (doc == NULL) {
+    return -1;
+  }
+  int verdict = -1;
+  json_object_object_foreach(doc, folder, level) {
+    const char *l = json_object_is_type(level, json_type_string) ? json_object_get_string(level)
+                                                                : "";
+    if (streq(l, "TRUST_FOLDER") || streq(l, "TRUST_PARENT")) {
+      _cleanup_free_ char *dir = streq(l, "TRUST_PARENT") ? path_dirname(folder)
+                                                          : xstrdup(folder);
+      if (within(root, dir)) {
+        return 1;
+      }
+    } else if (streq(l, "DO_NOT_TRUST") && within(root, folder) && within(folder, root)) {
+      verdict = 0;
+    }
+  }
+  return verdict;
+}
+
+/* Whether the user turned folder trust off in the agent's settings
+ * (security.folderTrust.enabled: false): then every folder counts. */
+static bool folder_trust_off(const char *settings) {
+  static const char *const keys[] = {"security", "folderTrust", "enabled", NULL};
+  _cleanup_json_ json_object *doc = agent_json(settings);
+  json_object *v = json_at(doc, keys);
+  return v != NULL && json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v);
+}
+
+/* Codex's trust_level for `root` or its nearest ancestor listed in
+ * config.toml ([projects."/path"] then trust_level = "trusted"): 1, 0
+ * (untrusted), -1 (not listed). A line-by-line reading of the one table
+ * shape Codex writes. */
+static int codex_trust(const char *config, const char *root) {
+  _cleanup_free_ char *text = read_text_file(config, CONFIG_MAX_SIZE);
+  if (text == NULL) {
+    return -1;
+  }
+  int verdict = -1;
+  size_t best = 0;
+  bool in_match = false;
+  size_t match_len = 0;
+  for (char *line = text, *next; line != NULL; line = next) {
+    next = strchr(line, '\n');
+    if (next != NULL) {
+      *next++ = '\0';
+    }
+    line += strspn(line, " \t");
+    if (line[0] == '[') {
+      in_match = false;
+      char quote = line[10];
+      if (startswith(line, "[projects.") && (quote == '"' || quote == '\'')) {
+        char *end = strchr(line + 11, quote);
+        if (end != NULL && end[1] == ']') {
+          _cleanup_free_ char *dir = xstrndup(line + 11, (size_t)(end - line - 11));
+          if (within(root, dir) && strlen(dir) >= best) {
+            in_match = true;
+            match_len = strlen(dir);
+          }
+        }
+      }
+      continue;
+    }
+    if (in_match && startswith(line, "trust_level")) {
+      const char *v = line + strlen("trust_level");
+      v += strspn(v, " \t");
+      if (*v == '=') {
+        v++;
+        v += strspn(v, " \t");
+        verdict = startswith(v, "\"trusted\"") || startswith(v, "'trusted'") ? 1 : 0;
+        best = match_len;
+      }
+    }
+  }
+  return verdict;
+}
+
+/* Whether Copilot lists `root` (or a folder above it) as trusted, in
+ * config.json or settings.json (trusted_folders, trustedFolders). */
+static bool copilot_trusts(const char *dir, const char *root) {
+  static const char *const files[] = {"config.json", "settings.json"};
+  static const char *const keys[] = {"trusted_folders", "trustedFolders"};
+  for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+    _cleanup_free_ char *p = path_join(dir, files[i]);
+    _cleanup_json_ json_object *doc = agent_json(p);
+    for (size_t k = 0; doc != NULL && k < ELEMENTSOF(keys); k++) {
+      json_object *arr;
+      if (!json_object_object_get_ex(doc, keys[k], &arr) ||
+          !json_object_is_type(arr, json_type_array)) {
+        continue;
+      }
+      for (size_t j = 0; j < json_object_array_length(arr); j++) {
+        json_object *e = json_object_array_get_idx(arr, j);
+        if (json_object_is_type(e, json_type_string) && within(root, json_object_get_string(e))) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/* The agent's user-level directory (where its trust is kept). */
+static char *agent_home(Agent a, const char *home, const char *dflt) {
+  const char *dir = env_dir(specs[a].user_env);
+  if (dir != NULL) {
+    /* GEMINI_CLI_HOME stands for the home directory, the others for the
+     * agent's own directory. */
+    return a == AGENT_GEMINI ? path_join(dir, ".gemini") : xstrdup(dir);
+  }
+  return home != NULL && home[0] == '/' ? path_join(home, dflt) : NULL;
+}
+
+static HookRuns runs_folder_trust(Agent a, const char *root, const char *home, char **note) {
+  const char *name = agent_display_name(a);
+  const char *dot = a == AGENT_GEMINI ? ".gemini" : ".qwen";
+  _cleanup_free_ char *dir = agent_home(a, home, dot);
+  const char *override = a == AGENT_GEMINI ? getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH") : NULL;
+  _cleanup_free_ char *file = override != NULL && override[0] == '/' ? xstrdup(override)
+                              : dir != NULL ? path_join(dir, "trustedFolders.json")
+                                            : NULL;
+  _cleanup_free_ char *settings = dir != NULL ? path_join(dir, "settings.json") : NULL;
+  if (settings != NULL && folder_trust_off(settings)) {
+    return HOOK_RUNS_YES;
+  }
+  int t = file != NULL ? folder_trust(file, root) : -1;
+  if (t == 1) {
+    return HOOK_RUNS_YES;
+  }
+  if (t == 0) {
+    *note = xasprintf(_("%s does not trust %s (%s), so it skips the project's settings and "
+                        "this hook: trust the folder in %s, or install the hook with --user."),
+                      name, root, file, name);
+    return HOOK_RUNS_NO;
+  }
+  *note = xasprintf(_("%s runs this hook only in a trusted folder: when started in %s, trust "
+                      "it (started with --skip-trust, it skips the project's settings and this "
+                      "hook), or install the hook with --user."),
+                    name, root);
+  return HOOK_RUNS_UNKNOWN;
+}
+
+HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool user,
+                        char **ret_note) {
+  _cleanup_free_ char *note = NULL;
+  HookRuns r = HOOK_RUNS_YES;
+  if (user || root == NULL) {
+    /* A user-level hook runs in every project, trusted or not. */
+  } else if (agent == AGENT_CLAUDE) {
+    note = xasprintf(_("Claude Code reads %s/%s only when started in %s itself, not in a "
+                       "subdirectory; a hook installed with --user runs wherever it starts."),
+                     root, specs[agent].project, root);
+  } else if (agent == AGENT_GEMINI || agent == AGENT_QWEN) {
+    r = runs_folder_trust(agent, root, home, &note);
+  } else if (agent == AGENT_CODEX) {
+    _cleanup_free_ char *dir = agent_home(agent, home, ".codex");
+    _cleanup_free_ char *config = dir ? path_join(dir, "config.toml") : NULL;
+    if (config != NULL && codex_trust(config, root) == 1) {
+      r = HOOK_RUNS_UNKNOWN;
+      /* TRANSLATORS: /hooks is a command typed in Codex; keep it as it is. */
+      note = xasprintf(_("Codex trusts %s, but runs a new or changed hook only once it is "
+                         "reviewed: open /hooks in Codex and trust it."),
+                       root);
+    } else {
+      r = HOOK_RUNS_NO;
+      /* TRANSLATORS: /hooks is a command typed in Codex, trust_level a
+       * key in its config.toml; keep them as they are. */
+      note = xasprintf(_("Codex does not trust %s (no trust_level = \"trusted\" for it in %s), "
+                         "so it does not load the project's hooks: trust the project in Codex "
+                         "and review the hook in /hooks, or install the hook with --user."),
+                       root, config ? config : "~/.codex/config.toml");
+    }
+  } else if (agent == AGENT_COPILOT) {
+    _cleanup_free_ char *dir = agent_home(agent, home, ".copilot");
+    if (dir == NULL || !copilot_trusts(dir, root)) {
+      r = HOOK_RUNS_UNKNOWN;
+      note = xasprintf(_("GitHub Copilot reads .github/hooks only in a trusted folder, and in "
+                         "-p mode it does not ask: trust %s in Copilot, or install the hook "
+                         "with --user."),
+                       root);
+    }
+  } else if (agent == AGENT_CURSOR) {
+    r = HOOK_RUNS_UNKNOWN;
+    note = xstrdup(hook_trust_note(agent));
+  }
+  if (ret_note != NULL) {
+    *ret_note = steal_pointer(&note);
+  }
+  return r;
 }

@@ -44,7 +44,11 @@ const char *hook_change_kind_to_string(HookChangeKind k);
  * none); `home`: $HOME, used with `user` for the user-level configuration.
  * `dry_run`: compute the change and fill *ret, write nothing. Missing
  * parent directories are created (0755); an existing file keeps its
- * permission bits. Refuses (-1, *err naming the file; nothing touched)
+ * permission bits. What an install creates (the file, its directories) is
+ * recorded in $XDG_STATE_HOME/ralon/created.json (default under `home`),
+ * and an uninstall removes it again: the file when nothing but ralon's
+ * default is left in it, the directories once empty; never what ralon did
+ * not create. Refuses (-1, *err naming the file; nothing touched)
  * a configuration that is not valid JSON, not an object, has `hooks` or
  * the event key of an unexpected type, is a symbolic link, or (project
  * scope) lies through a symbolic link outside the project; and a file
@@ -56,7 +60,11 @@ void hook_change_clear(HookChange *c);
 
 /* Where `agent`'s configuration lives (project or user scope), or NULL
  * when the agent has none there (Antigravity has no known user-level
- * file) or `user` is set without a home. */
+ * file) or `user` is set without a home. At user level, the directory the
+ * agent is told to use instead of home (an absolute CODEX_HOME,
+ * CLAUDE_CONFIG_DIR, COPILOT_HOME, GEMINI_CLI_HOME (a home of Gemini's
+ * own), or XDG_CONFIG_HOME for opencode) wins, as it does for the
+ * agent. */
 char *hook_config_path(Agent agent, const char *root, const char *home, bool user);
 /* Whether our hook is in it now. A configuration that cannot be read or
  * parsed is an error. */
@@ -67,13 +75,38 @@ int hook_is_installed(Agent agent, const char *root, const char *home, bool user
  * project or in home (.claude .cursor .opencode .codex .gemini .agents
  * .windsurf .clinerules .qwen; Copilot: .github/hooks or .github/copilot;
  * in home also the agents' user directories, e.g. .copilot, .cline,
- * .config/opencode, .codeium/windsurf). None found → all, and false is
- * returned (`ralon init` then installs nothing). `home` may be NULL. */
+ * .config/opencode, .codeium/windsurf, and the directories CODEX_HOME,
+ * CLAUDE_CONFIG_DIR, COPILOT_HOME, GEMINI_CLI_HOME and XDG_CONFIG_HOME
+ * name). Returns
+ * whether any was found; none found, none is set. `home` may be NULL
+ * (then only the project counts). */
 bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]);
 
 /* A translated note for agents that must be told to trust project hooks
  * before they run them (Codex, Gemini CLI, Qwen Code, Cursor), or NULL. */
 const char *hook_trust_note(Agent agent);
+
+typedef enum {
+  HOOK_RUNS_YES,     /* nothing known stops the agent from running it */
+  HOOK_RUNS_NO,      /* the agent will not run it here, as things stand */
+  HOOK_RUNS_UNKNOWN, /* it depends on what cannot be read (a trust prompt
+                        not answered yet, an IDE's workspace trust) */
+  _HOOK_RUNS_MAX,
+  _HOOK_RUNS_INVALID = -EINVAL,
+} HookRuns;
+
+/* "yes", "no", "unknown": stable names for --json. */
+const char *hook_runs_to_string(HookRuns r);
+
+/* Whether `agent` will run a hook installed at that level for a session in
+ * the project `root`, from the agent's own trust records where they can be
+ * read: Gemini CLI's and Qwen Code's trustedFolders.json and folderTrust
+ * setting, Codex's trust_level in config.toml, Copilot's trusted folders.
+ * *ret_note (may be NULL) gets a translated sentence saying why not, or
+ * where the agent must be started, and what to do (caller frees; NULL when
+ * there is nothing to say). A user-level hook runs everywhere. */
+HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool user,
+                        char **ret_note);
 
 /* Whether an executable `ralon` is on `path_env` (a $PATH value; NULL:
  * the system's default search path), which is what the agent will run.

@@ -974,8 +974,7 @@ class StatusTest(RalonTestCase):
         lines = r.out.splitlines()
         self.assertIn("hooks", lines)
         self.assertEqual(lines[lines.index("hooks") + 1],
-                         "  none installed (`ralon hook install` adds them for the agents "
-                         "found here)")
+                         "  none installed (`ralon hook install --agent NAME` adds one)")
         # Claude Code's directory: found, without the hook.
         os.mkdir(os.path.join(root, ".claude"))
         settings = os.path.join(root, ".claude", "settings.json")
@@ -990,7 +989,11 @@ class StatusTest(RalonTestCase):
         lines = r.out.splitlines()
         i = lines.index("hooks")
         self.assertEqual(lines[i + 1], "  claude       project  installed      %s" % settings)
-        self.assertFalse(len(lines) > i + 2 and lines[i + 2].startswith("  "), r.out)
+        # Where Claude Code must be started for it to run.
+        self.assertEqual(lines[i + 2], "    note: Claude Code reads %s only when started in %s "
+                         "itself, not in a subdirectory; a hook installed with --user runs "
+                         "wherever it starts." % (settings, root))
+        self.assertFalse(len(lines) > i + 3 and lines[i + 3].startswith("  "), r.out)
         doc = json.loads(self.run_ralon("status", "--json", cwd=root).out)
         states = {(h["agent"], h["scope"]): h["state"] for h in doc["hooks"]}
         self.assertEqual(states[("claude", "project")], "installed")
@@ -1890,6 +1893,220 @@ class OutputTest(RalonTestCase):
                 for line in lines[:-1]:
                     self.assertTrue(line.startswith("ralon: warning: "), r)
                 self.assertRegex(lines[-1], r"\Aralon: .*No space left on device")
+
+def tree(top):
+    """Every entry below `top`: relative name -> (mode, bytes of a file)."""
+    entries = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            data = read_bytes(path) if stat.S_ISREG(st.st_mode) else None
+            entries[os.path.relpath(path, top)] = (st.st_mode, data)
+    return entries
+
+
+AGENTS = ["claude", "cursor", "opencode", "copilot", "codex", "gemini", "antigravity",
+          "windsurf", "cline", "qwen"]
+
+
+class HookInstallTest(RalonTestCase):
+    """`hook install` and `hook uninstall` through the real binary: what is
+    written where, and that an uninstall gives back the tree it found."""
+
+    def test_no_agent_found_writes_nothing(self):
+        root = self.project(GOLDEN, dirs=[".github/workflows"])
+        before = tree(self.base)
+        for args in ([], ["--dry-run"], ["--agent", "auto"]):
+            with self.subTest(args=args):
+                r = self.run_ralon("hook", "install", *args, cwd=root)
+                self.assertEqual(r.rc, 2, r)
+                self.assertEqual(r.out, "", r)
+                self.assertIn("so no hook was written; name the agent: "
+                              "`ralon hook install --agent NAME` (NAME: claude, cursor, ", r.err)
+                self.assertEqual(tree(self.base), before)
+        r = self.run_ralon("hook", "install", "--user", cwd=root)
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("`ralon hook install --user --agent NAME`", r.err)
+        self.assertEqual(tree(self.base), before)
+        # init: no hook, and a line that says how to add one.
+        os.unlink(os.path.join(root, "agent.lock"))
+        r = self.run_ralon("init", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertIn("  ralon hook install --agent NAME   adds one to this project", r.out)
+        self.assertEqual(sorted(os.listdir(root)), [".github", "agent.lock"])
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root")
+    def test_root_home_does_not_choose_project_hooks(self):
+        for d in (".claude", ".codex", ".gemini", ".copilot"):
+            os.makedirs(os.path.join(self.home, d))
+        root = self.project(None)
+        r = self.run_ralon("init", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(os.listdir(root), ["agent.lock"])
+        self.assertNotIn("wrote %s/." % root, r.out)
+        r = self.run_ralon("hook", "install", cwd=root)
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("as root, agents found only in your home directory do not count", r.err)
+        self.assertEqual(os.listdir(root), ["agent.lock"])
+        # The project's own agent directory still counts; at user level,
+        # home is where the hooks go.
+        os.mkdir(os.path.join(root, ".qwen"))
+        r = self.run_ralon("hook", "install", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(sorted(tree(root)), [".qwen", ".qwen/settings.json", "agent.lock"])
+        r = self.run_ralon("hook", "install", "--user", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        for f in (".claude/settings.json", ".codex/hooks.json", ".gemini/settings.json",
+                  ".copilot/hooks/ralon.json"):
+            self.assertTrue(os.path.isfile(os.path.join(self.home, f)), f)
+
+    def round_trip(self, root, install_args, uninstall_args, env=None):
+        before = tree(self.base)
+        r = self.run_ralon("hook", "install", *install_args, cwd=root, env=env)
+        self.assertEqual(r.rc, 0, r)
+        self.assertNotEqual(tree(self.base), before)
+        r = self.run_ralon("hook", "uninstall", *uninstall_args, cwd=root, env=env)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(tree(self.base), before, r.out)
+        return r
+
+    def test_uninstall_gives_back_the_tree(self):
+        """Every agent, project and user level: files, directories and
+        stubs ralon made go; what was there stays byte for byte."""
+        root = self.project(GOLDEN, dirs=[".github/workflows", ".claude"])
+        write(os.path.join(root, ".gemini", "settings.json"), '{"theme": "x"}')
+        write(os.path.join(self.home, ".qwen", "settings.json"), '{\n  "model": "y"\n}\n')
+        r = self.round_trip(root, ["--agent", "all"], [])
+        self.assertEqual(len([x for x in r.out.splitlines() if x.startswith("removed ")]), 10,
+                         r.out)
+        user = [a for a in AGENTS if a != "antigravity"]
+        self.round_trip(root, ["--user", "--agent", ",".join(user)], ["--user"])
+        # Named agents, one at a time.
+        for a in AGENTS:
+            with self.subTest(agent=a):
+                self.round_trip(root, ["--agent", a], ["--agent", a])
+
+    def test_json_content_only_with_dry_run(self):
+        """--json's `content` is what a dry run would write (null: the file
+        would go); a real run only says what it did."""
+        root = self.project(GOLDEN, dirs=[".claude"])
+        r = self.run_ralon("--json", "hook", "install", "--agent", "claude", "--dry-run",
+                           cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertIn("ralon hook check", h["content"])
+        r = self.run_ralon("--json", "hook", "install", "--agent", "claude", cwd=root)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertEqual((h["change"], "content" in h), ("wrote", False), h)
+        r = self.run_ralon("--json", "hook", "uninstall", "--agent", "claude", "--dry-run",
+                           cwd=root)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertEqual((h["change"], h["content"]), ("removed", None), h)
+        r = self.run_ralon("--json", "hook", "uninstall", "--agent", "claude", cwd=root)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertEqual((h["change"], "content" in h), ("removed", False), h)
+        self.assertEqual(os.listdir(os.path.join(root, ".claude")), [])
+
+    def test_no_ralon_on_path_warned_by_a_dry_run_too(self):
+        root = self.project(GOLDEN, dirs=[".claude"])
+        env = dict(self.env, PATH="/nonexistent")
+        warning = ("ralon: warning: `ralon` is not on PATH, so the agents cannot run the hooks: "
+                   "they will refuse the tool calls the hooks check\n")
+        for args in (["--dry-run"], []):
+            with self.subTest(args=args):
+                r = self.run_ralon("hook", "install", "--agent", "claude", *args, cwd=root,
+                                   env=env)
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn(warning, r.err)
+
+    def test_guard_names_linux_properly(self):
+        root = self.project(GOLDEN)
+        r = self.run_ralon("guard", cwd=root)
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("it did not start on Linux.", r.err)
+
+    def test_whether_the_hook_runs_here(self):
+        """hook install, hook list and status say whether the agent will run
+        the hook here, from its own trust records, and what to do."""
+        root = self.project(GOLDEN, dirs=[".gemini"])
+        r = self.run_ralon("--json", "hook", "install", "--agent", "gemini", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        (h,) = json.loads(r.out)["hooks"]
+        self.assertEqual(h["runs"], "unknown")
+        self.assertIn("--skip-trust", h["note"])
+        trust = os.path.join(self.home, ".gemini", "trustedFolders.json")
+
+        def gemini_project(args):
+            doc = json.loads(self.run_ralon(*args, "--json", cwd=root).out)
+            (g,) = [h for h in doc["hooks"] if (h["agent"], h["scope"]) == ("gemini", "project")]
+            return g["runs"], g["note"]
+
+        write(trust, json.dumps({root: "DO_NOT_TRUST"}))
+        for args in (["hook", "list"], ["status"]):
+            runs, note = gemini_project(args)
+            self.assertEqual(runs, "no", args)
+            self.assertIn("Gemini CLI does not trust %s (%s)" % (root, trust), note)
+        r = self.run_ralon("hook", "list", cwd=root)
+        lines = r.out.splitlines()
+        i = lines.index("gemini       project  installed      %s/.gemini/settings.json" % root)
+        self.assertTrue(lines[i + 1].startswith("  will not run here: Gemini CLI does not trust "),
+                        r.out)
+        r = self.run_ralon("status", cwd=root)
+        self.assertIn("    will not run here: Gemini CLI does not trust %s" % root, r.out)
+        r = self.run_ralon("hook", "install", "--agent", "gemini", cwd=root)
+        self.assertIn("ralon: Gemini CLI does not trust %s" % root, r.err)
+
+        write(trust, json.dumps({os.path.dirname(root): "TRUST_FOLDER"}))
+        self.assertEqual(gemini_project(["hook", "list"]), ("yes", None))
+        # A user-level hook runs everywhere.
+        r = self.run_ralon("hook", "install", "--user", "--agent", "codex", cwd=root)
+        doc = json.loads(self.run_ralon("hook", "list", "--json", cwd=root).out)
+        (c,) = [h for h in doc["hooks"] if (h["agent"], h["scope"]) == ("codex", "user")]
+        self.assertEqual((c["state"], c["runs"], c["note"]), ("installed", "yes", None))
+        (a,) = [h for h in doc["hooks"] if (h["agent"], h["scope"]) == ("claude", "project")]
+        self.assertEqual((a["state"], a["runs"], a["note"]), ("absent", None, None))
+
+    def test_agents_own_directories_from_the_environment(self):
+        """CODEX_HOME, CLAUDE_CONFIG_DIR, COPILOT_HOME, GEMINI_CLI_HOME and
+        XDG_CONFIG_HOME (opencode) choose the user-level files, as they do
+        for the agents: install, list, status and uninstall."""
+        root = self.project(GOLDEN)
+        env = dict(self.env)
+        places = {
+            "codex": ("CODEX_HOME", "codex-home", "hooks.json"),
+            "claude": ("CLAUDE_CONFIG_DIR", "claude-dir", "settings.json"),
+            "copilot": ("COPILOT_HOME", "copilot-home", "hooks/ralon.json"),
+            "opencode": ("XDG_CONFIG_HOME", "xdg", "opencode/plugins/ralon.js"),
+            # Gemini's stands for the home directory.
+            "gemini": ("GEMINI_CLI_HOME", "gemini-home", ".gemini/settings.json"),
+        }
+        for var, d, _ in places.values():
+            env[var] = os.path.join(self.base, d)
+        before = tree(self.base)
+        r = self.run_ralon("hook", "install", "--user", "--agent", ",".join(places), cwd=root,
+                           env=env)
+        self.assertEqual(r.rc, 0, r)
+        for agent, (var, d, f) in places.items():
+            path = os.path.join(self.base, d, f)
+            self.assertIn("wrote %s" % path, r.out.splitlines())
+            self.assertTrue(os.path.isfile(path), path)
+        self.assertEqual(os.listdir(self.home), [".local"])  # the record only
+        listed = json.loads(self.run_ralon("hook", "list", "--json", cwd=root, env=env).out)
+        states = {(h["agent"], h["scope"]): (h["state"], h["path"]) for h in listed["hooks"]}
+        status = json.loads(self.run_ralon("status", "--json", cwd=root, env=env).out)
+        self.assertEqual(status["hooks"], listed["hooks"])
+        for agent, (var, d, f) in places.items():
+            self.assertEqual(states[(agent, "user")],
+                             ("installed", os.path.join(self.base, d, f)))
+        # Found through the variable, by auto too.
+        r = self.run_ralon("hook", "uninstall", "--user", cwd=root, env=env)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(tree(self.base), before)
+        # A relative value is no directory to use: home it is.
+        env["CODEX_HOME"] = "codex-home"
+        r = self.run_ralon("hook", "install", "--user", "--agent", "codex", cwd=root, env=env)
+        self.assertIn("wrote %s" % os.path.join(self.home, ".codex", "hooks.json"), r.out)
 
 
 if __name__ == "__main__":

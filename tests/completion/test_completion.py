@@ -494,6 +494,10 @@ def cases(facts, full_words):
          exact([a for a in all_agents if a.startswith("cl")])),
         ("ralon hook install --agent claude,co", list_item,
          exact([a for a in all_agents if a.startswith("co")])),
+        # A name already in the list is not offered again.
+        ("ralon hook install --agent claude,", list_item,
+         exact([a for a in all_agents if a != "claude"])),
+        ("ralon hook install --agent claude,cl", list_item, exact(["cline"])),
         ("ralon check ", plain, between(["alpha.txt", "beta.txt", "subdir"])),
         ("ralon check al", plain, exact(["alpha.txt"])),
         ("ralon check --json b", plain, exact(["beta.txt"])),
@@ -586,6 +590,12 @@ def consistency(facts, files):
                 failures.append("%s: must begin `#compdef ralon` then `%s`" % (path, want_spdx))
         elif first[0] != want_spdx:
             failures.append("%s: must begin `%s`" % (path, want_spdx))
+        if shell == "fish":
+            # fish puts each description in parentheses itself.
+            for n, line in enumerate(text.splitlines(), 1):
+                if re.search(r"""(-d|--description)[ =]['"]\(""", line):
+                    failures.append("%s:%d: a description in parentheses shows as ((…))"
+                                    % (path, n))
         for o in sorted(options):
             name = o[2:]
             if shell == "fish":

@@ -17,6 +17,7 @@
 
 #include "hook/agents.h"
 #include "hook/install.h"
+#include "json.h"
 #include "path.h"
 #include "util.h"
 #include "tmptree.h"
@@ -27,6 +28,26 @@
 
 /* ---- what a fresh install writes ---------------------------------------- */
 
+/* The installed command, as it stands in a JSON file (quotes escaped):
+ * any failure of ralon but its own exit 2 becomes exit 2 with a reason
+ * and the way to take the hook away. @F@ is the file (fresh_at()). */
+#define FAIL_TAIL(undo)                                                                          \
+  " || { s=$?; [ $s = 2 ] && exit 2; if [ $s = 127 ]; then w='ralon is not installed or not on " \
+  "PATH'; elif [ $s = 126 ]; then w='ralon cannot be executed'; elif [ $s -gt 128 ]; then "      \
+  "w=\\\"ralon was killed by signal $((s - 128))\\\"; else w=\\\"ralon hook check failed with "    \
+  "exit status $s\\\"; fi; m=\\\"agent.lock could not be checked ($w), so this tool call was "    \
+  "refused. If ralon was removed on purpose, remove its hook: run 'ralon hook uninstall' where " \
+  "ralon is installed, or " undo ".\\\"; "
+#define CMD_JSON "ralon hook check" FAIL_TAIL("delete ralon's entry in @F@") \
+  "echo \\\"ralon: $m\\\" >&2; exit 2; }"
+#define CMD_JSON_AG "ralon hook check --agent antigravity" \
+  FAIL_TAIL("delete ralon's entry in @F@") "echo \\\"ralon: $m\\\" >&2; exit 2; }"
+#define CMD_JSON_COPILOT                                                                   \
+  "ralon hook check" FAIL_TAIL("delete @F@")                                              \
+  "printf '{\\\"permissionDecision\\\":\\\"deny\\\",\\\"permissionDecisionReason\\\":\\\"%s\\\"}" \
+  "\\\\n' \\\"$m\\\"; echo \\\"ralon: $m\\\" >&2; exit 2; }"
+
+
 static const char claude_fresh[] = "{\n"
                                    "  \"hooks\": {\n"
                                    "    \"PreToolUse\": [\n"
@@ -35,7 +56,7 @@ static const char claude_fresh[] = "{\n"
                                    "        \"hooks\": [\n"
                                    "          {\n"
                                    "            \"type\": \"command\",\n"
-                                   "            \"command\": \"ralon hook check || exit 2\",\n"
+                                   "            \"command\": \"" CMD_JSON "\",\n"
                                    "            \"statusMessage\": \"Checking agent.lock\"\n"
                                    "          }\n"
                                    "        ]\n"
@@ -52,7 +73,7 @@ static const char gemini_fresh[] = "{\n"
                                    "        \"hooks\": [\n"
                                    "          {\n"
                                    "            \"type\": \"command\",\n"
-                                   "            \"command\": \"ralon hook check || exit 2\"\n"
+                                   "            \"command\": \"" CMD_JSON "\"\n"
                                    "          }\n"
                                    "        ]\n"
                                    "      }\n"
@@ -69,8 +90,8 @@ static const char qwen_fresh[] =
     "        \"hooks\": [\n"
     "          {\n"
     "            \"type\": \"command\",\n"
-    "            \"command\": \"ralon hook check || exit 2\",\n"
-    "            \"timeout\": 10000\n"
+    "            \"command\": \"" CMD_JSON "\",\n"
+    "            \"timeout\": 60000\n"
     "          }\n"
     "        ]\n"
     "      }\n"
@@ -83,10 +104,10 @@ static const char cursor_fresh[] = "{\n"
                                    "  \"hooks\": {\n"
                                    "    \"preToolUse\": [\n"
                                    "      {\n"
-                                   "        \"command\": \"ralon hook check\",\n"
+                                   "        \"command\": \"" CMD_JSON "\",\n"
                                    "        \"type\": \"command\",\n"
                                    "        \"failClosed\": true,\n"
-                                   "        \"timeout\": 10\n"
+                                   "        \"timeout\": 60\n"
                                    "      }\n"
                                    "    ]\n"
                                    "  }\n"
@@ -96,14 +117,14 @@ static const char windsurf_fresh[] = "{\n"
                                      "  \"hooks\": {\n"
                                      "    \"pre_write_code\": [\n"
                                      "      {\n"
-                                     "        \"command\": \"ralon hook check || exit 2\",\n"
+                                     "        \"command\": \"" CMD_JSON "\",\n"
                                      "        \"powershell\": \"ralon hook check\",\n"
                                      "        \"show_output\": false\n"
                                      "      }\n"
                                      "    ],\n"
                                      "    \"pre_run_command\": [\n"
                                      "      {\n"
-                                     "        \"command\": \"ralon hook check || exit 2\",\n"
+                                     "        \"command\": \"" CMD_JSON "\",\n"
                                      "        \"powershell\": \"ralon hook check\",\n"
                                      "        \"show_output\": false\n"
                                      "      }\n"
@@ -121,8 +142,8 @@ static const char antigravity_fresh[] =
     "        \"hooks\": [\n"
     "          {\n"
     "            \"type\": \"command\",\n"
-    "            \"command\": \"ralon hook check --agent antigravity || exit 2\",\n"
-    "            \"timeout\": 15\n"
+    "            \"command\": \"" CMD_JSON_AG "\",\n"
+    "            \"timeout\": 60\n"
     "          }\n"
     "        ]\n"
     "      }\n"
@@ -133,11 +154,11 @@ static const char antigravity_fresh[] =
 static const char copilot_fresh[] = "{\n"
                                     "  \"version\": 1,\n"
                                     "  \"hooks\": {\n"
-                                    "    \"PreToolUse\": [\n"
+                                    "    \"preToolUse\": [\n"
                                     "      {\n"
                                     "        \"type\": \"command\",\n"
-                                    "        \"command\": \"ralon hook check\",\n"
-                                    "        \"timeout\": 15\n"
+                                    "        \"bash\": \"" CMD_JSON_COPILOT "\",\n"
+                                    "        \"timeoutSec\": 60\n"
                                     "      }\n"
                                     "    ]\n"
                                     "  }\n"
@@ -162,13 +183,17 @@ static const char cline_fresh[] =
     "    printf '%s\\n' \"$out\"\n"
     "  else\n"
     "    printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check failed (exit status %s), "
-    "so this tool call was refused.\"}\\n' \"$status\"\n"
+    "so this tool call was refused. If ralon was removed on purpose, remove its hook: run "
+    "`ralon hook uninstall` where ralon is installed, or delete the PreToolUse script ralon "
+    "wrote in the hooks directory of Cline.\"}\\n' \"$status\"\n"
     "  fi\n"
     "  ;;\n"
     "*)\n"
     "  printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check could not run (exit status %s; "
     "is ralon installed and on PATH?), so agent.lock could not be checked and this tool call "
-    "was refused.\"}\\n' \"$status\"\n"
+    "was refused. If ralon was removed on purpose, remove its hook: run `ralon hook uninstall` "
+    "where ralon is installed, or delete the PreToolUse script ralon wrote in the hooks "
+    "directory of Cline.\"}\\n' \"$status\"\n"
     "  ;;\n"
     "esac\n"
     "exit 0\n";
@@ -193,20 +218,26 @@ static const char opencode_fresh[] =
     "      cwd: directory,\n"
     "      input: request,\n"
     "      encoding: \"utf8\",\n"
-    "      timeout: 30000,\n"
+    "      timeout: 60000,\n"
     "    });\n"
     "    if (result.error) {\n"
     "      throw new Error(\n"
     "        `ralon could not be run (${result.error.message}; is it installed and on PATH?), ` +\n"
-    "          \"so agent.lock could not be checked and this tool call was refused\",\n"
+    "          \"so agent.lock could not be checked and this tool call was refused. \" +\n"
+    "          \"If ralon was removed on purpose, remove its hook: run `ralon hook uninstall` where "
+    "ralon is installed, or delete ralon.js in the plugins directory of opencode.\",\n"
     "      );\n"
     "    }\n"
     "    if (result.status !== 0) {\n"
     "      const reason = (result.stderr || \"\").trim();\n"
     "      const how = result.signal ? `signal ${result.signal}` : `exit status "
     "${result.status}`;\n"
-    "      throw new Error(reason || `ralon hook check failed (${how}), so this tool call was "
-    "refused`);\n"
+    "      throw new Error(\n"
+    "        reason ||\n"
+    "          `ralon hook check failed (${how}), so this tool call was refused. ` +\n"
+    "            \"If ralon was removed on purpose, remove its hook: run `ralon hook uninstall` "
+    "where ralon is installed, or delete ralon.js in the plugins directory of opencode.\",\n"
+    "      );\n"
     "    }\n"
     "  },\n"
     "});\n";
@@ -231,6 +262,27 @@ static const AgentCase cases[] = {
     {AGENT_CLINE, ".clinerules/hooks/PreToolUse", cline_fresh, NULL, false},
     {AGENT_QWEN, ".qwen/settings.json", qwen_fresh, "PreToolUse", false},
 };
+
+/* A fresh text with its @F@ (the file, as the refusal names it) filled. */
+static char *fresh_at(const char *tmpl, const char *where) {
+  char *out = xstrdup("");
+  for (const char *p = tmpl;;) {
+    const char *at = strstr(p, "@F@");
+    char *next = xasprintf("%s%.*s%s", out, (int)(at ? (size_t)(at - p) : strlen(p)), p,
+                           at ? where : "");
+    free(out);
+    out = next;
+    if (at == NULL) {
+      return out;
+    }
+    p = at + 3;
+  }
+}
+
+/* What installing `ac` into a project writes. */
+static char *fresh(const AgentCase *ac) {
+  return fresh_at(ac->fresh, ac->file);
+}
 
 /* ---- temporary trees ---------------------------------------------------- */
 
@@ -458,10 +510,11 @@ START_TEST(test_fresh_exact) {
     expect_kind(&c, HOOK_CHANGE_WROTE);
     _cleanup_free_ char *want_path = path_join(root, ac->file);
     ck_assert_str_eq(c.path, want_path);
-    ck_assert_str_eq(c.content, ac->fresh);
+    _cleanup_free_ char *want = fresh(ac);
+    ck_assert_str_eq(c.content, want);
     _cleanup_free_ char *text = slurp(c.path);
     ck_assert_msg(text != NULL, "%s not written", c.path);
-    ck_assert_str_eq(text, ac->fresh);
+    ck_assert_str_eq(text, want);
     /* New files: 0666/0777 less the umask (022 here). */
     ck_assert_uint_eq(mode_of(c.path), ac->agent == AGENT_CLINE ? 0755u : 0644u);
     ck_assert_uint_eq(count_entries(root), 1);
@@ -485,7 +538,8 @@ START_TEST(test_install_twice) {
 
     c = install(cases[i].agent, root);
     expect_kind(&c, HOOK_CHANGE_UNCHANGED);
-    ck_assert_str_eq(c.content, cases[i].fresh);
+    _cleanup_free_ char *want = fresh(&cases[i]);
+    ck_assert_str_eq(c.content, want);
     assert_untouched(c.path, &s);
     _cleanup_free_ char *dir = path_dirname(c.path);
     ck_assert_uint_eq(count_entries(dir), 1);
@@ -497,10 +551,11 @@ END_TEST
 /* Our hook already there, in a layout of the user's: not even reformatted. */
 START_TEST(test_unchanged_keeps_layout) {
   _cleanup_free_ char *root = make_tmpdir();
-  static const char text[] =
+  static const char layout[] =
       "{\"hooks\": {\"PreToolUse\": [{\"matcher\": \"" VERB "|Bash\", \"hooks\": [{\"type\": "
-      "\"command\", \"command\": \"ralon hook check || exit 2\", \"statusMessage\": \"Checking "
+      "\"command\", \"command\": \"" CMD_JSON "\", \"statusMessage\": \"Checking "
       "agent.lock\"}]}]},\n    \"model\": \"opus\", \"n\": 1.50}";
+  _cleanup_free_ char *text = fresh_at(layout, ".claude/settings.json");
   _cleanup_free_ char *p = put(root, ".claude/settings.json", text, 0644);
   Snapshot s;
   snapshot(p, &s);
@@ -521,7 +576,8 @@ START_TEST(test_empty_file) {
   c = install(AGENT_CLAUDE, root);
   expect_kind(&c, HOOK_CHANGE_WROTE);
   _cleanup_free_ char *text = slurp(p);
-  ck_assert_str_eq(text, claude_fresh);
+  _cleanup_free_ char *want = fresh(case_of(AGENT_CLAUDE));
+  ck_assert_str_eq(text, want);
   hook_change_clear(&c);
 }
 END_TEST
@@ -637,7 +693,7 @@ START_TEST(test_foreign_claude_exact) {
                               "        \"hooks\": [\n"
                               "          {\n"
                               "            \"type\": \"command\",\n"
-                              "            \"command\": \"ralon hook check || exit 2\",\n"
+                              "            \"command\": \"" CMD_JSON "\",\n"
                               "            \"statusMessage\": \"Checking agent.lock\"\n"
                               "          }\n"
                               "        ]\n"
@@ -658,9 +714,10 @@ START_TEST(test_foreign_claude_exact) {
   _cleanup_free_ char *p = put(root, ".claude/settings.json", before, 0644);
   HookChange c = install(AGENT_CLAUDE, root);
   expect_kind(&c, HOOK_CHANGE_WROTE);
-  ck_assert_str_eq(c.content, after);
+  _cleanup_free_ char *want = fresh_at(after, ".claude/settings.json");
+  ck_assert_str_eq(c.content, want);
   _cleanup_free_ char *text = slurp(p);
-  ck_assert_str_eq(text, after);
+  ck_assert_str_eq(text, want);
   hook_change_clear(&c);
 
   c = uninstall(AGENT_CLAUDE, root);
@@ -817,7 +874,7 @@ START_TEST(test_rust_entries_upgraded) {
       {AGENT_CURSOR,
        "{\"version\":1,\"hooks\":{\"preToolUse\":[{\"command\":\"ralon hook check\",\"type\":"
        "\"command\",\"failClosed\":true,\"timeout\":10}]}}",
-       HOOK_CHANGE_UNCHANGED},
+       HOOK_CHANGE_UPDATED},
       {AGENT_COPILOT,
        "{\"hooks\":{\"PreToolUse\":[{\"type\":\"command\",\"command\":\"ralon hook check\","
        "\"timeout\":15}]}}",
@@ -843,7 +900,8 @@ START_TEST(test_rust_entries_upgraded) {
     if (rust[i].kind == HOOK_CHANGE_UNCHANGED) {
       ck_assert_str_eq(text, rust[i].text);
     } else {
-      ck_assert_str_eq(text, ac->fresh);
+      _cleanup_free_ char *want = fresh(ac);
+      ck_assert_str_eq(text, want);
     }
     hook_change_clear(&c);
   }
@@ -885,7 +943,7 @@ START_TEST(test_upgrade_in_place) {
                               "          },\n"
                               "          {\n"
                               "            \"type\": \"command\",\n"
-                              "            \"command\": \"ralon hook check || exit 2\",\n"
+                              "            \"command\": \"" CMD_JSON "\",\n"
                               "            \"statusMessage\": \"Checking agent.lock\"\n"
                               "          }\n"
                               "        ]\n"
@@ -906,7 +964,8 @@ START_TEST(test_upgrade_in_place) {
   HookChange c = install(AGENT_CLAUDE, root);
   expect_kind(&c, HOOK_CHANGE_UPDATED);
   _cleanup_free_ char *text = slurp(p);
-  ck_assert_str_eq(text, after);
+  _cleanup_free_ char *want = fresh_at(after, ".claude/settings.json");
+  ck_assert_str_eq(text, want);
   hook_change_clear(&c);
 
   c = install(AGENT_CLAUDE, root);
@@ -1070,7 +1129,8 @@ START_TEST(test_symlinks) {
   HookChange c = install(AGENT_CODEX, root);
   expect_kind(&c, HOOK_CHANGE_WROTE);
   _cleanup_free_ char *text = slurp_at(real, "hooks.json");
-  ck_assert_str_eq(text, claude_fresh);
+  _cleanup_free_ char *want = fresh(case_of(AGENT_CODEX));
+  ck_assert_str_eq(text, want);
   hook_change_clear(&c);
 }
 END_TEST
@@ -1137,7 +1197,8 @@ START_TEST(test_dry_run) {
     _cleanup_free_ char *root = make_tmpdir();
     HookChange c = run_hook(ac->agent, root, NULL, false, false, true);
     expect_kind(&c, HOOK_CHANGE_WROTE);
-    ck_assert_str_eq(c.content, ac->fresh);
+    _cleanup_free_ char *want = fresh(ac);
+    ck_assert_str_eq(c.content, want);
     ck_assert(!exists(root, ac->file));
     ck_assert_uint_eq(count_entries(root), 0);
     hook_change_clear(&c);
@@ -1163,7 +1224,8 @@ START_TEST(test_dry_run) {
   snapshot(p, &s);
   HookChange c = run_hook(AGENT_GEMINI, root, NULL, false, false, true);
   expect_kind(&c, HOOK_CHANGE_UPDATED);
-  ck_assert_str_eq(c.content, gemini_fresh);
+  _cleanup_free_ char *want = fresh(case_of(AGENT_GEMINI));
+  ck_assert_str_eq(c.content, want);
   assert_untouched(p, &s);
   hook_change_clear(&c);
 }
@@ -1225,9 +1287,12 @@ START_TEST(test_user_scope) {
     HookChange c = run_hook(a, root, home, true, false, false);
     expect_kind(&c, HOOK_CHANGE_WROTE);
     ck_assert_msg(startswith(c.path, home), "%s not under %s", c.path, home);
-    ck_assert_str_eq(c.content, cases[i].fresh);
+    /* The refusal names the file under ~. */
+    _cleanup_free_ char *where = xasprintf("~%s", c.path + strlen(home));
+    _cleanup_free_ char *want = fresh_at(cases[i].fresh, where);
+    ck_assert_str_eq(c.content, want);
     _cleanup_free_ char *text = slurp(c.path);
-    ck_assert_str_eq(text, cases[i].fresh);
+    ck_assert_str_eq(text, want);
     bool installed = false;
     _cleanup_error_ Error err = {0};
     ck_assert_int_eq(hook_is_installed(a, root, home, true, &installed, &err), 0);
@@ -1238,7 +1303,8 @@ START_TEST(test_user_scope) {
   }
   ck_assert_uint_eq(count_entries(root), 0);
   _cleanup_free_ char *claude = slurp_at(home, ".claude/settings.json");
-  ck_assert_str_eq(claude, claude_fresh);
+  _cleanup_free_ char *claude_want = fresh_at(claude_fresh, "~/.claude/settings.json");
+  ck_assert_str_eq(claude, claude_want);
   _cleanup_free_ char *opencode = slurp_at(home, ".config/opencode/plugins/ralon.js");
   ck_assert_str_eq(opencode, opencode_fresh);
 
@@ -1253,7 +1319,8 @@ START_TEST(test_user_scope) {
   HookChange c = run_hook(AGENT_QWEN, root, home2, true, false, false);
   expect_kind(&c, HOOK_CHANGE_WROTE);
   _cleanup_free_ char *text = slurp_at(dotfiles, "settings.json");
-  ck_assert_str_eq(text, qwen_fresh);
+  _cleanup_free_ char *qwen_want = fresh_at(qwen_fresh, "~/.qwen/settings.json");
+  ck_assert_str_eq(text, qwen_want);
   hook_change_clear(&c);
 }
 END_TEST
@@ -1299,13 +1366,16 @@ START_TEST(test_detect) {
                             "cline qwen";
   _cleanup_free_ char *root = make_tmpdir();
   _cleanup_free_ char *home = make_tmpdir();
-  assert_detected(root, home, all);
-  assert_detected(root, NULL, all);
+  /* None found is none, not all ten. */
+  bool got[_AGENT_MAX];
+  ck_assert(!hook_detect(root, home, got));
+  assert_detected(root, home, "");
+  assert_detected(root, NULL, "");
 
   /* .github alone is every GitHub repository, not Copilot. */
   _cleanup_free_ char *gh = path_join(root, ".github/workflows");
   make_dirs(gh);
-  assert_detected(root, home, all);
+  assert_detected(root, home, "");
 
   _cleanup_free_ char *claude = path_join(root, ".claude");
   make_dirs(claude);
@@ -1334,6 +1404,296 @@ START_TEST(test_detect) {
   _cleanup_free_ char *gc = path_join(root2, ".github/copilot");
   make_dirs(gc);
   assert_detected(root2, NULL, "copilot antigravity");
+
+  /* The directories the agents are told to use instead of home count,
+   * and only with a home to look in (as root, init passes none). */
+  _cleanup_free_ char *root3 = make_tmpdir();
+  _cleanup_free_ char *home3 = make_tmpdir();
+  _cleanup_free_ char *elsewhere = make_tmpdir();
+  _cleanup_free_ char *ch = path_join(elsewhere, "codex-home");
+  make_dirs(ch);
+  _cleanup_free_ char *xdg = path_join(elsewhere, "xdg");
+  _cleanup_free_ char *xoc = path_join(xdg, "opencode");
+  make_dirs(xoc);
+  setenv("CODEX_HOME", ch, 1);
+  setenv("XDG_CONFIG_HOME", xdg, 1);
+  assert_detected(root3, home3, "opencode codex");
+  assert_detected(root3, NULL, "");
+  setenv("CODEX_HOME", "relative/dir", 1); /* ignored, as the XDG rule says */
+  assert_detected(root3, home3, "opencode");
+  unsetenv("CODEX_HOME");
+  unsetenv("XDG_CONFIG_HOME");
+  assert_detected(root3, home3, "");
+  (void)all;
+}
+END_TEST
+
+/* ---- will it run here? -------------------------------------------------- */
+
+static void expect_runs(Agent a, const char *root, const char *home, bool user, HookRuns want,
+                        const char *note_has) {
+  char *note = NULL;
+  HookRuns got = hook_runs_here(a, root, home, user, &note);
+  ck_assert_msg(got == want, "%s %s: %s, want %s (%s)", agent_to_string(a),
+                user ? "user" : "project", hook_runs_to_string(got), hook_runs_to_string(want),
+                note ? note : "no note");
+  if (note_has == NULL) {
+    ck_assert_msg(note == NULL, "%s: %s", agent_to_string(a), note);
+  } else {
+    ck_assert_msg(note != NULL && strstr(note, note_has) != NULL, "%s: %s, want %s",
+                  agent_to_string(a), note ? note : "no note", note_has);
+  }
+  free(note);
+}
+
+/* From each agent's own trust records, read as the agent reads them. */
+START_TEST(test_runs_here) {
+  _cleanup_free_ char *home = make_tmpdir();
+  _cleanup_free_ char *root = make_tmpdir();
+  _cleanup_free_ char *sub = path_join(root, "sub");
+  make_dirs(sub);
+  ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_YES), "yes");
+  ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_NO), "no");
+  ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_UNKNOWN), "unknown");
+  ck_assert_ptr_null(hook_runs_to_string(_HOOK_RUNS_MAX));
+
+  /* A user-level hook runs everywhere; so do the agents without trust. */
+  for (int a = 0; a < _AGENT_MAX; a++) {
+    expect_runs((Agent)a, root, home, true, HOOK_RUNS_YES, NULL);
+  }
+  expect_runs(AGENT_OPENCODE, root, home, false, HOOK_RUNS_YES, NULL);
+  expect_runs(AGENT_WINDSURF, root, home, false, HOOK_RUNS_YES, NULL);
+  expect_runs(AGENT_CLINE, root, home, false, HOOK_RUNS_YES, NULL);
+  expect_runs(AGENT_CURSOR, root, home, false, HOOK_RUNS_UNKNOWN, "trusted workspace");
+  /* Claude Code: where it must be started. */
+  _cleanup_free_ char *started = xasprintf("only when started in %s itself", root);
+  expect_runs(AGENT_CLAUDE, root, home, false, HOOK_RUNS_YES, started);
+
+  /* Gemini CLI and Qwen Code: nothing decided yet, then each rule. */
+  static const struct {
+    Agent agent;
+    const char *dir;
+  } folder[] = {{AGENT_GEMINI, ".gemini"}, {AGENT_QWEN, ".qwen"}};
+  for (size_t i = 0; i < ELEMENTSOF(folder); i++) {
+    Agent a = folder[i].agent;
+    _cleanup_free_ char *trust = xasprintf("%s/trustedFolders.json", folder[i].dir);
+    _cleanup_free_ char *settings = xasprintf("%s/settings.json", folder[i].dir);
+    expect_runs(a, root, home, false, HOOK_RUNS_UNKNOWN, "--skip-trust");
+    _cleanup_free_ char *t1 = xasprintf("{\"%s\": \"DO_NOT_TRUST\"}", root);
+    free(put(home, trust, t1, 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_NO, "does not trust");
+    /* Distrust is of that folder exactly. */
+    expect_runs(a, sub, home, false, HOOK_RUNS_UNKNOWN, "--skip-trust");
+    _cleanup_free_ char *t2 =
+        xasprintf("// the agent's own comments\n{\"%s\": \"TRUST_FOLDER\"}", root);
+    free(put(home, trust, t2, 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_YES, NULL);
+    expect_runs(a, sub, home, false, HOOK_RUNS_YES, NULL);
+    _cleanup_free_ char *t3 = xasprintf("{\"%s\": \"TRUST_PARENT\"}", sub);
+    free(put(home, trust, t3, 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_YES, NULL);
+    _cleanup_free_ char *t4 = xasprintf("{\"%s\": \"TRUST_FOLDER\"}", sub);
+    free(put(home, trust, t4, 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_UNKNOWN, "--skip-trust");
+    /* Folder trust turned off: every folder counts. */
+    free(put(home, settings, "{\"security\": {\"folderTrust\": {\"enabled\": false}}}", 0600));
+    expect_runs(a, root, home, false, HOOK_RUNS_YES, NULL);
+  }
+
+  /* Codex: trust_level in config.toml, nearest listed folder; CODEX_HOME. */
+  expect_runs(AGENT_CODEX, root, home, false, HOOK_RUNS_NO, "does not trust");
+  _cleanup_free_ char *c1 = xasprintf("model = \"x\"\n\n[projects.\"%s\"]\ntrust_level = "
+                                      "\"trusted\"\n\n[projects.\"%s\"]\n  trust_level = "
+                                      "\"untrusted\"\n",
+                                      root, sub);
+  free(put(home, ".codex/config.toml", c1, 0600));
+  expect_runs(AGENT_CODEX, root, home, false, HOOK_RUNS_UNKNOWN, "/hooks");
+  expect_runs(AGENT_CODEX, sub, home, false, HOOK_RUNS_NO, "does not trust");
+  _cleanup_free_ char *elsewhere = make_tmpdir();
+  setenv("CODEX_HOME", elsewhere, 1);
+  expect_runs(AGENT_CODEX, root, home, false, HOOK_RUNS_NO, elsewhere);
+  unsetenv("CODEX_HOME");
+
+  /* Copilot: its trusted folders, a parent of the project too. */
+  expect_runs(AGENT_COPILOT, root, home, false, HOOK_RUNS_UNKNOWN, "-p mode");
+  _cleanup_free_ char *parent = path_dirname(root);
+  _cleanup_free_ char *p1 = xasprintf("{\"trusted_folders\": [\"/nowhere\", \"%s\"]}", parent);
+  free(put(home, ".copilot/config.json", p1, 0600));
+  expect_runs(AGENT_COPILOT, root, home, false, HOOK_RUNS_YES, NULL);
+
+  /* GEMINI_CLI_HOME is Gemini's home: its .gemini holds the trust. */
+  _cleanup_free_ char *gh = make_tmpdir();
+  _cleanup_free_ char *t5 = xasprintf("{\"%s\": \"DO_NOT_TRUST\"}", root);
+  free(put(gh, ".gemini/trustedFolders.json", t5, 0600));
+  setenv("GEMINI_CLI_HOME", gh, 1);
+  expect_runs(AGENT_GEMINI, root, home, false, HOOK_RUNS_NO, gh);
+  unsetenv("GEMINI_CLI_HOME");
+  expect_runs(AGENT_GEMINI, root, home, false, HOOK_RUNS_YES, NULL);
+}
+END_TEST
+
+/* ---- uninstall restores the tree ---------------------------------------- */
+
+/* Every entry below `dir`, sorted, one line each: its name, type and
+ * mode, and a file's bytes. Two equal texts are two equal trees. */
+static void tree_walk(const char *dir, const char *rel, char ***lines, size_t *n) {
+  _cleanup_free_ char *here = rel[0] ? path_join(dir, rel) : xstrdup(dir);
+  DIR *d = opendir(here);
+  ck_assert_msg(d != NULL, "opendir %s: %s", here, strerror(errno));
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+      continue;
+    }
+    _cleanup_free_ char *r = rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+    _cleanup_free_ char *full = path_join(dir, r);
+    struct stat st;
+    ck_assert_int_eq(lstat(full, &st), 0);
+    _cleanup_free_ char *text = S_ISREG(st.st_mode) ? slurp(full) : xstrdup("");
+    *lines = xreallocarray(*lines, *n + 1, sizeof(char *));
+    (*lines)[(*n)++] = xasprintf("%s %o [%s]", r, (unsigned)st.st_mode, text);
+    if (S_ISDIR(st.st_mode)) {
+      tree_walk(dir, r, lines, n);
+    }
+  }
+  closedir(d);
+}
+
+static char *tree(const char *dir) {
+  char **lines = NULL;
+  size_t n = 0;
+  tree_walk(dir, "", &lines, &n);
+  qsort(lines, n, sizeof(char *), strings_compare);
+  char *s = xstrdup("");
+  for (size_t i = 0; i < n; i++) {
+    char *next = xasprintf("%s%s\n", s, lines[i]);
+    free(s);
+    s = next;
+  }
+  strings_free(lines, n);
+  return s;
+}
+
+/* The directory holding `agent`'s file at that scope, relative to the
+ * project or home: what the user may have made before ralon came. */
+static char *config_dir(Agent a, const char *root, const char *home, bool user) {
+  _cleanup_free_ char *p = hook_config_path(a, root, home, user);
+  ck_assert_ptr_nonnull(p);
+  return path_dirname(p);
+}
+
+static void round_trip(Agent a, const char *root, const char *home, bool user, const char *how) {
+  _cleanup_free_ char *before_root = tree(root), *before_home = tree(home);
+  HookChange c = run_hook(a, root, home, user, false, false);
+  ck_assert_msg(c.kind == HOOK_CHANGE_WROTE || c.kind == HOOK_CHANGE_UPDATED, "%s %s: %s",
+                agent_to_string(a), how, hook_change_kind_to_string(c.kind));
+  hook_change_clear(&c);
+  c = run_hook(a, root, home, user, true, false);
+  expect_kind(&c, HOOK_CHANGE_REMOVED);
+  hook_change_clear(&c);
+  _cleanup_free_ char *after_root = tree(root), *after_home = tree(home);
+  ck_assert_msg(streq(before_root, after_root), "%s %s %s: project\nbefore:\n%s\nafter:\n%s",
+                agent_to_string(a), user ? "user" : "project", how, before_root, after_root);
+  ck_assert_msg(streq(before_home, after_home), "%s %s %s: home\nbefore:\n%s\nafter:\n%s",
+                agent_to_string(a), user ? "user" : "project", how, before_home, after_home);
+}
+
+/* Install then uninstall leaves project and home byte for byte as they
+ * were, files and directories: from nothing, from the agent's own
+ * directory already there (empty, or holding a file of the user's), and
+ * from a configuration of the user's, in ralon's layout or in their own;
+ * for every agent, at both levels. */
+START_TEST(test_uninstall_restores_tree) {
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    Agent a = cases[i].agent;
+    for (int user = 0; user <= 1; user++) {
+      if (user && a == AGENT_ANTIGRAVITY) {
+        continue;
+      }
+      for (int start = 0; start < 5; start++) {
+        _cleanup_free_ char *root = make_tmpdir();
+        _cleanup_free_ char *home = make_tmpdir();
+        _cleanup_free_ char *dir = config_dir(a, root, home, user);
+        _cleanup_free_ char *file = hook_config_path(a, root, home, user);
+        const char *how = "from nothing";
+        if (start == 1) {
+          how = "into an empty directory of the user's";
+          make_dirs(dir);
+        } else if (start == 2) {
+          how = "beside a file of the user's";
+          free(put(dir, "notes.txt", "mine\n", 0640));
+        } else if (start == 3) {
+          if (cases[i].event == NULL && a != AGENT_ANTIGRAVITY) {
+            continue; /* a file ralon owns whole */
+          }
+          how = "into a configuration of the user's";
+          /* Cursor's file is versioned (ralon adds the version to one
+           * that lacks it, and keeps it). */
+          free(put(dir, path_basename(file),
+                   a == AGENT_CURSOR ? "{\n  \"version\": 1\n}\n"
+                                     : "{\n  \"model\": \"x\"\n}\n",
+                   0600));
+        }
+        if (start == 4) {
+          if (cases[i].event == NULL && a != AGENT_ANTIGRAVITY) {
+            continue;
+          }
+          how = "into a configuration of the user's in a layout of their own";
+          free(put(dir, path_basename(file),
+                   a == AGENT_CURSOR ? "{\"version\":1 }" : "{\"model\":\"x\",\n\t\"n\": 1.50}",
+                   0600));
+        }
+        round_trip(a, root, home, user, how);
+      }
+    }
+  }
+}
+END_TEST
+
+/* A `{}` the user wrote is the user's; a directory of the same name made
+ * again after ralon's was deleted is the user's; a directory ralon made
+ * that now holds something of the user's stays. */
+START_TEST(test_uninstall_keeps_what_is_not_ralons) {
+  _cleanup_free_ char *root = make_tmpdir();
+  _cleanup_free_ char *home = make_tmpdir();
+  free(put(root, ".gemini/settings.json", "{}\n", 0644));
+  round_trip(AGENT_GEMINI, root, home, false, "into a {} of the user's");
+  _cleanup_free_ char *stub = slurp_at(root, ".gemini/settings.json");
+  ck_assert_str_eq(stub, "{}\n");
+
+  HookChange c = run_hook(AGENT_CLAUDE, root, home, false, false, false);
+  hook_change_clear(&c);
+  free(put(root, ".claude/agents/mine.md", "x\n", 0644));
+  c = run_hook(AGENT_CLAUDE, root, home, false, true, false);
+  expect_kind(&c, HOOK_CHANGE_REMOVED);
+  ck_assert_ptr_null(c.content); /* the file ralon made, back to nothing: gone */
+  hook_change_clear(&c);
+  ck_assert(!exists(root, ".claude/settings.json"));
+  ck_assert(exists(root, ".claude/agents/mine.md"));
+
+  c = run_hook(AGENT_QWEN, root, home, false, false, false);
+  hook_change_clear(&c);
+  _cleanup_free_ char *qdir = path_join(root, ".qwen");
+  _cleanup_free_ char *qfile = path_join(root, ".qwen/settings.json");
+  ck_assert_int_eq(unlink(qfile), 0);
+  ck_assert_int_eq(rmdir(qdir), 0);
+  make_dirs(qdir);
+  c = run_hook(AGENT_QWEN, root, home, false, true, false);
+  expect_kind(&c, HOOK_CHANGE_ABSENT);
+  hook_change_clear(&c);
+  ck_assert(exists(root, ".qwen"));
+
+  /* The user's own settings stay, less the hook, in a file ralon made. */
+  c = run_hook(AGENT_CODEX, root, home, false, false, false);
+  hook_change_clear(&c);
+  _cleanup_free_ char *cx = slurp_at(root, ".codex/hooks.json");
+  _cleanup_free_ char *edited = xasprintf("{\n  \"mine\": true,%s", cx + 1);
+  free(put(root, ".codex/hooks.json", edited, 0644));
+  c = run_hook(AGENT_CODEX, root, home, false, true, false);
+  expect_kind(&c, HOOK_CHANGE_REMOVED);
+  hook_change_clear(&c);
+  _cleanup_free_ char *left = slurp_at(root, ".codex/hooks.json");
+  ck_assert_str_eq(left, "{\n  \"mine\": true\n}\n");
 }
 END_TEST
 
@@ -1441,28 +1801,130 @@ static void fake_clear(Fake *f) {
   free(f->stdin_file);
 }
 
+/* The command string at `keys` (a path of member names and array
+ * indices, "0".."9") in the JSON file `path`. */
+static char *installed_command(const char *path, const char *const *keys) {
+  _cleanup_free_ char *text = slurp(path);
+  ck_assert_ptr_nonnull(text);
+  json_object *doc = json_tokener_parse(text);
+  ck_assert_ptr_nonnull(doc);
+  json_object *o = doc;
+  for (size_t i = 0; keys[i] != NULL; i++) {
+    if (keys[i][0] >= '0' && keys[i][0] <= '9' && keys[i][1] == '\0') {
+      o = json_object_array_get_idx(o, (size_t)(keys[i][0] - '0'));
+    } else {
+      ck_assert_msg(json_object_object_get_ex(o, keys[i], &o), "%s: no %s", path, keys[i]);
+    }
+    ck_assert_ptr_nonnull(o);
+  }
+  char *command = xstrdup(json_object_get_string(o));
+  json_object_put(doc);
+  return command;
+}
+
+/* Runs `command` through /bin/sh with the fake ralon (or none) on PATH. */
+static int run_installed(const Fake *f, const char *command, const char *mode, char **out,
+                         char **err) {
+  _cleanup_free_ char *script = path_join(f->root, "command.sh");
+  free(put(f->root, "command.sh", command, 0644));
+  _cleanup_free_ char *cmd =
+      xasprintf("printf '{}' | env PATH=%s RALON_FAKE=%s RALON_FAKE_STDIN=%s /bin/sh %s",
+                mode ? f->bin : f->empty, mode ? mode : "", f->stdin_file, script);
+  return shell(cmd, out, err);
+}
+
+/* Every installed command blocks (exit 2) whenever ralon does not allow,
+ * and then always says why: ralon's own reason, or one of its own for a
+ * ralon that is missing, cannot be executed, fails or is killed, naming
+ * how to take the hook away. Gemini CLI and Qwen Code let the tool run on
+ * a silent failure. */
 START_TEST(test_blocking_command) {
   Fake f;
   fake_setup(&f);
+  static const char *const grouped[] = {"hooks", "PreToolUse", "0", "hooks", "0", "command",
+                                        NULL};
+  static const char *const gemini[] = {"hooks", "BeforeTool", "0", "hooks", "0", "command", NULL};
+  static const char *const flat[] = {"hooks", "preToolUse", "0", "command", NULL};
+  static const char *const windsurf[] = {"hooks", "pre_write_code", "0", "command", NULL};
+  static const char *const antigravity[] = {"ralon", "PreToolUse", "0", "hooks", "0", "command",
+                                            NULL};
+  static const char *const copilot[] = {"hooks", "preToolUse", "0", "bash", NULL};
   static const struct {
-    const char *mode; /* NULL: no ralon on PATH */
-    int status;
-    bool stderr_text;
-  } rows[] = {
-      {"allow", 0, false}, {"deny", 2, true},  {"fail", 2, true},
-      {"crash", 2, false}, {NULL, 2, true},
+    Agent agent;
+    const char *const *keys;
+  } agents[] = {
+      {AGENT_CLAUDE, grouped},  {AGENT_CODEX, grouped},       {AGENT_QWEN, grouped},
+      {AGENT_GEMINI, gemini},   {AGENT_CURSOR, flat},         {AGENT_WINDSURF, windsurf},
+      {AGENT_COPILOT, copilot}, {AGENT_ANTIGRAVITY, antigravity},
   };
-  for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
-    _cleanup_free_ char *cmd =
-        xasprintf("printf '{}' | env PATH=%s RALON_FAKE=%s RALON_FAKE_STDIN=%s /bin/sh -c "
-                  "'ralon hook check || exit 2'",
-                  rows[i].mode ? f.bin : f.empty, rows[i].mode ? rows[i].mode : "", f.stdin_file);
-    _cleanup_free_ char *out = NULL, *err = NULL;
-    int status = shell(cmd, &out, &err);
-    ck_assert_msg(status == rows[i].status, "%s: exit %d", rows[i].mode, status);
-    if (rows[i].stderr_text) {
-      ck_assert_msg(err[0] != '\0', "%s: empty stderr", rows[i].mode);
+  static const struct {
+    const char *mode; /* NULL: no ralon on PATH; "noexec": one that cannot run */
+    int status;
+    const char *why; /* in the refusal; NULL: ralon's own answer passes */
+  } rows[] = {
+      {"allow", 0, NULL},
+      {"deny", 2, NULL},
+      {"fail", 2, "(ralon hook check failed with exit status 1)"},
+      {"crash", 2, "(ralon was killed by signal 11)"},
+      {NULL, 2, "(ralon is not installed or not on PATH)"},
+      /* bash says 126, dash 127 (with its own "Permission denied"). */
+      {"noexec", 2, "(ralon "},
+  };
+  _cleanup_free_ char *noexec_bin = make_tmpdir();
+  free(put(noexec_bin, "ralon", "#!/bin/sh\nexit 0\n", 0644));
+  for (size_t a = 0; a < ELEMENTSOF(agents); a++) {
+    const AgentCase *ac = case_of(agents[a].agent);
+    _cleanup_free_ char *root = make_tmpdir();
+    HookChange c = install(ac->agent, root);
+    _cleanup_free_ char *command = installed_command(c.path, agents[a].keys);
+    for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+      Fake g = f;
+      bool noexec = rows[i].mode != NULL && streq(rows[i].mode, "noexec");
+      if (noexec) {
+        g.bin = noexec_bin;
+      }
+      _cleanup_free_ char *out = NULL, *err = NULL;
+      int status = run_installed(&g, command, rows[i].mode, &out, &err);
+      const char *name = agent_to_string(ac->agent);
+      const char *mode = rows[i].mode ? rows[i].mode : "missing";
+      ck_assert_msg(status == rows[i].status, "%s %s: exit %d (%s)", name, mode, status, err);
+      if (rows[i].status == 0) {
+        ck_assert_msg(err[0] == '\0', "%s %s: %s", name, mode, err);
+        continue;
+      }
+      if (rows[i].why == NULL) {
+        ck_assert_str_eq(err, "ralon: x is protected\n");
+        continue;
+      }
+      _cleanup_free_ char *undo =
+          ac->agent == AGENT_COPILOT ? xasprintf("or delete %s.", ac->file)
+                                     : xasprintf("or delete ralon's entry in %s.", ac->file);
+      ck_assert_msg(strstr(err, rows[i].why) != NULL, "%s %s: %s", name, mode, err);
+      if (noexec) {
+        ck_assert_msg(strstr(err, "(ralon cannot be executed)") != NULL ||
+                          strstr(err, "(ralon is not installed or not on PATH)") != NULL,
+                      "%s: %s", name, err);
+      }
+      ck_assert_msg(strstr(err, "ralon: agent.lock could not be checked") != NULL, "%s: %s",
+                    name, err);
+      ck_assert_msg(strstr(err, "run 'ralon hook uninstall' where ralon is installed") != NULL,
+                    "%s: %s", name, err);
+      ck_assert_msg(strstr(err, undo) != NULL, "%s %s: %s", name, mode, err);
+      if (ac->agent == AGENT_COPILOT) {
+        /* Copilot passes on only a JSON reason. */
+        json_object *o = json_tokener_parse(out);
+        ck_assert_msg(o != NULL, "copilot %s: %s", mode, out);
+        json_object *d, *r;
+        ck_assert(json_object_object_get_ex(o, "permissionDecision", &d));
+        ck_assert_str_eq(json_object_get_string(d), "deny");
+        ck_assert(json_object_object_get_ex(o, "permissionDecisionReason", &r));
+        ck_assert_ptr_nonnull(strstr(json_object_get_string(r), rows[i].why));
+        json_object_put(o);
+      } else {
+        ck_assert_str_eq(out, "");
+      }
     }
+    hook_change_clear(&c);
   }
   fake_clear(&f);
 }
@@ -1496,7 +1958,11 @@ START_TEST(test_cline_script) {
     } else {
       ck_assert_msg(startswith(out, "{\"cancel\":true,\"errorMessage\":\"ralon hook check "),
                     "%s: %s", rows[i].mode, out);
-      ck_assert_msg(strstr(out, "refused.\"}\n") != NULL, "%s: %s", rows[i].mode, out);
+      ck_assert_msg(strstr(out, "refused. If ralon was removed on purpose, remove its hook: run "
+                               "`ralon hook uninstall` where ralon is installed, or delete the "
+                               "PreToolUse script ralon wrote in the hooks directory of "
+                               "Cline.\"}\n") != NULL,
+                    "%s: %s", rows[i].mode, out);
     }
     if (rows[i].mode != NULL) {
       _cleanup_free_ char *in = slurp(f.stdin_file);
@@ -1612,6 +2078,9 @@ static Suite *hook_install_suite(void) {
   tcase_add_test(tc, test_user_scope);
   tcase_add_test(tc, test_is_installed);
   tcase_add_test(tc, test_detect);
+  tcase_add_test(tc, test_runs_here);
+  tcase_add_test(tc, test_uninstall_restores_tree);
+  tcase_add_test(tc, test_uninstall_keeps_what_is_not_ralons);
   tcase_add_test(tc, test_ralon_on_path);
   suite_add_tcase(s, tc);
 
@@ -1627,6 +2096,13 @@ static Suite *hook_install_suite(void) {
 
 int main(void) {
   umask(022);
+  /* Nothing of the caller's: no record in their state directory, no
+   * user-level directory of theirs chosen. */
+  static const char *const vars[] = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "CODEX_HOME",
+                                     "CLAUDE_CONFIG_DIR", "COPILOT_HOME", "GEMINI_CLI_HOME"};
+  for (size_t i = 0; i < ELEMENTSOF(vars); i++) {
+    unsetenv(vars[i]);
+  }
   SRunner *sr = srunner_create(hook_install_suite());
   srunner_run_all(sr, CK_ENV);
   int failed = srunner_ntests_failed(sr);

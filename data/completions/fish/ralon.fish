@@ -122,12 +122,15 @@ function __ralon_run_complete
 end
 
 # Agent names for `hook install/uninstall --agent`: a comma-separated list
-# of auto, all and agent names; the current item is completed.
+# of auto, all and agent names; the current item is completed, and a name
+# already in the list is not offered again.
 function __ralon_agent_list
     set -l token (commandline -ct)
     set token (string replace -r -- '^--agent=' '' $token)
     set -l head (string match -r -- '^.*,' $token)
+    set -l listed (string split , -- "$head")
     for a in auto all $__ralon_agents
+        contains -- $a $listed; and continue
         printf '%s%s\t%s\n' "$head" $a (__ralon_agent_description $a)
     end
 end
@@ -181,7 +184,7 @@ complete -c ralon -n __ralon_no_command -a run -d 'run an agent that cannot modi
 complete -c ralon -n __ralon_no_command -a hook -d "check an agent's edit, or install hooks into agents"
 complete -c ralon -n __ralon_no_command -a pause -d "freeze this project's sandboxes to change protected files"
 complete -c ralon -n __ralon_no_command -a resume -d 're-protect what changed and thaw them'
-complete -c ralon -n __ralon_no_command -a guard -d '(Linux: explains that ralon run guards its own session)'
+complete -c ralon -n __ralon_no_command -a guard -d 'Linux: explains that ralon run guards its own session'
 complete -c ralon -n __ralon_no_command -a help -d 'show the help of a command'
 
 # Options every command accepts, before or after its name.
@@ -216,8 +219,8 @@ complete -c ralon -n '__ralon_using pause' -l minutes -x -d 'resume on its own a
 complete -c ralon -n '__ralon_using pause' -l indefinitely -d 'stay frozen until ralon resume'
 
 # guard
-complete -c ralon -n '__ralon_using guard' -l detach -d '(nothing to start on Linux)'
-complete -c ralon -n '__ralon_using guard' -l stop -d '(nothing to stop on Linux)'
+complete -c ralon -n '__ralon_using guard' -l detach -d 'nothing to start on Linux'
+complete -c ralon -n '__ralon_using guard' -l stop -d 'nothing to stop on Linux'
 
 # hook check|install|uninstall|list
 complete -c ralon -n "__ralon_hook_action ''" -a check -d "refuse an agent's edit of a protected path"
