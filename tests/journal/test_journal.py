@@ -394,7 +394,7 @@ class JournalTest(unittest.TestCase):
         # Restricted, and then the command cannot be started.
         p = self.project()
         r = p.run("run", "--backend", "landlock", "--", "ralon-no-such-command")
-        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.returncode, 127)
         fails = JOURNAL.records({"MESSAGE_ID": ID_FAIL, "RALON_ROOT": p.root})
         self.assertEqual(len(fails), 1, fails)
         self.assertIn("ralon-no-such-command", fails[0]["RALON_ERROR"])
