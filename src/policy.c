@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "policy.h"
 
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1032,6 +1034,8 @@ char *policy_starter_text(const char *dir) {
   if (f == NULL) {
     oom();
   }
+  /* Editors with the YAML language server check the file against it. */
+  fputs("# yaml-language-server: $schema=file://" SCHEMA_FILE "\n", f);
   fputs(_("# agent.lock: what AI coding agents may not modify.\n"
           "#\n"
           "# `ralon run -- AGENT` makes every path listed here read-only for the agent\n"

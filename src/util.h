@@ -35,7 +35,7 @@ extern bool i18n_enabled;
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-/* Exit codes shared by every command (DESIGN.md §3). */
+/* Exit codes shared by every command (ARCHITECTURE.md §3). */
 enum {
   EXIT_OK = 0,
   EXIT_PROTECTED = 1, /* check: something is protected; dry-run: cannot enforce */

@@ -3677,7 +3677,7 @@ class TestMountInsideProtectedDirectory(Base):
 
 
 class TestMountsMadeOutsideAfterStart(Base):
-    """The mount backend's namespace is private (ARCHITECTURE.md, step 2):
+    """The mount backend's namespace is private (docs/ARCHITECTURE.md §4):
     nothing mounted outside once the command runs reaches it. That is a
     cost (a USB stick or an automount made later does not appear, as
     ralon(1) says) and a defence: with slave propagation, as bubblewrap

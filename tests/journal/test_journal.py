@@ -6,7 +6,7 @@ The test starts systemd-journald in a private mount namespace, with tmpfs
 over /run/systemd/journal and the journal directories, so nothing reaches
 the machine's own journal; runs ralon there (as root and as nobody), and
 reads the records back with `journalctl -o json`, asserting the fields
-DESIGN.md §6 and ralon(1) promise. It also checks that without a journal
+ARCHITECTURE.md §6 and ralon(1) promise. It also checks that without a journal
 socket ralon loads no libsystemd and says nothing.
 
 Needs root (for the namespace and tmpfs mounts). Where it cannot start

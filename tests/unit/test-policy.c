@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy.c: the strict agent.lock reader (DESIGN.md §2), pattern
+/* policy.c: the strict agent.lock reader (ARCHITECTURE.md §2), pattern
  * normalisation, discovery on real directories and the starter policy. */
 #include <check.h>
 #include <errno.h>
