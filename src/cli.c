@@ -127,11 +127,11 @@ void cli_print_help(FILE *f, Command c) {
             "      --strict     make every warning that weakens protection fatal\n"
             "      --seal       forbid every mount (mount backend: one more layer),\n"
             "                   and scope signals and abstract sockets (Landlock ABI 6+)\n"
-            "  -C, --dir DIR    look for agent.lock from DIR instead of here\n"
+            "  -C, --dir DIR    start COMMAND in DIR, and look for agent.lock from there\n"
             "  -h, --help       show this help\n"
             "\n"
-            "Exit status: COMMAND's own; 2 when ralon cannot protect the paths or\n"
-            "cannot start COMMAND.\n"),
+            "Exit status: COMMAND's own; 127 when COMMAND is not found, 126 when it\n"
+            "cannot be executed; 2 when ralon cannot protect the paths.\n"),
           f);
     return;
   case CMD_HOOK:
@@ -171,10 +171,11 @@ void cli_print_help(FILE *f, Command c) {
             "Options:\n"
             "      --minutes N      resume on its own after N minutes (default 15)\n"
             "      --indefinitely   stay frozen until `ralon resume`\n"
-            "  -C, --dir DIR        look for agent.lock from DIR instead of here\n"
+            "  -C, --dir DIR        run COMMAND in DIR, and look for agent.lock from there\n"
             "  -h, --help           show this help\n"
             "\n"
-            "Exit status: COMMAND's own; 0 without one; 2 on an error.\n"),
+            "Exit status: COMMAND's own (127 when it is not found, 126 when it cannot\n"
+            "be executed); 0 without one; 2 on an error.\n"),
           f);
     return;
   case CMD_RESUME:
@@ -211,7 +212,7 @@ void cli_print_help(FILE *f, Command c) {
           "  help      show the help of a command\n"
           "\n"
           "Options:\n"
-          "  -C, --dir DIR    look for agent.lock from DIR instead of here\n"
+          "  -C, --dir DIR    act as if started in DIR, as `git -C` does\n"
           "      --json       machine-readable output (check, status, run --dry-run, hook)\n"
           "  -h, --help       show this help\n"
           "  -V, --version    show the version\n"

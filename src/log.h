@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Decisions in the systemd journal (DESIGN.md §6). Each kind of record has
+/* Decisions in the systemd journal (ARCHITECTURE.md §6). Each kind of record has
  * a fixed MESSAGE_ID, explained in data/catalog/ralon.catalog, and custom
  * fields named RALON_*. libsystemd is loaded with dlopen(3) only when a
  * record is about to be written and a journal socket exists; without one

@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
   options_clear(&o);
   if (r < 0) {
     print_error("%s", err.message ? err.message : _("unknown error"));
-    r = EXIT_ERROR;
+    r = err.exit_status != 0 ? err.exit_status : EXIT_ERROR;
   } else {
     int w = output_flush_stdout();
     if (w < 0) {

@@ -2,7 +2,7 @@
 /* Patterns → compiled globs, and the question every command asks: which
  * pattern, if any, protects this project-relative path?
  *
- * Rules (DESIGN.md §2): `*` and `?` never match `/`; `[...]` classes; `**`
+ * Rules (ARCHITECTURE.md §2): `*` and `?` never match `/`; `[...]` classes; `**`
  * is a whole segment matching zero or more segments; `{a,b}` alternatives
  * (one level, as the Rust ralon's globset reads them). A pattern `p`
  * protects `p` and everything below it. Segments are matched with glibc's

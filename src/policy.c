@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "policy.h"
 
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -241,10 +243,103 @@ static const char *event_noun(const yaml_event_t *ev) {
   return _("the end of the document");
 }
 
+/* Where mark `m` is in the text: libyaml counts lines and characters (not
+ * bytes) in a line. */
+static const char *text_at(const Parse *ps, const yaml_mark_t *m) {
+  const char *s = ps->text, *end = ps->text + ps->len;
+  if (ps->len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+    s += 3;
+  }
+  for (size_t line = 0; line < m->line && s < end; s++) {
+    line += *s == '\n';
+  }
+  for (size_t col = 0; s < end && *s != '\n'; s++) {
+    if (((unsigned char)*s & 0xC0) != 0x80 && col++ == m->column) {
+      return s;
+    }
+  }
+  return s;
+}
+
+/* The two mistakes everyone makes first get a message that says what to
+ * do, not libyaml's: a pattern starting with `*` (or another character
+ * YAML reserves) left unquoted, and a tab in the indentation. Returns -1
+ * with the error set, or 0 for any other problem. */
+static int fail_friendly(Parse *ps) {
+  const yaml_parser_t *y = &ps->parser;
+  const char *problem = y->problem != NULL ? y->problem : "";
+  const char *context = y->context != NULL ? y->context : "";
+  const char *at = text_at(ps, &y->problem_mark);
+  const char *end = ps->text + ps->len;
+  if (strstr(problem, "tab") != NULL || (at < end && *at == '\t')) {
+    return fail_at(ps, &y->problem_mark,
+                   _("a tab character: YAML indents with spaces only; replace the tab with "
+                     "spaces"));
+  }
+  const yaml_mark_t *m = NULL;
+  if (strstr(context, "while scanning an alias") != NULL ||
+      strstr(context, "while scanning an anchor") != NULL) {
+    m = &y->context_mark; /* the `*` or `&` */
+  } else if (strstr(problem, "cannot start any token") != NULL && at < end &&
+             (*at == '@' || *at == '`')) {
+    m = &y->problem_mark;
+  }
+  if (m == NULL) {
+    return 0;
+  }
+  /* The pattern as written: to the end of the line, a comment or (in a
+   * flow list) the next `,` or `]`. */
+  const char *start = text_at(ps, m), *stop = start;
+  bool flow = y->flow_level > 0;
+  while (stop < end && *stop != '\n' && *stop != '\r' &&
+         !(flow && (*stop == ',' || *stop == ']')) &&
+         !(stop > start && *stop == '#' && (stop[-1] == ' ' || stop[-1] == '\t'))) {
+    stop++;
+  }
+  while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t')) {
+    stop--;
+  }
+  /* Quoted as YAML reads it back: in double quotes unless a `"` or `\`
+   * would need escaping there, else in single quotes (`'` doubled). */
+  _cleanup_free_ char *raw = xstrndup(start, (size_t)(stop - start));
+  bool single = strpbrk(raw, "\"\\") != NULL;
+  char *quoted = xmalloc(2 * strlen(raw) + 3), *q = quoted;
+  *q++ = single ? '\'' : '"';
+  for (const char *c = raw; *c; c++) {
+    if (single && *c == '\'') {
+      *q++ = '\'';
+    }
+    *q++ = *c;
+  }
+  *q++ = single ? '\'' : '"';
+  *q = '\0';
+  _cleanup_free_ char *word = text_display(quoted);
+  free(quoted);
+  if (*start == '@' || *start == '`') {
+    return fail_at(ps, m,
+                   _("a pattern that starts with `%c` must be quoted (YAML reserves the "
+                     "character): write %s"),
+                   *start, word);
+  }
+  if (*start == '&') {
+    return fail_at(ps, m,
+                   _("a pattern that starts with `&` must be quoted, or YAML reads it as an "
+                     "anchor: write %s"),
+                   word);
+  }
+  return fail_at(ps, m,
+                 _("a pattern that starts with `*` must be quoted, or YAML reads it as an "
+                   "alias: write %s"),
+                 word);
+}
+
 /* Next event, with every YAML feature a policy has no use for refused:
  * aliases and anchors (the "billion laughs"), tags. */
 static int next_event(Parse *ps, yaml_event_t *ev) {
   if (!yaml_parser_parse(&ps->parser, ev)) {
+    if (fail_friendly(ps) < 0) {
+      return -1;
+    }
     const yaml_mark_t *m = &ps->parser.problem_mark;
     const char *problem = ps->parser.problem ? ps->parser.problem : _("unknown error");
     if (ps->parser.context != NULL) {
@@ -939,6 +1034,8 @@ char *policy_starter_text(const char *dir) {
   if (f == NULL) {
     oom();
   }
+  /* Editors with the YAML language server check the file against it. */
+  fputs("# yaml-language-server: $schema=file://" SCHEMA_FILE "\n", f);
   fputs(_("# agent.lock: what AI coding agents may not modify.\n"
           "#\n"
           "# `ralon run -- AGENT` makes every path listed here read-only for the agent\n"

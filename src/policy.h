@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* agent.lock: finding it, reading it strictly, normalising its patterns
- * (DESIGN.md §2). Nothing here matches paths; that is matcher.h. */
+ * (ARCHITECTURE.md §2). Nothing here matches paths; that is matcher.h. */
 #pragma once
 
 #include <stdbool.h>
@@ -81,7 +81,7 @@ char *policy_canonical_root(const Policy *p);
  * than along its real path. */
 int policy_find(const char *start, char **ret_file, Error *err);
 
-/* Normalises one pattern as DESIGN.md §2 says. On rejection returns -1 and
+/* Normalises one pattern as ARCHITECTURE.md §2 says. On rejection returns -1 and
  * sets *ret_reason to a translated explanation (static storage or owned by
  * *ret_reason_owned, which the caller frees). */
 int policy_normalize_pattern(const char *in, size_t len, char **ret, char **ret_reason);

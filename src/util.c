@@ -42,6 +42,20 @@ void error_clear(Error *err) {
   free(err->message);
   err->message = NULL;
   err->errnum = 0;
+  err->exit_status = 0;
+}
+
+int exit_status_exec(int errnum) {
+  return errnum == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+}
+
+int error_exec(Error *err, int errnum, const char *program) {
+  if (err == NULL || err->message != NULL) {
+    return -1;
+  }
+  error_set(err, errnum, _("failed to run `%s`: %s"), program, strerror(errnum));
+  err->exit_status = exit_status_exec(errnum);
+  return -1;
 }
 
 void oom(void) {

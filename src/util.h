@@ -35,11 +35,15 @@ extern bool i18n_enabled;
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-/* Exit codes shared by every command (DESIGN.md §3). */
+/* Exit codes shared by every command (ARCHITECTURE.md §3). */
 enum {
   EXIT_OK = 0,
   EXIT_PROTECTED = 1, /* check: something is protected; dry-run: cannot enforce */
   EXIT_ERROR = 2,
+  /* `run` (and `pause -- CMD`): the command was found but could not be
+   * executed, or was not found, as env(1), timeout(1) and the shells say. */
+  EXIT_CANNOT_EXECUTE = 126,
+  EXIT_NOT_FOUND = 127,
 };
 
 /* The error a library-style function returns through its last argument.
@@ -48,6 +52,10 @@ enum {
 typedef struct {
   int errnum;
   char *message;
+  /* What ralon exits with instead of EXIT_ERROR, or 0: EXIT_NOT_FOUND or
+   * EXIT_CANNOT_EXECUTE when the command `run` starts could not be run
+   * (error_exec()). */
+  int exit_status;
 } Error;
 
 /* Sets *err (when err is not NULL) and returns -1, so callers can write
@@ -56,6 +64,11 @@ typedef struct {
 int error_set(Error *err, int errnum, const char *fmt, ...) ATTR_PRINTF(3, 4);
 int error_setv(Error *err, int errnum, const char *fmt, va_list ap) ATTR_PRINTF(3, 0);
 void error_clear(Error *err);
+/* Sets *err to "failed to run `PROGRAM`: STRERROR(errnum)" with the exit
+ * status env(1) gives then: 127 for ENOENT, 126 otherwise. Returns -1. */
+int error_exec(Error *err, int errnum, const char *program);
+/* The exit status that error: EXIT_NOT_FOUND or EXIT_CANNOT_EXECUTE. */
+int exit_status_exec(int errnum);
 
 /* Allocation that cannot fail: an out-of-memory ralon has nothing better
  * to do than stop, before it restricts or executes anything. */

@@ -49,6 +49,22 @@ int project_scan(Project *p, unsigned flags, bool audit, Error *err) {
   return 0;
 }
 
+int enter_dir(const char *dir, Error *err) {
+  if (dir == NULL) {
+    return 0;
+  }
+  if (chdir(dir) < 0) {
+    return error_set(err, errno, _("cannot change to the directory %s: %m"), dir);
+  }
+  /* PWD must name the working directory, or shells and programs that
+   * trust it would start from the caller's. */
+  _cleanup_free_ char *here = getcwd(NULL, 0);
+  if (here != NULL && setenv("PWD", here, 1) < 0) {
+    oom();
+  }
+  return 0;
+}
+
 int project_open(const Options *o, bool scan, Project *p, Error *err) {
   memset(p, 0, sizeof(*p));
   int found = policy_discover(o->dir, &p->policy, err);

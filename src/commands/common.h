@@ -42,6 +42,10 @@ typedef struct {
 } HookState;
 
 void project_clear(Project *p);
+/* `-C DIR` for a command that starts another (`run`, `pause -- CMD`):
+ * makes DIR the working directory, as if ralon had been started there
+ * (PWD too). Nothing when `dir` is NULL. */
+int enter_dir(const char *dir, Error *err);
 int project_scan(Project *p, unsigned flags, bool audit, Error *err);
 int project_open(const Options *o, bool scan, Project *p, Error *err);
 void json_print(json_object *o);

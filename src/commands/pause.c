@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "commands/common.h"
 #include "enforce/linux/guard.h"
 #include "log.h"
 #include "output.h"
@@ -104,7 +105,7 @@ static int project_root(const Options *o, char **ret, Error *err) {
 
 /* Runs argv outside any sandbox, as system(3) would: this process ignores
  * the terminal's SIGINT and SIGQUIT meanwhile, so that it lives to resume. */
-static int run_command(char *const argv[], Error *err) {
+static int run_command(char *const argv[], const char *dir, Error *err) {
   struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
   sigaction(SIGINT, &ign, &old_int);
   sigaction(SIGQUIT, &ign, &old_quit);
@@ -117,6 +118,11 @@ static int run_command(char *const argv[], Error *err) {
   if (pid == 0) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
+    Error cd = {0};
+    if (enter_dir(dir, &cd) < 0) {
+      print_error("%s", cd.message);
+      _exit(EXIT_ERROR);
+    }
     execvp(argv[0], argv);
     int e = errno;
     print_error(_("failed to run `%s`: %s"), argv[0], strerror(e));
@@ -144,7 +150,7 @@ int command_pause(const Options *o, Error *err) {
   if (peers.n == 0) {
     printf(_("no sandbox of the mount backend is running for %s; nothing to pause\n"), shown);
     guard_peers_clear(&peers);
-    return with_command ? run_command(o->paths, err) : EXIT_OK;
+    return with_command ? run_command(o->paths, o->dir, err) : EXIT_OK;
   }
   /* With a command, the guards resume on their own if this process goes
    * before it could ask them to. */
@@ -179,7 +185,7 @@ int command_pause(const Options *o, Error *err) {
                                    "run"),
                      shown, o->paths[0]);
   }
-  int status = run_command(o->paths, err);
+  int status = run_command(o->paths, o->dir, err);
   guard_resume_all(&peers);
   failed = report_errors(&peers, true);
   log_pause("resume", root, &peers);

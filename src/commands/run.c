@@ -410,9 +410,12 @@ static int exec_unchanged(const Options *o, const char *reason, Error *err) {
     log_field(&lf, "RALON_REASON", "%s", reason);
     log_send(LOG_PASS_THROUGH, &lf, "Started %s unchanged: %s", o->paths[0], reason);
   }
+  if (enter_dir(o->dir, err) < 0) {
+    return -1;
+  }
   fflush(stdout);
   execvp(o->paths[0], o->paths);
-  return error_set(err, errno, _("failed to run `%s`: %m"), o->paths[0]);
+  return error_exec(err, errno, o->paths[0]);
 }
 
 /* `run` could not enforce, or refused to: the journal keeps why. */
@@ -472,6 +475,129 @@ typedef struct {
   const char *why;
 } RunReport;
 
+/* A finding's kind in a few words, for the run's one line per kind; the
+ * finding's subjects follow, unless NULL is returned for `*alone` (the
+ * subject is a phrase, not a name). `run --dry-run` and `status` give the
+ * whole finding. */
+static const char *finding_brief(AuditKind k, bool *alone) {
+  *alone = false;
+  switch (k) {
+  case AUDIT_UNMATCHED_LITERAL:
+    return _("not locked, as nothing on disk matches");
+  case AUDIT_UNMATCHED_GLOB:
+    return _("matching nothing on disk yet");
+  case AUDIT_SYMLINK:
+    return _("symbolic links on the way to protected paths (their targets are locked)");
+  case AUDIT_HARD_LINKS:
+    return _("protected files with other, unprotected names (hard links)");
+  case AUDIT_GIT_HOOKS:
+    return _("not protected, though git runs the hooks in it");
+  case AUDIT_GIT_CONFIG:
+    return _("not protected, though git runs commands it sets");
+  case AUDIT_UNREADABLE:
+    return _("could not be read in full, so what is protected there may be missed");
+  case AUDIT_ROOT:
+    *alone = true;
+    return _("running as root: the agent keeps root's access to everything not protected");
+  case AUDIT_SECOND_MOUNT:
+    return _("second paths to protected files, not restricted");
+  case AUDIT_BIND_MOUNT:
+    return _("on a bind mount, writable through another path");
+  case AUDIT_OVERLAY:
+    return _("on an overlay file system, whose layers can be written elsewhere");
+  case AUDIT_FUSE:
+    return _("on a FUSE file system, whose daemon writes outside the sandbox");
+  case AUDIT_NETWORK_FS:
+    return _("on a network file system, which other machines can write");
+  case AUDIT_SYMLINK_OUTSIDE:
+    return _("symbolic links in protected directories to unprotected paths");
+  case AUDIT_GIT_HOOKS_PATH:
+    return _("core.hooksPath points to an unprotected directory");
+  case AUDIT_GIT_FSMONITOR_UNPROTECTED:
+    return _("core.fsmonitor runs an unprotected program");
+  case AUDIT_GIT_FSMONITOR:
+    return _("core.fsmonitor runs a program outside the sandbox");
+  case AUDIT_LANDLOCK_METADATA:
+    *alone = true;
+    return _("Landlock does not stop chmod, chown, touch or setxattr on protected paths");
+  case AUDIT_LANDLOCK_TRUNCATE:
+    *alone = true;
+    return _("this kernel's Landlock does not stop truncating protected files");
+  case AUDIT_LANDLOCK_NO_NEW_ENTRIES:
+    return _("creating, removing or renaming entries fails with \"Permission denied\" in");
+  case AUDIT_INHERITED_FD:
+    return _("open for writing on an inherited descriptor");
+  case AUDIT_CASE_INSENSITIVE:
+    return _("case-insensitive: other spellings of protected names are not matched");
+  case AUDIT_LANDLOCK_LINKED_FILE:
+    return _("read-only too, since they have other names");
+  case AUDIT_LANDLOCK_UNLISTED:
+    return _("nothing can be written in these directories this user cannot list");
+  case AUDIT_ENCLOSING_POLICY:
+    return _("only the nearest agent.lock applies, not");
+  case AUDIT_GIT_DIR_OUTSIDE:
+    return _("git's hooks and configuration are outside the project");
+  case AUDIT_GIT_COMMONDIR_UNPROTECTED:
+    return _("not protected, though it names the repository whose hooks git runs");
+  case AUDIT_GIT_COMMONDIR:
+    return _("sends git to hooks and configuration elsewhere");
+  case _AUDIT_KIND_MAX:
+  case _AUDIT_KIND_INVALID:
+    break;
+  }
+  return _("weakens the protection");
+}
+
+/* What `run` says before the command starts: one line per kind of
+ * finding, in the order first found, naming at most a few subjects, and
+ * where the rest is told. The journal keeps every finding whole. */
+#define BRIEF_SUBJECTS 4
+static void print_warnings_brief(const Project *p) {
+  const AuditFindings *f = &p->findings;
+  _cleanup_free_ bool *done = xcalloc(f->n + 1, sizeof(bool));
+  for (size_t i = 0; i < f->n; i++) {
+    if (done[i]) {
+      continue;
+    }
+    bool alone;
+    const char *brief = finding_brief(f->items[i].kind, &alone);
+    char *buf = NULL;
+    size_t size = 0, n = 0;
+    FILE *out = open_memstream(&buf, &size);
+    if (out == NULL) {
+      oom();
+    }
+    for (size_t j = i; j < f->n; j++) {
+      if (done[j] || f->items[j].kind != f->items[i].kind) {
+        continue;
+      }
+      done[j] = true;
+      if (!alone && n < BRIEF_SUBJECTS) {
+        _cleanup_free_ char *subject = text_display(f->items[j].subject);
+        fprintf(out, "%s%s", n > 0 ? ", " : "", subject);
+      }
+      n++;
+    }
+    if (!alone && n > BRIEF_SUBJECTS) {
+      fputs(", ", out);
+      fprintf(out, P_("and %zu more", "and %zu more", (unsigned long)(n - BRIEF_SUBJECTS)),
+              n - BRIEF_SUBJECTS);
+    }
+    if (fclose(out) != 0) {
+      oom();
+    }
+    if (alone) {
+      print_warning("%s", brief);
+    } else {
+      print_warning("%s: %s", brief, buf);
+    }
+    free(buf);
+  }
+  if (f->n > 0) {
+    print_note(_("`ralon run --dry-run` explains each warning, and what to do about it"));
+  }
+}
+
 /* The restriction is in place: say so (unless -q), then the warnings, and
  * let the journal keep it. Never before, so that neither the line nor the
  * record claims paths locked by a run that then failed. */
@@ -484,7 +610,8 @@ static void run_ready(void *userdata) {
     }
     print_note(_("%zu path(s) locked via the %s backend"), n,
                backend_to_string(r->plan->backend));
-    print_warnings(r->p, "run");
+    print_warnings_brief(r->p);
+    log_findings(r->p, "run");
   } else {
     log_findings(r->p, "run");
   }
@@ -811,6 +938,12 @@ int command_run(const Options *o, Error *err) {
     }
     log_failure(o, &d.p, d.refusal_backend, &d.refusal);
     return error_set(err, d.refusal.errnum, "%s", d.refusal.message);
+  }
+  /* -C DIR: the command starts there, as if ralon had (discovery and the
+   * plan are done from it already). */
+  if (enter_dir(o->dir, err) < 0) {
+    log_failure(o, &d.p, d.backend, err);
+    return -1;
   }
   RunReport report = {o, &d.p, &d.plan, &d.av, d.requested, d.why};
   if (d.plan.backend == BACKEND_MOUNT) {

@@ -365,8 +365,8 @@ int enforce_check_descriptors(Backend backend, const PlanTarget *targets, size_t
 int enforce_check_command(char *const argv[], Error *err) {
   _cleanup_free_ char *program = path_find_program(getenv("PATH"), argv[0]);
   if (program == NULL) {
-    errno = strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0 ? EACCES : ENOENT;
-    return error_set(err, errno, _("failed to run `%s`: %m"), argv[0]);
+    int e = strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0 ? EACCES : ENOENT;
+    return error_exec(err, e, argv[0]);
   }
   return 0;
 }
@@ -404,5 +404,5 @@ int enforce_exec(const Plan *plan, const Availability *a, bool seal, char *const
   fflush(stdout);
   fflush(stderr);
   execvp(argv[0], argv);
-  return error_set(err, errno, _("failed to run `%s`: %m"), argv[0]);
+  return error_exec(err, errno, argv[0]);
 }

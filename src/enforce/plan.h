@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The Plan: what a backend will do, built by pure code from the scan so
- * `run --dry-run` can print it on any machine (DESIGN.md §4). */
+ * `run --dry-run` can print it on any machine (ARCHITECTURE.md §4). */
 #pragma once
 
 #include <stdbool.h>
@@ -126,7 +126,7 @@ typedef struct {
  * first, skipping anything inside a protected directory. */
 int plan_pinned(const PlanTarget *targets, size_t n, char ***ret, size_t *ret_n);
 
-/* The Landlock carve-out for `targets` (DESIGN.md §4, seed "The landlock
+/* The Landlock carve-out for `targets` (docs/ARCHITECTURE.md §4, "Landlock
  * backend"): every directory on the way from `/` to a target is restricted,
  * every other entry of those directories is granted. Everything is compared
  * by device and inode, never by name, so a hard link or bind alias of a

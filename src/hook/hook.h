@@ -3,7 +3,7 @@
  * out, in that agent's own dialect. Each agent has a file of its own
  * (claude.c, gemini.c, …) that recognises its payloads, says which paths
  * and shell commands a call touches, and answers; this header is what they
- * share. Facts about each protocol: ../shared/agents/HOOKS.md. */
+ * share. Facts about each protocol: docs/ARCHITECTURE.md §5 and ralon(1). */
 #pragma once
 
 #include "json.h"

@@ -1210,6 +1210,15 @@ class BadPolicyTest(RalonTestCase):
     def test_non_string_item(self):
         self.check_rejected("protect:\n  - [a, b]\n", 2, 5)
 
+    def test_plain_scalars_are_names(self):
+        # Not rejected as non-strings: a single value is a name, as the
+        # Rust ralon reads it (README, agent.lock(5)).
+        root = self.project("protect:\n  - 1\n  - true\n  - null\n  - 2024\n",
+                            files=["1", "true", "null", "2024", "false"])
+        r = self.run_ralon("check", "1", "true", "null", "2024", "false", cwd=root)
+        self.assertLines(r, 1, [locked("1", "1"), locked("true", "true"), locked("null", "null"),
+                                locked("2024", "2024"), writable("false")])
+
     def test_protect_not_a_list(self):
         self.check_rejected("protect: a\n", 1, 10)
 
@@ -1226,6 +1235,34 @@ class BadPolicyTest(RalonTestCase):
 
     def test_second_document(self):
         self.check_rejected("protect:\n  - a\n---\nprotect:\n  - b\n", 3, 1)
+
+    # The likeliest typos get the fix, not libyaml's words.
+    def test_unquoted_star_pattern(self):
+        self.check_rejected("protect:\n  - **/*.pem\n", 2, 5,
+                            ["a pattern that starts with `*` must be quoted, or YAML reads it "
+                             "as an alias: write \"**/*.pem\"\n"])
+
+    def test_unquoted_star_pattern_after_others_with_comment(self):
+        self.check_rejected("protect:\n  - a\n  - *.key   # keys\n", 3, 5,
+                            ["must be quoted", "write \"*.key\"\n"])
+
+    def test_unquoted_star_pattern_in_flow_list(self):
+        self.check_rejected("protect: [a, **/*.pem, b]\n", 1, 14, ["write \"**/*.pem\"\n"])
+
+    def test_unquoted_star_pattern_with_backslash(self):
+        # In double quotes the backslash would be an escape: single ones.
+        self.check_rejected("protect:\n  - *\\x'y\n", 2, 5, ["write '*\\x''y'\n"])
+
+    def test_unquoted_reserved_character(self):
+        self.check_rejected("protect:\n  - @types\n", 2, 5,
+                            ["`@` must be quoted (YAML reserves the character): "
+                             "write \"@types\"\n"])
+
+    def test_tab_indent(self):
+        tab = "a tab character: YAML indents with spaces only; replace the tab with spaces\n"
+        self.check_rejected("protect:\n\t- a\n", 2, 1, [tab])
+        self.check_rejected("protect:\n  - a\n\t- b\n", 3, 1, [tab])
+        self.check_rejected("protect:\n  - a\n \t- b\n", 3, 2, [tab])
 
     def test_yaml_syntax_error(self):
         self.check_rejected("protect: [a\n")

@@ -1608,15 +1608,16 @@ class TestDryRun(Base):
 
     def test_dry_run_says_when_the_command_cannot_be_run(self):
         # The run looks for the command once the restriction holds, and
-        # fails (exit 2) when it cannot be found or executed; the dry run
-        # says it would, with the same error.
+        # fails when it cannot be found (exit 127) or executed (126), as
+        # env(1) does; the dry run says it would, with the same error, and
+        # exits 1 (not enforceable).
         for backend, user in self.each_backend_and_user():
-            for cmd in ("no-such-command-ralon", "./agent.lock"):
+            for cmd, rc in (("no-such-command-ralon", 127), ("./agent.lock", 126)):
                 with self.subTest(backend=backend, user=user, cmd=cmd):
                     pr = self.project(user)
                     real = run([Tools.ralon, "run", "-q", "--backend", backend, "--", cmd],
                                user, pr.proj, pr.env())
-                    self.assertEqual(real.rc, 2, real)
+                    self.assertEqual(real.rc, rc, real)
                     refusal = real.stderr.strip()[len("ralon: "):]
                     self.assertRegex(refusal, r"^failed to run `%s`: " % re.escape(cmd), real)
                     dry = [Tools.ralon, "run", "-q", "--backend", backend, "--dry-run"]
@@ -1628,6 +1629,46 @@ class TestDryRun(Base):
                     doc = json.loads(r.stdout)
                     self.assertIs(doc["enforceable"], False, r)
                     self.assertEqual(doc["error"], refusal, r)
+
+    def test_run_warns_in_one_line_per_kind(self):
+        # Before the agent starts, each kind of finding is one line naming
+        # its subjects, and one more says where the detail is: the dry
+        # run, which gives every finding whole. Landlock has the most.
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                with open(os.path.join(pr.proj, "agent.lock"), "w", encoding="utf-8") as f:
+                    f.write(POLICY.replace("Cargo.lock]", "Cargo.lock, not-yet.txt, nor-this]"))
+                dry = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--json",
+                           "--", "true"], user, pr.proj, pr.env())
+                self.assertEqual(dry.rc, 0, dry)
+                findings = json.loads(dry.stdout)["findings"]
+                kinds = list(dict.fromkeys(f["kind"] for f in findings))
+                r = run([Tools.ralon, "run", "--backend", backend, "--", "true"], user, pr.proj,
+                        pr.env())
+                self.assertEqual(r.rc, 0, r)
+                lines = r.stderr.splitlines()
+                self.assertRegex(lines[0], LOCKED_LINE, r)
+                self.assertEqual(lines[-1], "ralon: `ralon run --dry-run` explains each warning, "
+                                 "and what to do about it", r)
+                warnings = lines[1:-1]
+                self.assertEqual(len(warnings), len(kinds), r)
+                for w in warnings:
+                    self.assertTrue(w.startswith("ralon: warning: "), r)
+                    self.assertLessEqual(len(w), 200, r)
+                self.assertIn("ralon: warning: not locked, as nothing on disk matches: "
+                              "`not-yet.txt`, `nor-this`", warnings, r)
+                # The whole of each finding stays in the dry run.
+                d = run([Tools.ralon, "run", "--backend", backend, "--dry-run", "--", "true"],
+                        user, pr.proj, pr.env())
+                for f in findings:
+                    self.assertIn("ralon: warning: %s\n" % f["message"], d.stderr, d)
+                if backend == "landlock":
+                    self.assertTrue(any(w.startswith(
+                        "ralon: warning: creating, removing or renaming entries fails with "
+                        "\"Permission denied\" in: ") and " ., " in w + " " for w in warnings), r)
+                    self.assertIn("ralon: warning: Landlock does not stop chmod, chown, touch or "
+                                  "setxattr on protected paths", warnings, r)
 
     def test_dry_run_quiet_prints_no_warnings(self):
         for backend in self.any_backend():
@@ -2167,19 +2208,76 @@ class TestProcess(Base):
                 ME, d, env)
         self.assertEqual(r.rc, 0, r)
         self.assertEqual(read_text(os.path.join(d, "out.txt")), "hi\n")
+        # Started unchanged, the command is still found, or not, as env(1)
+        # would: 127; and -C DIR starts it in DIR.
+        r = run([Tools.ralon, "run", "--if-policy", "--", "ralon-enf-no-such-command"],
+                ME, d, env)
+        self.assertEqual(r.rc, 127, r)
+        os.mkdir(os.path.join(d, "sub"))
+        r = run([Tools.ralon, "-C", "sub", "run", "--if-policy", "--", "sh", "-c",
+                 "echo hi > out.txt"], ME, d, env)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(read_text(os.path.join(d, "sub", "out.txt")), "hi\n")
 
     def test_missing_command_fails_to_run(self):
+        # 127 for a command not found, 126 for one found but not
+        # executable, as env(1), timeout(1), nice(1) and unshare(1) exit,
+        # so that a caller can tell them from the command's own exit 2.
         for backend in self.any_backend():
             with self.subTest(backend=backend):
                 pr = self.project()
-                for cmd in ("/nonexistent/ralon-enf-command", "ralon-enf-no-such-command",
-                            "./agent.lock"):
+                os.mkdir(os.path.join(pr.proj, "a-directory"))
+                for cmd, rc in (("/nonexistent/ralon-enf-command", 127),
+                                ("ralon-enf-no-such-command", 127),
+                                ("./agent.lock", 126), ("./a-directory", 126)):
                     r = run([Tools.ralon, "run", "--backend", backend, "--", cmd], ME, pr.proj,
                             pr.env())
-                    self.assertEqual(r.rc, 2, r)
-                    self.assertIn("failed to run `%s`" % cmd, r.stderr, r)
+                    self.assertEqual(r.rc, rc, r)
+                    self.assertEqual(r.stderr.count("failed to run `%s`" % cmd), 1, r)
                     # Nothing ran: no line claims paths locked for it.
                     self.assertNotRegex(r.stderr, LOCKED_LINE, r)
+
+    def test_command_failing_in_execve_exits_126_or_127(self):
+        # Found and executable, but execve(2) itself fails once the
+        # restriction holds (under the mount backend in the guard's child,
+        # after the guard let it go): a `#!` interpreter that does not
+        # exist is ENOENT, 127, as env(1) says.
+        for backend in self.any_backend():
+            with self.subTest(backend=backend):
+                pr = self.project()
+                script = os.path.join(pr.proj, "no-interpreter")
+                with open(script, "w", encoding="utf-8") as f:
+                    f.write("#!/nonexistent/ralon-interpreter\n")
+                os.chmod(script, 0o755)
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--", "./no-interpreter"],
+                        ME, pr.proj, pr.env())
+                self.assertEqual(r.rc, 127, r)
+                self.assertEqual(r.stderr, "ralon: failed to run `./no-interpreter`: "
+                                 "No such file or directory\n", r)
+
+    def test_dash_C_starts_the_command_in_dir(self):
+        # `ralon -C DIR run -- CMD` runs CMD as if ralon had been started
+        # in DIR, as `git -C` does: its working directory and PWD are DIR,
+        # and the policy is the one found from DIR.
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                sub = os.path.join(pr.proj, "src")
+                outside = os.path.dirname(pr.proj)
+                for d in (sub, os.path.relpath(sub, outside)):
+                    r = run([Tools.ralon, "-C", d, "run", "-q", "--backend", backend, "--",
+                             "sh", "-c", "pwd -P; echo \"$PWD\"; : > here.txt; exit 7"],
+                            user, outside, pr.env())
+                    real = os.path.realpath(sub)
+                    self.assertEqual(r.rc, 7, r)
+                    self.assertEqual(r.stdout, "%s\n%s\n" % (real, real), r)
+                    self.assertTrue(os.path.exists(os.path.join(sub, "here.txt")), r)
+                    os.unlink(os.path.join(sub, "here.txt"))
+                    self.assertFalse(os.path.exists(os.path.join(outside, "here.txt")), r)
+                # Still enforced there: the policy found from DIR.
+                r = run([Tools.ralon, "-C", sub, "run", "-q", "--backend", backend, "--",
+                         "sh", "-c", "echo x >> ../Cargo.lock"], user, outside, pr.env())
+                self.assertNotEqual(r.rc, 0, r)
 
     def test_guard_points_to_run(self):
         Tools.setup()
@@ -2710,7 +2808,8 @@ class TestNextSession(Base):
                                       "echo new > src/new.c" % STARTED, quiet=False),
                             "nobody", pr.proj, pr.env())
                     self.assertIn(STARTED, r.stderr, r)
-                    self.assertIn("ralon: warning: conf could not be read in full", r.stderr)
+                    self.assertIn("ralon: warning: could not be read in full, so what is "
+                                  "protected there may be missed: conf\n", r.stderr)
                     self.assertEqual(read_text(os.path.join(pr.proj, "src", "new.c")), "new\n",
                                      "unprotected work was refused: %r" % r)
                     # Its mode: read-only as a whole on the mount backend;
@@ -2808,7 +2907,8 @@ class TestRacedSetup(Base):
                 # Missing when planned, and put back once the restriction
                 # held: nothing can protect it, but ralon must have said so.
                 for q in protected:
-                    self.assertIn("ralon: warning: `%s` matches nothing on disk" % q, r.stderr,
+                    self.assertRegex(r.stderr, r"(?m)^ralon: warning: not locked, as nothing on "
+                                     r"disk matches: .*`%s`" % re.escape(q),
                                   "the command started with %s writable, unannounced: %r"
                                   % (q, r))
                 continue
@@ -3003,8 +3103,8 @@ class TestPlantedPolicy(Base):
                 pr.proj, pr.env())
         self.assertEqual(r.rc, 0, r)
         src = os.path.join(pr.proj, "src")
-        outer = ("ralon: warning: %s/agent.lock also governs this directory, but only the "
-                 "nearest agent.lock applies" % pr.proj)
+        outer = ("ralon: warning: only the nearest agent.lock applies, not: %s/agent.lock\n"
+                 % pr.proj)
         r = run(ralon_run("mount", "echo '%s' >&2" % STARTED, quiet=False), user, src, pr.env())
         self.assertIn(STARTED, r.stderr, r)
         self.assertIn(outer, r.stderr, r)
@@ -3098,8 +3198,7 @@ class TestMissingLiteral(Base):
 
     def test_missing_literal(self):
         policy = POLICY.replace("Cargo.lock]", "Cargo.lock, .env.production]")
-        warning = ("ralon: warning: `.env.production` matches nothing on disk, so there is "
-                   "nothing to lock")
+        warning = "ralon: warning: not locked, as nothing on disk matches: `.env.production`\n"
         for backend, user in self.each_backend_and_user():
             with self.subTest(backend=backend, user=user):
                 pr = self.project(user)
@@ -3234,8 +3333,8 @@ class TestGlobThroughLink(Base):
                                   "echo new > src/new.c" % STARTED, quiet=False),
                         user, pr.proj, pr.env())
                 self.assertIn(STARTED, r.stderr, r)
-                self.assertIn("ralon: warning: lib/a is a symbolic link the policy reaches "
-                              "through", r.stderr)
+                self.assertRegex(r.stderr, r"(?m)^ralon: warning: symbolic links on the way to "
+                                 r"protected paths \(their targets are locked\): .*lib/a")
                 self.assertEqual(read_text(real), "a: 1\n", r)
                 after = os.stat(real)
                 self.assertEqual((after.st_ino, after.st_mtime_ns, after.st_nlink),
@@ -3693,7 +3792,7 @@ class TestMountInsideProtectedDirectory(Base):
 
 
 class TestMountsMadeOutsideAfterStart(Base):
-    """The mount backend's namespace is private (ARCHITECTURE.md, step 2):
+    """The mount backend's namespace is private (docs/ARCHITECTURE.md §4):
     nothing mounted outside once the command runs reaches it. That is a
     cost (a USB stick or an automount made later does not appear, as
     ralon(1) says) and a defence: with slave propagation, as bubblewrap
@@ -3790,7 +3889,7 @@ class TestAliasMadeBeforeLaunch(Base):
                      bind + 'shift 2 && exec "$@"', "sh", pr.proj, alias] + drop
                     + ralon_run(backend, inner, quiet=False, extra=extra))
 
-        warning = "ralon: warning: %s is a second path to this project" % alias
+        warning = "ralon: warning: second paths to protected files, not restricted: %s\n" % alias
         cargo = os.path.join(pr.proj, "Cargo.lock")
         before = read_text(cargo)
         if backend == "mount" and user != "root":
@@ -3857,7 +3956,8 @@ class TestHardLinkMadeBeforeLaunch(Base):
                     self.assertEqual(read_text(golden), before, r)
                 r = run(ralon_run(backend, inner, quiet=False), user, pr.proj, pr.env())
                 self.assertIn(STARTED, r.stderr, r)
-                self.assertIn("ralon: warning: " + warning, r.stderr, r)
+                self.assertIn("ralon: warning: protected files with other, unprotected names "
+                              "(hard links): tests/golden/a.txt\n", r.stderr, r)
                 self.assertNotIn("wrote name", r.stdout, r)
                 self.assertIn("wrote alias", r.stdout, r)
                 self.assertEqual(read_text(golden), before + "aliased\n", r)
@@ -3944,8 +4044,8 @@ class TestRootIsNotProtected(Base):
                 if user == "root":
                     self.assertEqual(r.rc, 0, r)
                     self.assertIn("opened", r.stdout, r)
-                    self.assertIn("ralon: warning: running as root: an agent running as root is "
-                                  "not a protected configuration", r.stderr, r)
+                    self.assertIn("ralon: warning: running as root: the agent keeps root's "
+                                  "access to everything not protected\n", r.stderr, r)
                 else:
                     self.assertNotEqual(r.rc, 0, r)
                     self.assertIn("PermissionError", r.stderr, r)

@@ -543,6 +543,15 @@ while True:
                    pr.env())
         self.assertEqual(r.rc, 3, r)
         self.assertIn("nothing to pause", r.stdout, r)
+        # -C DIR: the command starts in DIR; one not found exits 127.
+        sub = os.path.join(pr.proj, "src")
+        r = te.run([te.Tools.ralon, "-C", "src", "pause", "--", "sh", "-c", "pwd -P; exit 4"],
+                   te.ME, pr.proj, pr.env())
+        self.assertEqual(r.rc, 4, r)
+        self.assertTrue(r.stdout.endswith("\n%s\n" % os.path.realpath(sub)), r)
+        r = te.run([te.Tools.ralon, "pause", "--", "ralon-no-such-command"], te.ME, pr.proj,
+                   pr.env())
+        self.assertEqual(r.rc, 127, r)
         r = te.run([te.Tools.ralon, "resume"], te.ME, pr.proj, pr.env())
         self.assertEqual(r.rc, 0, r)
         self.assertIn("nothing to resume", r.stdout, r)

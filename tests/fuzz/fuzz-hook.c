@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target for `ralon hook check`: an agent's pre-tool payload in,
- * an answer out (DESIGN.md §5, src/hook/hook.h).
+ * an answer out (ARCHITECTURE.md §5, src/hook/hook.h).
  *
  * Input: the first byte picks an agent (byte % _AGENT_MAX, in the order of
  * the Agent enum: claude, cursor, opencode, copilot, codex, gemini,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libFuzzer target for the agent.lock parser (DESIGN.md §2).
+/* libFuzzer target for the agent.lock parser (ARCHITECTURE.md §2).
  *
  * Whatever the bytes, policy_parse() must return without crashing, leaking
  * or reading out of bounds. When it rejects the input, the message must be

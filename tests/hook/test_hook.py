@@ -3,7 +3,7 @@
 """`ralon hook check` against every agent's payloads, through the real binary.
 
 Each fixture under fixtures/<agent>/ is a raw payload as that agent writes it
-on the hook's stdin (../../shared/agents/HOOKS.md; a few are not JSON on
+on the hook's stdin (docs/ARCHITECTURE.md §5 and ralon(1); a few are not JSON on
 purpose). `@ROOT@` stands for the temporary project and `@OUT@` for a
 directory outside any project. The table CASES says, for each fixture, which
 dialect must answer, whether the call is allowed, and which protected paths
@@ -90,7 +90,7 @@ def not_understood_re(what_re):
 ANY_REFUSAL = re.compile(r"(?s).*\brefused\b.*")
 
 # ---- dialects ----------------------------------------------------------------
-# How each agent wants to hear a refusal and a consent (HOOKS.md).
+# How each agent wants to hear a refusal and a consent (docs/ARCHITECTURE.md §5).
 
 
 def expected_answer(dialect, reason):
@@ -496,7 +496,7 @@ CASES = [
     deny("antigravity", "replace_file_content", CARGO_LOCK, args=["--agent", "antigravity"]),
     deny("antigravity", "bash", CI_YML, args=["--agent", "antigravity"]),
     # Antigravity's own tool names (run_command/CommandLine, view_file):
-    # from its published system prompt, not from HOOKS.md.
+    # from its published system prompt, not from the hook documentation.
     deny("antigravity", "run_command", ("tests/", GOLDEN), args=["--agent", "antigravity"]),
     allow("antigravity", "read", args=["--agent", "antigravity"]),
 
@@ -844,7 +844,7 @@ class HookTest(unittest.TestCase):
         self.assertEqual(sorted(set(crashes)), [])
 
     def test_glob_costs_no_scan(self):
-        """A hook never scans the tree (DESIGN.md §5): a command globbing
+        """A hook never scans the tree (ARCHITECTURE.md §5): a command globbing
         thousands of files reads the directories its glob names and no
         other, which is what keeps it in milliseconds for Cursor (10 s)
         and Copilot (whose timeouts let the tool run). Told from outside

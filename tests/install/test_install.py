@@ -207,11 +207,13 @@ def expected_files(opts, nls, man, sourcedir):
 
     docdir = os.path.join(datadir, "doc", PROJECT)
     want("README.md", [docdir])
+    want("ARCHITECTURE.md", [docdir])
     want("LICENSE", [docdir])
 
     want("ralon-wrap", [os.path.join(lay.dir("libexecdir"), PROJECT)], executable=True)
     want("wrapper.sh", [os.path.join(datadir, PROJECT, "wrappers")])
     want("pre-receive", [os.path.join(datadir, PROJECT, "git")], executable=True)
+    want("agent.lock.schema.json", [os.path.join(datadir, PROJECT)])
     return lay, files
 
 

@@ -6,7 +6,7 @@ The test starts systemd-journald in a private mount namespace, with tmpfs
 over /run/systemd/journal and the journal directories, so nothing reaches
 the machine's own journal; runs ralon there (as root and as nobody), and
 reads the records back with `journalctl -o json`, asserting the fields
-DESIGN.md §6 and ralon(1) promise. It also checks that without a journal
+ARCHITECTURE.md §6 and ralon(1) promise. It also checks that without a journal
 socket ralon loads no libsystemd and says nothing.
 
 Needs root (for the namespace and tmpfs mounts). Where it cannot start
@@ -414,7 +414,7 @@ class JournalTest(unittest.TestCase):
         # Restricted, and then the command cannot be started.
         p = self.project()
         r = p.run("run", "--backend", "landlock", "--", "ralon-no-such-command")
-        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.returncode, 127)
         fails = JOURNAL.records({"MESSAGE_ID": ID_FAIL, "RALON_ROOT": p.root})
         self.assertEqual(len(fails), 1, fails)
         self.assertIn("ralon-no-such-command", fails[0]["RALON_ERROR"])

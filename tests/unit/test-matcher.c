@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* matcher.c: which pattern protects a path (DESIGN.md §2). */
+/* matcher.c: which pattern protects a path (ARCHITECTURE.md §2). */
 #include <check.h>
 #include <locale.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* policy.c: the strict agent.lock reader (DESIGN.md §2), pattern
+/* policy.c: the strict agent.lock reader (ARCHITECTURE.md §2), pattern
  * normalisation, discovery on real directories and the starter policy. */
 #include <check.h>
 #include <errno.h>
@@ -300,7 +300,20 @@ static const BadRow bad_rows[] = {
     {"unterminated quote", TEXT("protect:\n  - \"abc\n"), 2, 5, EINVAL,
      "invalid YAML: found unexpected end of stream while scanning a quoted scalar"},
     {"tab indentation", TEXT("protect:\n\t- a\n"), 2, 1, EINVAL,
-     "invalid YAML: found character that cannot start any token"},
+     "a tab character: YAML indents with spaces only; replace the tab with spaces"},
+    {"tab before a later item", TEXT("protect:\n  - a\n\t- b\n"), 3, 1, EINVAL,
+     "a tab character: YAML indents with spaces only"},
+    {"unquoted **/ pattern", TEXT("protect:\n  - **/*.pem\n"), 2, 5, EINVAL,
+     "a pattern that starts with `*` must be quoted, or YAML reads it as an alias: write "
+     "\"**/*.pem\""},
+    {"unquoted * pattern after a multibyte item", TEXT("protect: [\xC3\xA9, *.k]\n"), 1, 14,
+     EINVAL, "must be quoted, or YAML reads it as an alias: write \"*.k\""},
+    {"unquoted & pattern", TEXT("protect:\n  - &*x\n"), 2, 5, EINVAL,
+     "a pattern that starts with `&` must be quoted, or YAML reads it as an anchor: write "
+     "\"&*x\""},
+    {"unquoted @ pattern", TEXT("protect:\n  - '@a'\n  - @b # c\n"), 3, 5, EINVAL,
+     "a pattern that starts with `@` must be quoted (YAML reserves the character): write "
+     "\"@b\""},
     {"unclosed flow list", TEXT("protect: [a\n"), 2, 1, EINVAL,
      "invalid YAML: did not find expected ',' or ']' while parsing a flow sequence"},
     {"item outside the list", TEXT("protect:\n  - a\n  b: c\n"), 3, 3, EINVAL,

@@ -188,7 +188,7 @@ complete -c ralon -n __ralon_no_command -a guard -d 'Linux: explains that ralon 
 complete -c ralon -n __ralon_no_command -a help -d 'show the help of a command'
 
 # Options every command accepts, before or after its name.
-complete -c ralon -n __ralon_options -s C -l dir -x -a '(__fish_complete_directories)' -d 'look for agent.lock from DIR'
+complete -c ralon -n __ralon_options -s C -l dir -x -a '(__fish_complete_directories)' -d 'act as if started in DIR'
 complete -c ralon -n __ralon_options -l json -d 'machine-readable output'
 complete -c ralon -n __ralon_options -s h -l help -d 'show the help'
 complete -c ralon -n __ralon_options -s V -l version -d 'show the version'

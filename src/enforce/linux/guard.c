@@ -304,6 +304,7 @@ typedef struct {
   bool cmd_stopped;
   bool cmd_done;
   int cmd_status;
+  int exec_failure; /* its execve failed: the exit status that says so, or 0 */
   /* Paused by `ralon pause`: */
   bool paused;
   int64_t pause_deadline; /* 0: none */
@@ -1111,11 +1112,26 @@ ATTR_NORETURN static void reprotect_child(Guard *g, int out) {
 
 /* ---- the command's process -------------------------------------------- */
 
+/* "E<errnum> <exit status>", NUL, the message: read by error_received(). */
 static void child_fail(int sock, const Error *err) {
-  _cleanup_free_ char *msg = xasprintf("E%d%c%s", err->errnum, '\0',
+  _cleanup_free_ char *msg = xasprintf("E%d %d%c%s", err->errnum, err->exit_status, '\0',
                                        err->message ? err->message : "?");
   size_t len = strlen(msg) + 1 + strlen(msg + strlen(msg) + 1);
   (void)send_msg(sock, msg, len, NULL, 0);
+}
+
+/* What child_fail() sent: sets `err` (when not NULL) to it, and returns
+ * the exit status it asks for (0: EXIT_ERROR). */
+static int error_received(const char *buf, Error *err) {
+  char *end = NULL;
+  int errnum = (int)strtol(buf + 1, &end, 10);
+  int status = (int)strtol(end, NULL, 10);
+  status = status == EXIT_NOT_FOUND || status == EXIT_CANNOT_EXECUTE ? status : 0;
+  if (err != NULL && err->message == NULL) {
+    error_set(err, errnum, "%s", buf + strlen(buf) + 1);
+    err->exit_status = status;
+  }
+  return status;
 }
 
 /* Everything the command's process does before the guard lets it go:
@@ -1193,7 +1209,7 @@ ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, int proc
     fflush(stderr);
     sigprocmask(SIG_SETMASK, orig_mask, NULL);
     execvp(c->argv[0], c->argv);
-    error_set(&err, errno, _("failed to run `%s`: %m"), c->argv[0]);
+    error_exec(&err, errno, c->argv[0]);
   }
   child_fail(sock, &err);
   _exit(127);
@@ -1827,6 +1843,7 @@ static void guard_loop(Guard *g) {
       ssize_t m = recv_msg(g->cmd_sock, buf, sizeof(buf), NULL, 0, NULL);
       if (m > 1 && buf[0] == 'E' && g->res->failure == NULL) {
         g->res->failure = xstrdup(buf + strlen(buf) + 1);
+        g->exec_failure = error_received(buf, NULL);
       }
       if (m <= 0) {
         close(g->cmd_sock);
@@ -1848,12 +1865,11 @@ static int wait_locked(Guard *g, Error *err) {
   size_t n_fds = 0;
   ssize_t n = recv_msg(g->cmd_sock, buf, sizeof(buf), fds, ELEMENTSOF(fds), &n_fds);
   if (n > 1 && buf[0] == 'E') {
-    int errnum = atoi(buf + 1);
-    const char *msg = buf + strlen(buf) + 1;
     for (size_t i = 0; i < n_fds; i++) {
       close(fds[i]);
     }
-    return error_set(err, errnum, "%s", msg);
+    (void)error_received(buf, err);
+    return -1;
   }
   if (n != 1 || buf[0] != 'L' || n_fds != ELEMENTSOF(fds)) {
     for (size_t i = 0; i < n_fds; i++) {
@@ -2093,6 +2109,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   if (ret->failure != NULL && !ret->stopped) {
     /* The command could not be executed after all. */
     error_set(err, ENOEXEC, "%s", ret->failure);
+    err->exit_status = g.exec_failure;
     goto restore;
   }
   ret->wstatus = g.cmd_status;

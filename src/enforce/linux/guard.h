@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The mount backend's guard (DESIGN.md §4): a read-only bind mount belongs
+/* The mount backend's guard (ARCHITECTURE.md §4): a read-only bind mount belongs
  * to a dentry, and the kernel detaches it in every namespace when a
  * process outside the sandbox replaces the protected path (`git checkout`,
  * `sed -i`, an editor's save by rename). So `ralon run` stays, as

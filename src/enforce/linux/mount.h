@@ -6,7 +6,7 @@
 #include "enforce/plan.h"
 #include "util.h"
 
-/* The mount backend (seed, "The mount backend", and DESIGN.md §4), in two
+/* The mount backend (docs/ARCHITECTURE.md §4, "Mount backend"), in two
  * halves, because the guard keeps the first namespace and the command
  * gets the second.
  *
