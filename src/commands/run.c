@@ -541,6 +541,19 @@ static const char *finding_brief(AuditKind k, bool *alone) {
     return _("not protected, though it names the repository whose hooks git runs");
   case AUDIT_GIT_COMMONDIR:
     return _("sends git to hooks and configuration elsewhere");
+  case AUDIT_GIT_NESTED_REPO:
+    return _("repositories inside the project, whose configuration git reads");
+  case AUDIT_GIT_BARE_REPO:
+    return _("directories git takes for bare repositories");
+  case AUDIT_GIT_INCLUDE:
+    return _("unprotected configuration files that git reads");
+  case AUDIT_GIT_COMMAND:
+    return _("git settings in unprotected files that run commands");
+  case AUDIT_GIT_SEQUENCER_EXEC:
+    return _("exec lines in a rebase git would run on --continue");
+  case AUDIT_GIT_WALK_LIMIT:
+    *alone = true;
+    return _("the search for repositories inside the project stopped early");
   case _AUDIT_KIND_MAX:
   case _AUDIT_KIND_INVALID:
     break;
