@@ -137,6 +137,14 @@ static void generic_interpret(json_object *payload, HookRequest *req) {
   if (tool != NULL && hook_tool_reads_only(tool)) {
     hook_request_set_tool(req, tool);
   } else {
+    if (hook_name_in(tool, shell)) {
+      /* opencode's workdir, Qwen's directory, Gemini's dir_path. */
+      static const char *const dirs[] = {"workdir", "directory", "dir_path"};
+      for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+        hook_request_set_shell_dir(req, hook_json_string(payload, "cwd"),
+                                   hook_json_string(input, dirs[i]));
+      }
+    }
     hook_interpret_common(payload, tool, input ? input : payload, &tools, req);
   }
   json_object_put(owned);

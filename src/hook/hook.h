@@ -125,6 +125,11 @@ void hook_request_add_somewhere(HookRequest *req, const char *path, bool tree);
 void hook_request_add_command(HookRequest *req, const char *command);
 void hook_request_set_tool(HookRequest *req, const char *tool);
 void hook_request_set_cwd(HookRequest *req, const char *cwd);
+/* The directory a shell tool runs its command in (Gemini's dir_path,
+ * Qwen's directory, opencode's workdir), relative to the payload's `cwd`
+ * when not absolute: what the command's relative paths are relative to.
+ * Before hook_interpret_common, which would set the payload's cwd. */
+void hook_request_set_shell_dir(HookRequest *req, const char *cwd, const char *dir);
 void hook_request_clear(HookRequest *req);
 
 /* The string at `key` of object `o`, or NULL (also when not a string). */
@@ -149,6 +154,12 @@ size_t hook_generic_paths(json_object *input, HookRequest *req);
  * `_`, `-`, `.` and changes of case, and nothing like write, edit, create,
  * delete … anywhere in it. */
 bool hook_tool_reads_only(const char *tool);
+
+/* When `key` of `payload` is a string holding a patch envelope (Copilot
+ * with GPT-5-class models sends its freeform apply_patch so, as tool_name
+ * "Edit"): fills the request with the envelope's paths (none: the target
+ * is unknown) and returns true; else false, and nothing is touched. */
+bool hook_input_patch(json_object *payload, const char *key, HookRequest *req);
 
 /* Marks the request not understood when `payload` has `key` but `input`
  * (what was read from it) is not an object; returns whether it did. */

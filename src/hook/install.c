@@ -410,7 +410,7 @@ static json_object *build_entry(Agent a) {
   case AGENT_QWEN:
     h = new_handler(COMMAND_BLOCKING);
     json_object_object_add(h, "timeout", json_object_new_int(10000));
-    return new_group("^(write_file|edit|replace|notebook_edit|run_shell_command)$", h);
+    return new_group("^(write_file|edit|replace|notebook_edit|run_shell_command|monitor)$", h);
   case AGENT_ANTIGRAVITY:
     h = new_handler(HOOK_COMMAND " --agent antigravity || exit 2");
     json_object_object_add(h, "timeout", json_object_new_int(15));

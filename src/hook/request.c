@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "hook/hook.h"
+#include "path.h"
 
 /* Appends a copy of `path` to `v` unless it is empty or there already:
  * each one costs a decision with symbolic links resolved. */
@@ -67,6 +68,15 @@ void hook_request_set_cwd(HookRequest *req, const char *cwd) {
   if (cwd != NULL && cwd[0] == '/' && req->cwd == NULL) {
     req->cwd = xstrdup(cwd);
   }
+}
+
+void hook_request_set_shell_dir(HookRequest *req, const char *cwd, const char *dir) {
+  if (dir == NULL || dir[0] == '\0') {
+    return;
+  }
+  /* Relative to the payload's cwd, else to where the hook runs. */
+  _cleanup_free_ char *where = path_absolute(cwd != NULL && cwd[0] == '/' ? cwd : NULL, dir);
+  hook_request_set_cwd(req, where);
 }
 
 void hook_request_clear(HookRequest *req) {
@@ -344,6 +354,28 @@ bool hook_tool_reads_only(const char *tool) {
     reads_only |= word_in(lower + i, e - i, reads);
   }
   return reads_only;
+}
+
+bool hook_input_patch(json_object *payload, const char *key, HookRequest *req) {
+  json_object *v;
+  if (payload == NULL || !json_object_is_type(payload, json_type_object) ||
+      !json_object_object_get_ex(payload, key, &v) || !json_object_is_type(v, json_type_string)) {
+    return false;
+  }
+  const char *text = json_object_get_string(v);
+  HookRequest found = {0};
+  size_t n = hook_patch_paths(text, &found);
+  hook_request_clear(&found);
+  if (n == 0 && strstr(text, "*** Begin Patch") == NULL) {
+    return false;
+  }
+  hook_request_set_tool(req, hook_json_string(payload, "tool_name"));
+  hook_request_set_tool(req, hook_json_string(payload, "toolName"));
+  hook_request_set_cwd(req, hook_json_string(payload, "cwd"));
+  if (hook_patch_paths(text, req) == 0) {
+    req->unknown_target = true;
+  }
+  return true;
 }
 
 bool hook_input_invalid(json_object *payload, json_object *input, const char *key,

@@ -150,6 +150,11 @@ typedef struct {
    * else "". */
   Words alias_text;
   size_t alias_steps;
+  /* The command line as given, and a copy with the heredoc bodies whose
+   * envelopes were read blanked (heredoc_patch). */
+  const char *top;
+  size_t top_len;
+  char *unread_text;
 } Shell;
 
 /* A command run by xargs gets more arguments than it was written with. */
@@ -2270,29 +2275,71 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
   return any;
 }
 
-/* Skips the bodies of the heredocs announced on the line just ended. When
- * a delimiter never comes, nothing is skipped: bash would take the rest
- * as the body, but the rest is read as commands rather than trusted. */
-static const char *skip_heredocs(const char *p, Words *pending) {
+/* The patch envelope a heredoc's body may carry (`apply_patch <<'EOF'`):
+ * its paths are relative to the directory the command runs in, `cd` (as
+ * cd_save gave it when the heredoc was announced). A body of the command
+ * line itself is blanked in sh->unread_text, which hook_shell_targets
+ * reads for envelopes found nowhere else. */
+static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *cd) {
+  if (memmem(body, len, "*** ", 4) == NULL) {
+    return;
+  }
+  _cleanup_free_ char *text = xstrndup(body, len);
+  HookRequest found = {0};
+  if (hook_patch_paths(text, &found) > 0) {
+    Words saved = {0};
+    cd_save(sh, &saved);
+    cd_restore(sh, xstrdup(cd));
+    for (size_t i = 0; i < found.n_paths; i++) {
+      _cleanup_free_ char *w = literal_word(found.paths[i]);
+      add_target(sh, w, false);
+    }
+    cd_restore(sh, saved.v[--saved.n]);
+    words_clear(&saved);
+  }
+  hook_request_clear(&found);
+  if (sh->unread_text != NULL && body >= sh->top && body + len <= sh->top + sh->top_len) {
+    char *b = sh->unread_text + (body - sh->top);
+    for (size_t i = 0; i < len; i++) {
+      b[i] = b[i] == '\n' ? '\n' : ' ';
+    }
+  }
+}
+
+/* Skips the bodies of the heredocs announced on the line just ended
+ * (`pending`, with the `cd` each was announced under in `cds`), reading
+ * each for a patch envelope. When a delimiter never comes, nothing is
+ * skipped: bash would take the rest as the body, but the rest is read as
+ * commands rather than trusted. */
+static const char *skip_heredocs(Shell *sh, const char *p, Words *pending, Words *cds) {
   const char *start = p;
-  for (size_t i = 0; i < pending->n; i++) {
+  _cleanup_free_ const char **bodies = xcalloc(pending->n * 2 + 1, sizeof(char *));
+  bool all = true;
+  for (size_t i = 0; i < pending->n && all; i++) {
     const char *delim = pending->v[i];
+    size_t dlen = strlen(delim);
     bool done = false;
+    bodies[2 * i] = p;
     while (*p != '\0' && !done) {
       const char *e = strchrnul(p, '\n');
       const char *t = p;
       while (*t == '\t') {
         t++;
       }
-      done = (size_t)(e - t) == strlen(delim) && strncmp(t, delim, (size_t)(e - t)) == 0;
+      done = (size_t)(e - t) == dlen && strncmp(t, delim, dlen) == 0;
+      bodies[2 * i + 1] = p;
       p = *e ? e + 1 : e;
     }
-    if (!done) {
-      p = start;
-      break;
-    }
+    all = done;
+  }
+  if (!all) {
+    p = start;
+  }
+  for (size_t i = 0; i < pending->n && all; i++) {
+    heredoc_patch(sh, bodies[2 * i], (size_t)(bodies[2 * i + 1] - bodies[2 * i]), cds->v[i]);
   }
   words_clear(pending);
+  words_clear(cds);
   return p;
 }
 
@@ -2304,6 +2351,7 @@ static bool is_fd_word(const char *w) {
 
 static void parse(Shell *sh, const char *command) {
   Words words = {0}, heredocs = {0};
+  Words heredoc_cds = {0}; /* the `cd` each heredoc was announced under */
   Words subshells = {0}; /* the `cd` at each open `(`, "" for none */
   size_t deeper = 0;     /* open `(` beyond MAX_SAVED_DIRS, not remembered */
   const char *p = command;
@@ -2360,7 +2408,7 @@ static void parse(Shell *sh, const char *command) {
       }
       p++;
       if (c == '\n' && heredocs.n > 0) {
-        p = skip_heredocs(p, &heredocs);
+        p = skip_heredocs(sh, p, &heredocs, &heredoc_cds);
       }
       continue;
     }
@@ -2394,6 +2442,7 @@ static void parse(Shell *sh, const char *command) {
           if (read_word(sh, &p, &delim)) {
             _cleanup_free_ char *text = literal_text(delim.v[0]);
             words_add(&heredocs, text, strlen(text));
+            cd_save(sh, &heredoc_cds);
           }
           words_clear(&delim);
           continue;
@@ -2419,14 +2468,18 @@ static void parse(Shell *sh, const char *command) {
   }
   words_clear(&words);
   words_clear(&heredocs);
+  words_clear(&heredoc_cds);
   words_clear(&subshells);
 }
 
 void hook_shell_targets(const char *command, HookRequest *req) {
-  Shell sh = {.req = req};
-  /* apply_patch <<'EOF' … heredocs carry an envelope. */
-  hook_patch_paths(command, req);
+  Shell sh = {.req = req, .top = command, .top_len = strlen(command)};
+  sh.unread_text = xstrdup(command);
   parse(&sh, command);
+  /* An envelope anywhere else (a heredoc that never ends, a quoted
+   * argument): relative to the request's directory. */
+  hook_patch_paths(sh.unread_text, req);
+  free(sh.unread_text);
   free(sh.cd);
   words_clear(&sh.dirs);
   words_clear(&sh.assigned);
