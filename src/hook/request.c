@@ -7,10 +7,20 @@
 #include "hook/hook.h"
 #include "path.h"
 
+bool hook_request_charge(HookRequest *req, size_t units) {
+  if (!req->over_budget && units <= HOOK_MAX_WORK - req->work) {
+    req->work += units;
+    return true;
+  }
+  req->over_budget = true;
+  return false;
+}
+
 /* Appends a copy of `path` to `v` unless it is empty or there already:
- * each one costs a decision with symbolic links resolved. */
-static void add_unique(char ***v, size_t *n, const char *path) {
-  if (path == NULL || path[0] == '\0') {
+ * each one costs a decision with symbolic links resolved, weighed against
+ * HOOK_MAX_NAMES. */
+static void add_unique(HookRequest *req, char ***v, size_t *n, const char *path) {
+  if (path == NULL || path[0] == '\0' || !hook_request_charge(req, *n + 1)) {
     return;
   }
   for (size_t i = 0; i < *n; i++) {
@@ -18,35 +28,46 @@ static void add_unique(char ***v, size_t *n, const char *path) {
       return;
     }
   }
-  *v = xreallocarray(*v, *n + 1, sizeof(char *));
+  size_t weight = 16;
+  for (const char *c = path; (c = strchr(c, '/')) != NULL; c++) {
+    weight++;
+  }
+  if (weight > HOOK_MAX_NAMES - req->names) {
+    req->over_budget = true;
+    return;
+  }
+  req->names += weight;
+  if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, …: grown to twice its size */
+    *v = xreallocarray(*v, *n ? 2 * *n : 1, sizeof(char *));
+  }
   (*v)[(*n)++] = xstrdup(path);
 }
 
 void hook_request_add_path(HookRequest *req, const char *path) {
-  add_unique(&req->paths, &req->n_paths, path);
+  add_unique(req, &req->paths, &req->n_paths, path);
 }
 
 void hook_request_add_tree(HookRequest *req, const char *path) {
-  add_unique(&req->trees, &req->n_trees, path);
+  add_unique(req, &req->trees, &req->n_trees, path);
 }
 
 void hook_request_add_unread(HookRequest *req, const char *dir) {
-  add_unique(&req->unread, &req->n_unread, dir);
+  add_unique(req, &req->unread, &req->n_unread, dir);
 }
 
 void hook_request_add_entry(HookRequest *req, const char *path, bool tree) {
   if (tree) {
-    add_unique(&req->entry_trees, &req->n_entry_trees, path);
+    add_unique(req, &req->entry_trees, &req->n_entry_trees, path);
   } else {
-    add_unique(&req->entries, &req->n_entries, path);
+    add_unique(req, &req->entries, &req->n_entries, path);
   }
 }
 
 void hook_request_add_somewhere(HookRequest *req, const char *path, bool tree) {
   if (tree) {
-    add_unique(&req->somewhere_trees, &req->n_somewhere_trees, path);
+    add_unique(req, &req->somewhere_trees, &req->n_somewhere_trees, path);
   } else {
-    add_unique(&req->somewhere, &req->n_somewhere, path);
+    add_unique(req, &req->somewhere, &req->n_somewhere, path);
   }
 }
 

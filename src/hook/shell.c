@@ -92,17 +92,11 @@ static const char *replace_in(const char *word, const char *r) {
   if (r == NULL || r[0] == '\0') {
     return NULL;
   }
-  for (const char *w = word; *w != '\0'; w++) {
-    size_t i = 0;
-    while (r[i] != '\0' && w[i] != '\0' &&
-           (w[i] == LITERAL_DOLLAR ? '$' : w[i]) == (r[i] == LITERAL_DOLLAR ? '$' : r[i])) {
-      i++;
-    }
-    if (r[i] == '\0') {
-      return w;
-    }
-  }
-  return NULL;
+  /* strstr(3) is linear in both; `$` is taken as the text it stands for. */
+  _cleanup_free_ char *w = literal_text(word);
+  _cleanup_free_ char *t = literal_text(r);
+  const char *at = strstr(w, t);
+  return at != NULL ? word + (at - w) : NULL;
 }
 
 typedef struct {
@@ -155,7 +149,24 @@ typedef struct {
   const char *top;
   size_t top_len;
   char *unread_text;
+  /* Where read_word builds a word: as long as the text being read plus
+   * two $HOMEs (a word is never longer than what it is read from, but for
+   * one `~`), allocated once per text, so that reading stays linear. */
+  char *scratch;
 } Shell;
+
+/* Charges `units` of the reader's work (about a byte read each) to the
+ * request's budget; false once it is spent, and then reading stops. */
+static bool charge(Shell *sh, size_t units) {
+  return hook_request_charge(sh->req, units);
+}
+
+static const char *home(void);
+
+/* A scratch buffer for the words of `text` (Shell.scratch). */
+static char *scratch_for(const char *text) {
+  return xmalloc(strlen(text) + 2 * (home() != NULL ? strlen(home()) : 0) + 1);
+}
 
 /* A command run by xargs gets more arguments than it was written with. */
 typedef struct {
@@ -167,9 +178,16 @@ static void parse(Shell *sh, const char *command);
 
 /* $HOME, with which a `~` is expanded; NULL when it is unset or not an
  * absolute path and a `~` cannot be placed. */
+static const char *home_dir;
+
 static const char *home(void) {
+  return home_dir;
+}
+
+/* Looks $HOME up once for a whole command (home()). */
+static void home_init(void) {
   const char *h = getenv("HOME");
-  return h != NULL && h[0] == '/' ? h : NULL;
+  home_dir = h != NULL && h[0] == '/' ? h : NULL;
 }
 
 /* A path that still starts with the `~` that could not be expanded. */
@@ -440,7 +458,7 @@ static void note_assigned(Shell *sh, const char *word) {
  * the command is in. Left as they are: what the command sets itself, and
  * $OLDPWD (wherever the agent's shell was before). */
 static char *expand_environment(const Shell *sh, const char *word) {
-  size_t size = strlen(word) + 1, n = 0;
+  size_t wlen = strlen(word), size = wlen + 1, n = 0;
   char *out = xmalloc(size);
   for (const char *c = word; *c != '\0';) {
     bool braced = c[0] == '$' && c[1] == '{';
@@ -465,9 +483,13 @@ static char *expand_environment(const Shell *sh, const char *word) {
         value = own = literal_word(getenv(var));
       }
     }
-    if (value != NULL && value[0] != '\0') {
-      size = size + strlen(value);
-      out = xreallocarray(out, size, 1);
+    size_t len_value = value != NULL ? strlen(value) : 0;
+    if (len_value > 0 && hook_request_charge(sh->req, len_value)) {
+      if (n + len_value + wlen + 1 > size) {
+        /* Twice what it takes: many variables in one word stay linear. */
+        size = 2 * (n + len_value + wlen + 1);
+        out = xreallocarray(out, size, 1);
+      }
       n = (size_t)(stpcpy(out + n, value) - out);
       c = name + len + braced;
     } else {
@@ -1842,6 +1864,9 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
 
 /* One simple command, its words already split, run by xargs or not. */
 static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
+  if (!charge(sh, argc + 1)) {
+    return;
+  }
   Words saved_cd = {0};
   bool moved = false; /* env -C, sudo -D: sh->cd is the command's, restored after */
   bool done = false;  /* the wrappers said all there is */
@@ -1895,12 +1920,16 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
       if (sh->depth < MAX_DEPTH) {
         Words split = {0};
         _cleanup_free_ char *text = literal_text(st.split);
+        char *saved_scratch = sh->scratch;
+        sh->scratch = scratch_for(text);
         const char *q = text;
         while (*q != '\0') {
           if (!read_word(sh, &q, &split)) {
             q++;
           }
         }
+        free(sh->scratch);
+        sh->scratch = saved_scratch;
         for (; i < argc; i++) {
           words_add(&split, argv[i], strlen(argv[i]));
         }
@@ -1956,6 +1985,9 @@ static bool ends_word(char c) {
  * subshell's `cd` does not outlive it. */
 static void parse_nested(Shell *sh, const char *text, bool subshell) {
   if (sh->depth >= MAX_DEPTH) {
+    return;
+  }
+  if (!charge(sh, strlen(text) + 1)) {
     return;
   }
   Words saved = {0};
@@ -2021,7 +2053,13 @@ static const char *subst_end(const char *p) {
 /* `…`, with `p` after the opening quote: the command inside runs like
  * $(…); returns what follows the closing quote. */
 static const char *backquote(Shell *sh, const char *p) {
-  char *inner = xmalloc(strlen(p) + 1);
+  size_t len = 0;
+  for (const char *e = p; *e != '\0' && *e != '`'; e++, len++) {
+    if (*e == '\\' && e[1] != '\0' && strchr("$`\\", e[1]) != NULL) {
+      e++;
+    }
+  }
+  char *inner = xmalloc(len + 1);
   size_t n = 0;
   while (*p != '\0' && *p != '`') {
     if (*p == '\\' && p[1] != '\0' && strchr("$`\\", p[1]) != NULL) {
@@ -2172,19 +2210,44 @@ static const char *substitution(Shell *sh, const char *p) {
   return *e != '\0' ? e + 1 : e;
 }
 
+/* Whether `c` is a byte of a word the shell takes as it is, wherever it
+ * is: none of the quotes, `$`, `\\`, `=`, `~`, nor anything ending a word. */
+static bool plain_bytes[256];
+
+static void plain_bytes_init(void) {
+  for (int i = 0; i < 256; i++) {
+    plain_bytes[i] = i != 0 && i != LITERAL_DOLLAR && !ends_word((char)i) &&
+                     strchr("'\"$`\\=~", i) == NULL;
+  }
+}
+
+static inline bool plain_byte(char c) {
+  return plain_bytes[(unsigned char)c];
+}
+
 /* Reads one word starting at *p; returns false at an operator or end.
  * Quotes are removed, `…` and $(…) inside double quotes are parsed as
  * commands, and a leading `~` (or one after NAME=) is $HOME. */
 static bool read_word(Shell *sh, const char **pp, Words *out) {
   const char *p = *pp;
   const char *h = home();
-  /* At most one `~` is expanded per word: at its start, or after NAME=. */
-  char *buf = xmalloc(strlen(p) + (h != NULL ? strlen(h) : 0) + 1);
+  /* At most one `~` is expanded per word: at its start, or after NAME=;
+   * otherwise a word is never longer than its text (sh->scratch). */
+  char *buf = sh->scratch;
   size_t n = 0;
   bool any = false, quoted = false;
   while (!ends_word(*p)) {
     char c = *p;
     any = true;
+    if (plain_byte(c) && n > 0) {
+      /* The common case, a run of bytes that mean nothing to the shell
+       * (not at the start, where a `~` may be). */
+      do {
+        buf[n++] = c;
+        c = *++p;
+      } while (plain_byte(c));
+      continue;
+    }
     bool tilde_prefix = n == 0 || (buf[n - 1] == '=' && is_name(buf, n - 1));
     if (c == '~' && h != NULL && !quoted && tilde_prefix && (p[1] == '/' || ends_word(p[1]))) {
       put_literal(buf, &n, h, strlen(h));
@@ -2270,10 +2333,18 @@ static bool read_word(Shell *sh, const char **pp, Words *out) {
   if (any) {
     words_add(out, buf, n);
   }
-  free(buf);
+  charge(sh, (size_t)(p - *pp) + 1);
   *pp = p;
   return any;
 }
+
+/* Delimiters that do not come after some point of a text: a heredoc that
+ * never ends is looked for once, not again on every line after it. */
+typedef struct {
+  char *delim[16];
+  const char *from[16];
+  size_t n;
+} Unended;
 
 /* The patch envelope a heredoc's body may carry (`apply_patch <<'EOF'`):
  * its paths are relative to the directory the command runs in, `cd` (as
@@ -2311,16 +2382,21 @@ static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *c
  * each for a patch envelope. When a delimiter never comes, nothing is
  * skipped: bash would take the rest as the body, but the rest is read as
  * commands rather than trusted. */
-static const char *skip_heredocs(Shell *sh, const char *p, Words *pending, Words *cds) {
+static const char *skip_heredocs(Shell *sh, const char *p, Words *pending, Words *cds,
+                                 Unended *unended) {
   const char *start = p;
   _cleanup_free_ const char **bodies = xcalloc(pending->n * 2 + 1, sizeof(char *));
   bool all = true;
   for (size_t i = 0; i < pending->n && all; i++) {
     const char *delim = pending->v[i];
     size_t dlen = strlen(delim);
-    bool done = false;
+    bool done = false, known = false;
+    for (size_t k = 0; k < unended->n && !known; k++) {
+      known = unended->from[k] <= p && streq(unended->delim[k], delim);
+    }
+    const char *from = p;
     bodies[2 * i] = p;
-    while (*p != '\0' && !done) {
+    while (*p != '\0' && !done && !known) {
       const char *e = strchrnul(p, '\n');
       const char *t = p;
       while (*t == '\t') {
@@ -2328,7 +2404,15 @@ static const char *skip_heredocs(Shell *sh, const char *p, Words *pending, Words
       }
       done = (size_t)(e - t) == dlen && strncmp(t, delim, dlen) == 0;
       bodies[2 * i + 1] = p;
+      /* A line skipped costs less than one read. */
+      if (!charge(sh, 1 + (size_t)(e - p) / 8)) {
+        break;
+      }
       p = *e ? e + 1 : e;
+    }
+    if (!done && !known && unended->n < ELEMENTSOF(unended->delim)) {
+      unended->delim[unended->n] = xstrdup(delim);
+      unended->from[unended->n++] = from;
     }
     all = done;
   }
@@ -2350,12 +2434,15 @@ static bool is_fd_word(const char *w) {
 }
 
 static void parse(Shell *sh, const char *command) {
+  char *saved_scratch = sh->scratch;
+  sh->scratch = scratch_for(command);
   Words words = {0}, heredocs = {0};
   Words heredoc_cds = {0}; /* the `cd` each heredoc was announced under */
+  Unended unended = {0};
   Words subshells = {0}; /* the `cd` at each open `(`, "" for none */
   size_t deeper = 0;     /* open `(` beyond MAX_SAVED_DIRS, not remembered */
   const char *p = command;
-  for (;;) {
+  while (!sh->req->over_budget) {
     while (*p == ' ' || *p == '\t') {
       p++;
     }
@@ -2408,7 +2495,7 @@ static void parse(Shell *sh, const char *command) {
       }
       p++;
       if (c == '\n' && heredocs.n > 0) {
-        p = skip_heredocs(sh, p, &heredocs, &heredoc_cds);
+        p = skip_heredocs(sh, p, &heredocs, &heredoc_cds, &unended);
       }
       continue;
     }
@@ -2470,10 +2557,17 @@ static void parse(Shell *sh, const char *command) {
   words_clear(&heredocs);
   words_clear(&heredoc_cds);
   words_clear(&subshells);
+  for (size_t k = 0; k < unended.n; k++) {
+    free(unended.delim[k]);
+  }
+  free(sh->scratch);
+  sh->scratch = saved_scratch;
 }
 
 void hook_shell_targets(const char *command, HookRequest *req) {
   Shell sh = {.req = req, .top = command, .top_len = strlen(command)};
+  home_init();
+  plain_bytes_init();
   sh.unread_text = xstrdup(command);
   parse(&sh, command);
   /* An envelope anywhere else (a heredoc that never ends, a quoted

@@ -61,6 +61,10 @@ UNREAD = ("which files this command changes is known only when it runs (names xa
           "where agent.lock protects paths (pattern `{pattern}`, {policy}): this call was "
           "refused and changed nothing. Name the files explicitly, leaving out the protected "
           "ones.")
+TOO_LARGE = ("this call is too large for ralon to check in the time an agent gives its hook "
+             "(too much shell to read, or too many paths), so it was refused and changed "
+             "nothing. Split it into smaller calls, and write long content with the edit tool "
+             "rather than through the shell.")
 POLICY_ERROR = ("this call cannot be checked against agent.lock ({}), so it was refused "
                 "and changed nothing. Tell the user.")
 
@@ -934,6 +938,57 @@ class HookTest(unittest.TestCase):
             shutil.rmtree(project, ignore_errors=True)
         self.assertAnswer("claude", res, None)
         self.assertEqual(read, {os.path.relpath(d, project) for d in globbed})
+
+    def bash_payload(self, command):
+        return json.dumps({"session_id": "s", "cwd": self.root, "hook_event_name": "PreToolUse",
+                           "tool_name": "Bash", "tool_input": {"command": command}})
+
+    def test_large_shell_commands_are_read(self):
+        """Shell commands of a megabyte and more are read to their end
+        (reading is linear: one of 1.1 MiB took 4 s, one of 9 MiB did not
+        finish in 180 s): a long heredoc, and long lines of words, then
+        what the command writes at the very end."""
+        policy = os.path.join(self.root, "agent.lock")
+        body = "int f(int a) { return a * 2; /* it's \"q\" $(y) `z` */ }\n" * 22000
+        words = "echo " + "abcdefg 'h i' \"$j\" k\\ l " * 48000 + "> src/out.txt\n"
+        # Heredocs that never end are looked for once, not on every line.
+        unended = "cat <<EOF$((1))\n" * 80000
+        for name, command, reason in (
+                ("heredoc", "cat > src/big.c <<'EOF'\n%sEOF\n" % body, None),
+                ("heredoc into Cargo.lock", "cat > Cargo.lock <<'EOF'\n%sEOF\n" % body,
+                 protected_reason([CARGO_LOCK], policy)),
+                ("heredoc, then rm", "cat > src/big.c <<'EOF'\n%sEOF\nrm -f Cargo.lock\n" % body,
+                 protected_reason([CARGO_LOCK], policy)),
+                ("words", words, None),
+                ("words, then rm", words + "rm tests/golden/a.txt\n",
+                 protected_reason([A_TXT], policy)),
+                ("heredocs never ended", unended + "rm tests/golden/a.txt\n",
+                 protected_reason([A_TXT], policy))):
+            with self.subTest(name=name):
+                self.assertGreater(len(command), 1024 * 1024)
+                self.assertAnswer("claude", self.hook(self.bash_payload(command)), reason)
+
+    def test_too_large_to_check_is_refused(self):
+        """Past the work a hook can do before the agent gives up on it (and
+        some agents then let the tool run), the call is refused, saying
+        why: 9 MiB of shell words, a substitution nested in every word,
+        a patch naming 100,000 files. Also where nothing is protected:
+        what was not read may name any file. Never a partial reading."""
+        words = "echo " + "abcdefgh " * (1024 * 1024) + "\n"
+        nested = "echo " + "$(echo $(echo $(echo x))) " * 200000
+        patch = "*** Begin Patch\n" + "".join(
+            "*** Add File: src/gen/f%d.c\n+int x;\n" % i for i in range(100000)) + \
+            "*** End Patch\n"
+        codex = json.dumps({"session_id": "s", "turn_id": "t", "cwd": self.root,
+                            "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+                            "tool_input": {"command": patch}})
+        for name, payload, dialect in (("words", self.bash_payload(words), "claude"),
+                                       ("nested", self.bash_payload(nested), "claude"),
+                                       ("patch", codex, "codex")):
+            for root in (self.root, self.nolock):
+                with self.subTest(name=name, root=root):
+                    res = self.hook(payload.replace(self.root, root), root=root)
+                    self.assertAnswer(dialect, res, TOO_LARGE)
 
     def test_shell_tilde_is_home(self):
         """A leading `~` (and `NAME=~`) in a shell word is $HOME, as bash
