@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "hook/hook.h"
+#include "hook/shell.h"
 #include "path.h"
 
 /* How deep sh -c, eval, env -S and command substitutions nest. */
@@ -1265,83 +1266,21 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
   char **args = argv + 1;
   size_t n = argc - 1;
 
-  /* Which arguments are targets: every operand, unless `copy` says how. */
-  bool copy = false, recursive = false, in_place = false, skip_first = false;
-  bool target_opt = false; /* -t DIR is the destination (cp, mv, ln, install) */
-  bool recursive_opts = false; /* -R, --recursive (chmod and the like) */
-  const char *value_opts = ""; /* short options that take a value */
-  static const char *const none[] = {NULL};
-  const char *const *value_longs = none; /* long options that take a value */
-  if (streq(cmd, "rm") || streq(cmd, "unlink") || streq(cmd, "rmdir") || streq(cmd, "shred")) {
-    static const char *const shred_longs[] = {"--iterations", "--size", "--random-source", NULL};
-    recursive = !streq(cmd, "unlink");
-    if (streq(cmd, "shred")) {
-      value_opts = "ns";
-      value_longs = shred_longs;
-    }
-  } else if (streq(cmd, "truncate")) {
-    static const char *const longs[] = {"--size", "--reference", NULL};
-    value_opts = "sr";
-    value_longs = longs;
-  } else if (streq(cmd, "touch")) {
-    static const char *const longs[] = {"--date", "--reference", NULL};
-    value_opts = "dtr";
-    value_longs = longs;
-  } else if (streq(cmd, "tee")) {
-    /* every operand, as it is */
-  } else if (streq(cmd, "mv")) {
-    static const char *const longs[] = {"--suffix", "--target-directory", NULL};
-    /* Sources leave their place, the destination is written: a recursive
-     * copy that removes its sources, into DEST/basename(SRC) when DEST is
-     * a directory (so `mv x ..` is no move of the parent). */
-    copy = true;
-    target_opt = true;
-    value_opts = "St";
-    value_longs = longs;
-  } else if (streq(cmd, "cp") || streq(cmd, "install") || streq(cmd, "ln") ||
-             streq(cmd, "link")) {
-    static const char *const cp_longs[] = {"--suffix", "--target-directory", "--sparse",
-                                           "--no-preserve", NULL};
-    static const char *const install_longs[] = {"--suffix", "--target-directory", "--mode",
-                                                "--owner", "--group", "--strip-program", NULL};
-    copy = true;
-    target_opt = true;
-    value_opts = streq(cmd, "install") ? "Stmog" : "St";
-    value_longs = streq(cmd, "install") ? install_longs : cp_longs;
-  } else if (streq(cmd, "rsync")) {
-    static const char *const longs[] = {
-        "--exclude",     "--include",      "--exclude-from", "--include-from", "--files-from",
-        "--filter",      "--rsh",          "--rsync-path",   "--temp-dir",     "--compare-dest",
-        "--copy-dest",   "--link-dest",    "--backup-dir",   "--suffix",       "--chmod",
-        "--chown",       "--usermap",      "--groupmap",     "--log-file",     "--log-file-format",
-        "--out-format",  "--password-file", "--partial-dir", "--max-size",     "--min-size",
-        "--max-delete",  "--bwlimit",      "--timeout",      "--contimeout",   "--port",
-        "--sockopts",    "--protocol",     "--iconv",        "--compress-choice",
-        "--checksum-choice", "--modify-window", "--block-size", "--skip-compress",
-        "--remote-option", "--info",       "--debug",        NULL};
-    copy = true;
-    value_opts = "BefMT@";
-    value_longs = longs;
-  } else if (streq(cmd, "chmod") || streq(cmd, "chown") || streq(cmd, "chgrp") ||
-             streq(cmd, "chattr")) {
-    static const char *const longs[] = {"--reference", "--from", NULL};
-    skip_first = true; /* the mode or owner */
-    recursive_opts = true;
-    value_opts = streq(cmd, "chattr") ? "vp" : "";
-    value_longs = longs;
-  } else if (streq(cmd, "setfacl")) {
-    static const char *const longs[] = {"--modify", "--modify-file", "--remove",
-                                        "--remove-file", "--set", "--set-file", NULL};
-    recursive_opts = true;
-    value_opts = "mMxX";
-    value_longs = longs;
-  } else if (streq(cmd, "setfattr")) {
-    static const char *const longs[] = {"--name", "--value", "--remove", NULL};
-    value_opts = "nvx";
-    value_longs = longs;
-  } else if (streq(cmd, "sed") || streq(cmd, "perl")) {
-    value_opts = streq(cmd, "sed") ? "efl" : "eEI";
-    bool script_given = false;
+  /* Which arguments are targets: every operand, unless `copy` says how
+   * (the table in shell-writers.c). */
+  const ShellWriter *w = shell_writer_find(cmd);
+  if (w == NULL) {
+    return;
+  }
+  bool copy = w->kind == SHELL_WRITES_COPY;
+  bool recursive = (w->flags & SHELL_WRITER_TREE) != 0;
+  bool skip_first = (w->flags & SHELL_WRITER_SKIP_FIRST) != 0;
+  bool target_opt = (w->flags & SHELL_WRITER_TARGET_DIR) != 0;
+  bool recursive_opts = (w->flags & SHELL_WRITER_RECURSIVE_R) != 0;
+  const char *value_opts = w->value_opts;
+  const char *const *value_longs = w->value_longs;
+  if (w->kind == SHELL_WRITES_IN_PLACE) {
+    bool in_place = false, script_given = false;
     for (size_t k = 0; k < n; k++) {
       in_place |= has_short_flag(args[k], 'i') || startswith(args[k], "--in-place");
       script_given |= streq(args[k], "-e") || streq(args[k], "-f") || streq(args[k], "-E") ||
@@ -1352,26 +1291,26 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
       return;
     }
     skip_first = !script_given;
-  } else if (streq(cmd, "dd")) {
+  } else if (w->kind == SHELL_WRITES_DD) {
     for (size_t k = 0; k < n; k++) {
       if (startswith(args[k], "of=")) {
         add_target(sh, args[k] + 3, false);
       }
     }
     return;
-  } else {
-    return;
   }
 
   bool dashdash = false, skipped = false;
   CopyOptions co = {0};
-  if (streq(cmd, "mv")) {
+  if (w->flags & SHELL_WRITER_MOVES) {
+    /* Into DEST/basename(SRC) when DEST is a directory (so `mv x ..` is
+     * no move of the parent). */
     co.recursive = true;
     co.move_sources = true;
   }
   /* link FILE1 FILE2: FILE2 is never a directory it goes into. */
-  co.makes_links = streq(cmd, "ln") || streq(cmd, "link");
-  co.no_target_dir = streq(cmd, "link");
+  co.makes_links = (w->flags & SHELL_WRITER_LINKS) != 0;
+  co.no_target_dir = (w->flags & SHELL_WRITER_NO_TARGET_DIR) != 0;
   char **plain = xcalloc(n + 1, sizeof(char *));
   size_t np = 0;
   for (size_t k = 0; k < n; k++) {
@@ -1469,7 +1408,7 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
             (args[k][0] == '-' && args[k][1] != '-' && strpbrk(args[k], "rR") != NULL);
   }
   sh->expansions_unknown = rm_r;
-  sh->entries = streq(cmd, "rm") || streq(cmd, "unlink");
+  sh->entries = (w->flags & SHELL_WRITER_ENTRIES) != 0;
   for (size_t k = 0; k < np; k++) {
     add_target(sh, plain[k], recursive);
   }
