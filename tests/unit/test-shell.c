@@ -28,6 +28,73 @@ static void read_command(const char *command, HookRequest *req) {
   hook_shell_targets(command, req);
 }
 
+/* What the lexer gave the parser to run, for test_lexer. */
+static char substituted[256];
+
+static const char *record_substitution(void *ctx, const char *p) {
+  (void)ctx;
+  const char *e = p[0] == '`' ? strchr(p + 1, '`') : shell_subst_end(p + 2);
+  size_t len = (size_t)(e - p) + 1;
+  ck_assert_uint_lt(strlen(substituted) + len, sizeof(substituted));
+  strncat(substituted, p, len);
+  return e + 1;
+}
+
+static size_t charged;
+
+static bool count_charge(void *ctx, size_t units) {
+  (void)ctx;
+  charged += units;
+  return true;
+}
+
+START_TEST(test_lexer) {
+  static const struct {
+    const char *text;
+    const char *words[4]; /* as shell_literal_text gives them */
+    const char *substituted;
+  } cases[] = {
+      {"a 'b c' \"d e\"", {"a", "b c", "d e"}, ""},
+      {"x\\ y z", {"x y", "z"}, ""},
+      {"$'a\\tb' $'\\x41'", {"a\tb", "A"}, ""},
+      {"~/f NAME=~/g '~'/h", {"/home/t/f", "NAME=/home/t/g", "~/h"}, ""},
+      {"'$HOME' \"$HOME\" $HOME", {"$HOME", "$HOME", "$HOME"}, ""},
+      {"echo $(rm a) `rm b`", {"echo", "$(rm a)", "`rm b`"}, "$(rm a)`rm b`"},
+      {"\"in $(rm c) quotes\"", {"in $(rm c) quotes"}, "$(rm c)"},
+      {"$((1 << 2))", {"$((1 << 2))"}, ""},
+  };
+  shell_lex_init();
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    const char *text = cases[i].text;
+    ShellLexer lx = {.scratch = xmalloc(strlen(text) + 2 * strlen("/home/t") + 1),
+                     .home = "/home/t",
+                     .substitution = record_substitution,
+                     .charge = count_charge};
+    Words w = {0};
+    substituted[0] = '\0';
+    charged = 0;
+    for (const char *p = text; *p != '\0';) {
+      if (!shell_read_word(&lx, &p, &w)) {
+        p++;
+      }
+    }
+    size_t n = 0;
+    while (n < ELEMENTSOF(cases[i].words) && cases[i].words[n] != NULL) {
+      n++;
+    }
+    ck_assert_msg(w.n == n, "%s: %zu words", text, w.n);
+    for (size_t k = 0; k < n; k++) {
+      _cleanup_free_ char *t = shell_literal_text(w.v[k]);
+      ck_assert_str_eq(t, cases[i].words[k]);
+    }
+    ck_assert_str_eq(substituted, cases[i].substituted);
+    ck_assert_uint_ge(charged, strlen(text) - n); /* every byte read is paid for */
+    shell_words_clear(&w);
+    free(lx.scratch);
+  }
+}
+END_TEST
+
 START_TEST(test_writer_table) {
   static const struct {
     const char *name;
@@ -139,6 +206,7 @@ END_TEST
 static Suite *shell_suite(void) {
   Suite *s = suite_create("shell");
   TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_lexer);
   tcase_add_test(tc, test_writer_table);
   tcase_add_test(tc, test_targets);
   tcase_add_test(tc, test_reads_nothing_written);
