@@ -22,6 +22,9 @@ static void interpret(json_object *p, HookRequest *req) {
   static const HookTools tools = {edit, shell, NULL, quiet};
   json_object *owned = NULL;
   json_object *input = hook_json_object(p, "tool_input", &owned);
+  if (input == NULL && hook_input_patch(p, "tool_input", req)) {
+    return; /* Copilot's freeform apply_patch, in Claude's shape */
+  }
   if (hook_input_invalid(p, input, "tool_input", req)) {
     return;
   }

@@ -6,7 +6,6 @@
  * run_shell_command (command, dir_path). Gemini reads only a top-level
  * decision: {"decision":"deny","reason":…}. */
 #include "hook/hook.h"
-#include "path.h"
 
 static bool recognize(json_object *p) {
   const char *ev = hook_json_string(p, "hook_event_name");
@@ -27,12 +26,10 @@ static void interpret(json_object *p, HookRequest *req) {
     return;
   }
   const char *tool = hook_json_string(p, "tool_name");
-  const char *cwd = hook_json_string(p, "cwd");
-  const char *dir = hook_json_string(input, "dir_path");
-  if (tool != NULL && streq(tool, "run_shell_command") && cwd != NULL && dir != NULL) {
+  if (hook_name_in(tool, shell)) {
     /* The command runs in dir_path. */
-    _cleanup_free_ char *where = path_absolute(cwd, dir);
-    hook_request_set_cwd(req, where);
+    hook_request_set_shell_dir(req, hook_json_string(p, "cwd"),
+                               hook_json_string(input, "dir_path"));
   }
   hook_interpret_common(p, tool, input, &tools, req);
   req->fuzzy_relative = tool != NULL && streq(tool, "replace");

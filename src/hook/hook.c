@@ -137,6 +137,14 @@ static void generic_interpret(json_object *payload, HookRequest *req) {
   if (tool != NULL && hook_tool_reads_only(tool)) {
     hook_request_set_tool(req, tool);
   } else {
+    if (hook_name_in(tool, shell)) {
+      /* opencode's workdir, Qwen's directory, Gemini's dir_path. */
+      static const char *const dirs[] = {"workdir", "directory", "dir_path"};
+      for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+        hook_request_set_shell_dir(req, hook_json_string(payload, "cwd"),
+                                   hook_json_string(input, dirs[i]));
+      }
+    }
     hook_interpret_common(payload, tool, input ? input : payload, &tools, req);
   }
   json_object_put(owned);
@@ -428,7 +436,7 @@ static char *resolve_glob_prefix(const char *p, char **ret_dir) {
 /* glob(3) lists the directories itself; these wrappers only note which of
  * the entries it reads are symbolic links, from the type the directory
  * gives (no lstat(2) per entry), and stop reading after GLOB_ENTRIES_MAX
- * entries. glob(3) takes no argument for them: one glob at a time. */
+ * entries, all the globs of one call together. glob(3) takes no argument for them: one glob at a time. */
 #define GLOB_ENTRIES_MAX 200000
 
 typedef struct {
@@ -439,8 +447,10 @@ typedef struct {
 static struct {
   char **links;
   size_t n_links, cap_links;
-  size_t entries;
 } globbing;
+
+/* Entries the globs of one call may still read, all together. */
+static size_t glob_entries_left;
 
 static void *glob_opendir(const char *path) {
   DIR *d = opendir(path);
@@ -455,14 +465,14 @@ static void *glob_opendir(const char *path) {
 
 static struct dirent *glob_readdir(void *p) {
   GlobDir *g = p;
-  if (globbing.entries >= GLOB_ENTRIES_MAX) {
+  if (glob_entries_left == 0) {
     return NULL; /* best effort: the kernel is the boundary */
   }
   struct dirent *de = readdir(g->dir);
   if (de == NULL) {
     return NULL;
   }
-  globbing.entries++;
+  glob_entries_left--;
   bool link = de->d_type == DT_LNK;
   _cleanup_free_ char *full = NULL;
   if (de->d_type == DT_UNKNOWN) {
@@ -699,10 +709,24 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
     return;
   }
   /* Shell commands: what they plainly write. */
-  HookRequest shell = {.cwd = req->cwd};
-  for (size_t i = 0; i < req->n_commands; i++) {
+  HookRequest shell = {.cwd = req->cwd, .work = req->work, .names = req->names,
+                       .over_budget = req->over_budget};
+  for (size_t i = 0; i < req->n_commands && !shell.over_budget; i++) {
     hook_shell_targets(req->commands[i], &shell);
   }
+  if (shell.over_budget) {
+    /* Nothing is decided: that alone could take longer than the agent
+     * waits. */
+    shell.cwd = NULL;
+    hook_request_clear(&shell);
+    v->deny = true;
+    v->reason = xstrdup(_("this call is too large for ralon to check in the time an agent gives "
+                          "its hook (too much shell to read, or too many paths), so it was "
+                          "refused and changed nothing. Split it into smaller calls, and write "
+                          "long content with the edit tool rather than through the shell."));
+    return;
+  }
+  glob_entries_left = GLOB_ENTRIES_MAX;
   /* Names given to edit tools and in patches are literal file names. */
   for (size_t i = 0; i < req->n_paths; i++) {
     decide_one(&dc, req->paths[i], false, false, req->fuzzy_relative, false);

@@ -15,6 +15,13 @@
 
 /* Payloads larger than this are refused unread. */
 #define HOOK_MAX_PAYLOAD (16u * 1024u * 1024u)
+/* The work one call may cost before it is refused as too large to check
+ * in time (HookRequest.over_budget): about a byte of shell read, or one
+ * comparison of a name with one already found, per unit. */
+#define HOOK_MAX_WORK (4u * 1024u * 1024u)
+/* The names one call may ask to decide, each weighed as 16 plus its
+ * components (every component of a name costs system calls). */
+#define HOOK_MAX_NAMES (16u * 1024u)
 
 /* What one tool call would touch, as its agent describes it. */
 typedef struct {
@@ -58,6 +65,13 @@ typedef struct {
   bool unknown_target;
   /* Why the payload could not be understood (refused), or NULL. */
   char *not_understood;
+  /* Work done reading the call (HOOK_MAX_WORK) and the weight of the names
+   * found (HOOK_MAX_NAMES); past either, reading stops and the call is
+   * refused: a hook must answer before the agent gives up on it, and some
+   * agents let the tool run when it does not. */
+  size_t work;
+  size_t names;
+  bool over_budget;
 } HookRequest;
 
 typedef struct {
@@ -125,7 +139,14 @@ void hook_request_add_somewhere(HookRequest *req, const char *path, bool tree);
 void hook_request_add_command(HookRequest *req, const char *command);
 void hook_request_set_tool(HookRequest *req, const char *tool);
 void hook_request_set_cwd(HookRequest *req, const char *cwd);
+/* The directory a shell tool runs its command in (Gemini's dir_path,
+ * Qwen's directory, opencode's workdir), relative to the payload's `cwd`
+ * when not absolute: what the command's relative paths are relative to.
+ * Before hook_interpret_common, which would set the payload's cwd. */
+void hook_request_set_shell_dir(HookRequest *req, const char *cwd, const char *dir);
 void hook_request_clear(HookRequest *req);
+/* Adds `units` to req->work; false (and req->over_budget) past HOOK_MAX_WORK. */
+bool hook_request_charge(HookRequest *req, size_t units);
 
 /* The string at `key` of object `o`, or NULL (also when not a string). */
 const char *hook_json_string(json_object *o, const char *key);
@@ -149,6 +170,12 @@ size_t hook_generic_paths(json_object *input, HookRequest *req);
  * `_`, `-`, `.` and changes of case, and nothing like write, edit, create,
  * delete … anywhere in it. */
 bool hook_tool_reads_only(const char *tool);
+
+/* When `key` of `payload` is a string holding a patch envelope (Copilot
+ * with GPT-5-class models sends its freeform apply_patch so, as tool_name
+ * "Edit"): fills the request with the envelope's paths (none: the target
+ * is unknown) and returns true; else false, and nothing is touched. */
+bool hook_input_patch(json_object *payload, const char *key, HookRequest *req);
 
 /* Marks the request not understood when `payload` has `key` but `input`
  * (what was read from it) is not an object; returns whether it did. */

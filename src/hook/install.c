@@ -470,7 +470,7 @@ static json_object *build_entry(Agent a, const char *where) {
   case AGENT_QWEN:
     h = new_handler(command);
     json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS * 1000));
-    return new_group("^(write_file|edit|replace|notebook_edit|run_shell_command)$", h);
+    return new_group("^(write_file|edit|replace|notebook_edit|run_shell_command|monitor)$", h);
   case AGENT_ANTIGRAVITY: {
     _cleanup_free_ char *c =
         blocking_command(HOOK_COMMAND " --agent antigravity", where, false, false);

@@ -3,7 +3,8 @@
  * `ralon hook check` from tool.execute.before with {tool_name, tool_input,
  * cwd, hook_event_name:"tool.execute.before"} and throws ralon's stderr
  * when it exits non-zero. Tools: write/edit/multiedit (filePath),
- * apply_patch/patch (patchText, paths relative to the project), bash. */
+ * apply_patch/patch (patchText, paths relative to the project), bash
+ * (command, and workdir: where it runs). */
 #include "hook/hook.h"
 
 static bool recognize(json_object *p) {
@@ -24,6 +25,9 @@ static void interpret(json_object *p, HookRequest *req) {
     return;
   }
   const char *tool = hook_json_string(p, "tool_name");
+  if (hook_name_in(tool, shell)) {
+    hook_request_set_shell_dir(req, hook_json_string(p, "cwd"), hook_json_string(input, "workdir"));
+  }
   hook_interpret_common(p, tool, input, &tools, req);
   json_object_put(owned);
 }

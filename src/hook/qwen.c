@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Qwen Code: PreToolUse in .qwen/settings.json, Claude-like, but its
  * payload carries `timestamp` and `tool_call_id`, and its tools are
- * write_file, edit (formerly replace) and run_shell_command. Refusal: as
- * Claude Code (exit 2 feeds stderr to the model). */
+ * write_file, edit (formerly replace), run_shell_command and monitor (which
+ * starts a shell command in the background); both shell tools take
+ * `command` and `directory`, where it runs. Refusal: as Claude Code (exit 2
+ * feeds stderr to the model). */
 #include "hook/hook.h"
 
 static bool recognize(json_object *p) {
@@ -14,7 +16,7 @@ static bool recognize(json_object *p) {
 static void interpret(json_object *p, HookRequest *req) {
   static const char *const edit[] = {"write_file", "edit", "replace", "notebook_edit",
                                      "WriteFile",  "Edit", NULL};
-  static const char *const shell[] = {"run_shell_command", NULL};
+  static const char *const shell[] = {"run_shell_command", "monitor", NULL};
   static const char *const quiet[] = {"read_file",   "read_many_files", "glob",
                                       "grep_search", "search_file_content", "list_directory",
                                       "web_fetch",   "web_search",       "todo_write",
@@ -25,7 +27,12 @@ static void interpret(json_object *p, HookRequest *req) {
   if (hook_input_invalid(p, input, "tool_input", req)) {
     return;
   }
-  hook_interpret_common(p, hook_json_string(p, "tool_name"), input, &tools, req);
+  const char *tool = hook_json_string(p, "tool_name");
+  if (hook_name_in(tool, shell)) {
+    hook_request_set_shell_dir(req, hook_json_string(p, "cwd"),
+                               hook_json_string(input, "directory"));
+  }
+  hook_interpret_common(p, tool, input, &tools, req);
   json_object_put(owned);
 }
 

@@ -5,11 +5,22 @@
 #include <strings.h>
 
 #include "hook/hook.h"
+#include "path.h"
+
+bool hook_request_charge(HookRequest *req, size_t units) {
+  if (!req->over_budget && units <= HOOK_MAX_WORK - req->work) {
+    req->work += units;
+    return true;
+  }
+  req->over_budget = true;
+  return false;
+}
 
 /* Appends a copy of `path` to `v` unless it is empty or there already:
- * each one costs a decision with symbolic links resolved. */
-static void add_unique(char ***v, size_t *n, const char *path) {
-  if (path == NULL || path[0] == '\0') {
+ * each one costs a decision with symbolic links resolved, weighed against
+ * HOOK_MAX_NAMES. */
+static void add_unique(HookRequest *req, char ***v, size_t *n, const char *path) {
+  if (path == NULL || path[0] == '\0' || !hook_request_charge(req, *n + 1)) {
     return;
   }
   for (size_t i = 0; i < *n; i++) {
@@ -17,35 +28,46 @@ static void add_unique(char ***v, size_t *n, const char *path) {
       return;
     }
   }
-  *v = xreallocarray(*v, *n + 1, sizeof(char *));
+  size_t weight = 16;
+  for (const char *c = path; (c = strchr(c, '/')) != NULL; c++) {
+    weight++;
+  }
+  if (weight > HOOK_MAX_NAMES - req->names) {
+    req->over_budget = true;
+    return;
+  }
+  req->names += weight;
+  if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, …: grown to twice its size */
+    *v = xreallocarray(*v, *n ? 2 * *n : 1, sizeof(char *));
+  }
   (*v)[(*n)++] = xstrdup(path);
 }
 
 void hook_request_add_path(HookRequest *req, const char *path) {
-  add_unique(&req->paths, &req->n_paths, path);
+  add_unique(req, &req->paths, &req->n_paths, path);
 }
 
 void hook_request_add_tree(HookRequest *req, const char *path) {
-  add_unique(&req->trees, &req->n_trees, path);
+  add_unique(req, &req->trees, &req->n_trees, path);
 }
 
 void hook_request_add_unread(HookRequest *req, const char *dir) {
-  add_unique(&req->unread, &req->n_unread, dir);
+  add_unique(req, &req->unread, &req->n_unread, dir);
 }
 
 void hook_request_add_entry(HookRequest *req, const char *path, bool tree) {
   if (tree) {
-    add_unique(&req->entry_trees, &req->n_entry_trees, path);
+    add_unique(req, &req->entry_trees, &req->n_entry_trees, path);
   } else {
-    add_unique(&req->entries, &req->n_entries, path);
+    add_unique(req, &req->entries, &req->n_entries, path);
   }
 }
 
 void hook_request_add_somewhere(HookRequest *req, const char *path, bool tree) {
   if (tree) {
-    add_unique(&req->somewhere_trees, &req->n_somewhere_trees, path);
+    add_unique(req, &req->somewhere_trees, &req->n_somewhere_trees, path);
   } else {
-    add_unique(&req->somewhere, &req->n_somewhere, path);
+    add_unique(req, &req->somewhere, &req->n_somewhere, path);
   }
 }
 
@@ -67,6 +89,15 @@ void hook_request_set_cwd(HookRequest *req, const char *cwd) {
   if (cwd != NULL && cwd[0] == '/' && req->cwd == NULL) {
     req->cwd = xstrdup(cwd);
   }
+}
+
+void hook_request_set_shell_dir(HookRequest *req, const char *cwd, const char *dir) {
+  if (dir == NULL || dir[0] == '\0') {
+    return;
+  }
+  /* Relative to the payload's cwd, else to where the hook runs. */
+  _cleanup_free_ char *where = path_absolute(cwd != NULL && cwd[0] == '/' ? cwd : NULL, dir);
+  hook_request_set_cwd(req, where);
 }
 
 void hook_request_clear(HookRequest *req) {
@@ -344,6 +375,28 @@ bool hook_tool_reads_only(const char *tool) {
     reads_only |= word_in(lower + i, e - i, reads);
   }
   return reads_only;
+}
+
+bool hook_input_patch(json_object *payload, const char *key, HookRequest *req) {
+  json_object *v;
+  if (payload == NULL || !json_object_is_type(payload, json_type_object) ||
+      !json_object_object_get_ex(payload, key, &v) || !json_object_is_type(v, json_type_string)) {
+    return false;
+  }
+  const char *text = json_object_get_string(v);
+  HookRequest found = {0};
+  size_t n = hook_patch_paths(text, &found);
+  hook_request_clear(&found);
+  if (n == 0 && strstr(text, "*** Begin Patch") == NULL) {
+    return false;
+  }
+  hook_request_set_tool(req, hook_json_string(payload, "tool_name"));
+  hook_request_set_tool(req, hook_json_string(payload, "toolName"));
+  hook_request_set_cwd(req, hook_json_string(payload, "cwd"));
+  if (hook_patch_paths(text, req) == 0) {
+    req->unknown_target = true;
+  }
+  return true;
 }
 
 bool hook_input_invalid(json_object *payload, json_object *input, const char *key,

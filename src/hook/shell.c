@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "hook/hook.h"
+#include "hook/shell.h"
 #include "path.h"
 
 /* How deep sh -c, eval, env -S and command substitutions nest. */
@@ -27,63 +28,11 @@
 #define MAX_ALIAS_IMAGES 256
 #define MAX_ALIAS_STEPS 4096
 
-typedef struct {
-  char **v;
-  size_t n;
-  size_t cap;
-} Words;
 
-static void words_add(Words *w, const char *s, size_t len) {
-  char **slot = grow_array(&w->v, &w->n, &w->cap, sizeof(char *));
-  *slot = xstrndup(s, len);
-}
 
-static void words_clear(Words *w) {
-  for (size_t i = 0; i < w->n; i++) {
-    free(w->v[i]);
-  }
-  free(w->v);
-  memset(w, 0, sizeof(*w));
-}
 
-/* A `$` the shell takes as it is (in '…' or $'…', escaped, or in a value
- * it substituted) is held as LITERAL_DOLLAR while the command is read, so
- * that nothing after it mistakes `cd '$HOME'` for the home directory;
- * names get their `$` back where they leave the reader (literal_text).
- * The byte itself, in a command, is read as `?`: a glob for any one byte,
- * never a `$`. */
-#define LITERAL_DOLLAR '\x01'
 
-/* A byte of the command as the reader holds it: `literal` when the shell
- * takes it as it is. */
-static char word_byte(char c, bool literal) {
-  return c == LITERAL_DOLLAR ? '?' : literal && c == '$' ? LITERAL_DOLLAR : c;
-}
 
-/* Appends `len` bytes of `s`, all taken as they are, to buf at *n. */
-static void put_literal(char *buf, size_t *n, const char *s, size_t len) {
-  for (size_t i = 0; i < len; i++) {
-    buf[(*n)++] = word_byte(s[i], true);
-  }
-}
-
-/* `s`, written out as it is: a new string for the reader's words. */
-static char *literal_word(const char *s) {
-  size_t n = 0;
-  char *w = xmalloc(strlen(s) + 1);
-  put_literal(w, &n, s, strlen(s));
-  w[n] = '\0';
-  return w;
-}
-
-/* A word of the reader as the text it stands for: a new string. */
-static char *literal_text(const char *word) {
-  char *t = xstrdup(word);
-  for (char *c = t; (c = strchr(c, LITERAL_DOLLAR)) != NULL; c++) {
-    *c = '$';
-  }
-  return t;
-}
 
 /* Where the string `r` (xargs -I's, find's `{}`) is in `word`, or NULL:
  * the two compare as the text they stand for, so a `$` quoted in one and
@@ -92,17 +41,11 @@ static const char *replace_in(const char *word, const char *r) {
   if (r == NULL || r[0] == '\0') {
     return NULL;
   }
-  for (const char *w = word; *w != '\0'; w++) {
-    size_t i = 0;
-    while (r[i] != '\0' && w[i] != '\0' &&
-           (w[i] == LITERAL_DOLLAR ? '$' : w[i]) == (r[i] == LITERAL_DOLLAR ? '$' : r[i])) {
-      i++;
-    }
-    if (r[i] == '\0') {
-      return w;
-    }
-  }
-  return NULL;
+  /* strstr(3) is linear in both; `$` is taken as the text it stands for. */
+  _cleanup_free_ char *w = shell_literal_text(word);
+  _cleanup_free_ char *t = shell_literal_text(r);
+  const char *at = strstr(w, t);
+  return at != NULL ? word + (at - w) : NULL;
 }
 
 typedef struct {
@@ -150,7 +93,29 @@ typedef struct {
    * else "". */
   Words alias_text;
   size_t alias_steps;
+  /* The command line as given, and a copy with the heredoc bodies whose
+   * envelopes were read blanked (heredoc_patch). */
+  const char *top;
+  size_t top_len;
+  char *unread_text;
+  /* The lexer; its scratch buffer is as long as the text being read plus
+   * two $HOMEs (a word is never longer than what it is read from, but for
+   * one `~`), allocated once per text, so that reading stays linear. */
+  ShellLexer lex;
 } Shell;
+
+/* Charges `units` of the reader's work (about a byte read each) to the
+ * request's budget; false once it is spent, and then reading stops. */
+static bool charge(Shell *sh, size_t units) {
+  return hook_request_charge(sh->req, units);
+}
+
+static const char *home(void);
+
+/* A scratch buffer for the words of `text` (Shell.scratch). */
+static char *scratch_for(const char *text) {
+  return xmalloc(strlen(text) + 2 * (home() != NULL ? strlen(home()) : 0) + 1);
+}
 
 /* A command run by xargs gets more arguments than it was written with. */
 typedef struct {
@@ -162,9 +127,16 @@ static void parse(Shell *sh, const char *command);
 
 /* $HOME, with which a `~` is expanded; NULL when it is unset or not an
  * absolute path and a `~` cannot be placed. */
+static const char *home_dir;
+
 static const char *home(void) {
+  return home_dir;
+}
+
+/* Looks $HOME up once for a whole command (home()). */
+static void home_init(void) {
   const char *h = getenv("HOME");
-  return h != NULL && h[0] == '/' ? h : NULL;
+  home_dir = h != NULL && h[0] == '/' ? h : NULL;
 }
 
 /* A path that still starts with the `~` that could not be expanded. */
@@ -185,7 +157,7 @@ static char *from_cwd(const Shell *sh, const char *path) {
  * pushd and of subshells: `=` (or `?` for cd_unknown), then sh->cd. */
 static void cd_save(const Shell *sh, Words *stack) {
   _cleanup_free_ char *s = xasprintf("%c%s", sh->cd_unknown ? '?' : '=', sh->cd ? sh->cd : "");
-  words_add(stack, s, strlen(s));
+  shell_words_add(stack, s, strlen(s));
 }
 
 /* Back to what cd_save saved, taking `saved` over. */
@@ -203,7 +175,7 @@ static char *word_file(const Shell *sh, const char *word) {
   if (is_unknown_tilde(w)) {
     return NULL;
   }
-  _cleanup_free_ char *p = literal_text(w);
+  _cleanup_free_ char *p = shell_literal_text(w);
   return sh->req->cwd != NULL ? path_join(sh->req->cwd, p) : xstrdup(p);
 }
 
@@ -213,7 +185,7 @@ static char *path_file(const Shell *sh, const char *p) {
   if (is_unknown_tilde(p) || (sh->cd_unknown && p[0] != '/')) {
     return NULL;
   }
-  _cleanup_free_ char *t = literal_text(p);
+  _cleanup_free_ char *t = shell_literal_text(p);
   return sh->req->cwd != NULL ? path_join(sh->req->cwd, t) : xstrdup(t);
 }
 
@@ -237,7 +209,7 @@ static bool somewhere(const Shell *sh, const char *p) {
 
 /* A tree, as from_cwd gives it. */
 static void add_tree(Shell *sh, const char *word) {
-  _cleanup_free_ char *p = literal_text(word);
+  _cleanup_free_ char *p = shell_literal_text(word);
   if (somewhere(sh, p)) {
     hook_request_add_somewhere(sh->req, p, true);
     return;
@@ -247,7 +219,7 @@ static void add_tree(Shell *sh, const char *word) {
 
 /* A path as from_cwd gives it, written (and with `tree` its subtree). */
 static void add_path(Shell *sh, const char *word, bool tree) {
-  _cleanup_free_ char *p = literal_text(word);
+  _cleanup_free_ char *p = shell_literal_text(word);
   if (somewhere(sh, p)) {
     hook_request_add_somewhere(sh->req, p, tree);
     return;
@@ -269,7 +241,7 @@ static void add_tilde_target(Shell *sh, const char *p, bool tree) {
   if (pw == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
     return;
   }
-  _cleanup_free_ char *dir = literal_word(pw->pw_dir);
+  _cleanup_free_ char *dir = shell_literal_word(pw->pw_dir);
   _cleanup_free_ char *expanded = xasprintf("%s%s", dir, p + 1);
   add_path(sh, expanded, tree);
 }
@@ -279,7 +251,7 @@ static void add_unread_one(Shell *sh, const char *word) {
     add_tilde_target(sh, word, true);
     return;
   }
-  _cleanup_free_ char *p = literal_text(word);
+  _cleanup_free_ char *p = shell_literal_text(word);
   if (somewhere(sh, p)) {
     hook_request_add_somewhere(sh->req, p, true);
     return;
@@ -299,7 +271,7 @@ static void add_unread_path(Shell *sh, const char *word) {
   for (size_t i = 0; i < images.n; i++) {
     add_unread_one(sh, images.v[i]);
   }
-  words_clear(&images);
+  shell_words_clear(&images);
 }
 
 /* A directory below which go files whose names xargs reads. */
@@ -314,12 +286,12 @@ static void add_unread(Shell *sh, const char *word) {
 static void names_read_dirs(const Shell *sh, Words *out) {
   if (sh->below != NULL) {
     for (size_t i = 0; i < sh->n_below; i++) {
-      words_add(out, sh->below[i], strlen(sh->below[i]));
+      shell_words_add(out, sh->below[i], strlen(sh->below[i]));
     }
     return;
   }
   const char *dir = sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".";
-  words_add(out, dir, strlen(dir));
+  shell_words_add(out, dir, strlen(dir));
 }
 
 /* Targets that cannot be named: the words xargs reads, the files find
@@ -338,34 +310,14 @@ static void unknown_targets_of(Shell *sh, bool xargs) {
   for (size_t i = 0; i < dirs.n; i++) {
     add_unread_path(sh, dirs.v[i]);
   }
-  words_clear(&dirs);
+  shell_words_clear(&dirs);
 }
 
 static void unknown_targets(Shell *sh) {
   unknown_targets_of(sh, true);
 }
 
-/* The shell's special parameters, $@ to $$. */
-#define SPECIAL_PARAMETERS "@*#?!-$"
 
-/* Whether a `$` before `after` starts an expansion ($VAR, ${…}, $(…), $1,
- * $?); before anything else it is a `$` as it is. */
-static bool starts_expansion(const char *after) {
-  char c = after[0];
-  return c == '{' || c == '(' || c == '_' || isalnum((unsigned char)c) ||
-         (c != '\0' && strchr(SPECIAL_PARAMETERS, c) != NULL);
-}
-
-/* Where in `word` the shell substitutes something only known when it runs
- * ($VAR, ${…}, $(…), `…`), or NULL. */
-static const char *expansion(const char *word) {
-  for (const char *c = word; *c != '\0'; c++) {
-    if (*c == '`' || (*c == '$' && starts_expansion(c + 1))) {
-      return c;
-    }
-  }
-  return NULL;
-}
 
 /* `p`, as from_cwd gives it, absolute (a word of the reader) with its `.`
  * and `..` as written, or NULL when it is relative to where only running
@@ -382,7 +334,7 @@ static char *anchored_raw(const Shell *sh, const char *p) {
   if (cwd == NULL || cwd[0] != '/') {
     return NULL;
   }
-  _cleanup_free_ char *base = literal_word(cwd);
+  _cleanup_free_ char *base = shell_literal_word(cwd);
   return path_join(base, p);
 }
 
@@ -411,7 +363,6 @@ static const char *assigned(const Shell *sh, const char *name) {
   return NULL;
 }
 
-static const char *expansion(const char *word);
 
 /* Remembers that the command sets the variable named at the start of
  * `word` (NAME, or NAME=VALUE: the value too when it is written out). */
@@ -424,9 +375,9 @@ static void note_assigned(Shell *sh, const char *word) {
       !(word[len] == '\0' || word[len] == '=' || (word[len] == '+' && word[len + 1] == '='))) {
     return;
   }
-  bool known = word[len] == '=' && expansion(word + len + 1) == NULL;
+  bool known = word[len] == '=' && shell_expansion(word + len + 1) == NULL;
   if (sh->assigned.n < 256) {
-    words_add(&sh->assigned, word, known ? strlen(word) : len);
+    shell_words_add(&sh->assigned, word, known ? strlen(word) : len);
   }
 }
 
@@ -435,7 +386,7 @@ static void note_assigned(Shell *sh, const char *word) {
  * the command is in. Left as they are: what the command sets itself, and
  * $OLDPWD (wherever the agent's shell was before). */
 static char *expand_environment(const Shell *sh, const char *word) {
-  size_t size = strlen(word) + 1, n = 0;
+  size_t wlen = strlen(word), size = wlen + 1, n = 0;
   char *out = xmalloc(size);
   for (const char *c = word; *c != '\0';) {
     bool braced = c[0] == '$' && c[1] == '{';
@@ -457,12 +408,16 @@ static char *expand_environment(const Shell *sh, const char *word) {
       } else if (streq(var, "PWD")) {
         value = own = current_dir(sh);
       } else if (!streq(var, "OLDPWD") && getenv(var) != NULL) {
-        value = own = literal_word(getenv(var));
+        value = own = shell_literal_word(getenv(var));
       }
     }
-    if (value != NULL && value[0] != '\0') {
-      size = size + strlen(value);
-      out = xreallocarray(out, size, 1);
+    size_t len_value = value != NULL ? strlen(value) : 0;
+    if (len_value > 0 && hook_request_charge(sh->req, len_value)) {
+      if (n + len_value + wlen + 1 > size) {
+        /* Twice what it takes: many variables in one word stay linear. */
+        size = 2 * (n + len_value + wlen + 1);
+        out = xreallocarray(out, size, 1);
+      }
       n = (size_t)(stpcpy(out + n, value) - out);
       c = name + len + braced;
     } else {
@@ -479,7 +434,7 @@ static char *expand_environment(const Shell *sh, const char *word) {
  * names read, below find's starting points (names_read_dirs), rather than
  * for anything below the working directory. */
 static const char *unknown_part(const Shell *sh, const char *word, bool expansions, bool *names) {
-  const char *x = expansions ? expansion(word) : NULL;
+  const char *x = expansions ? shell_expansion(word) : NULL;
   const char *r = replace_in(word, sh->replace);
   /* In a script xargs or find runs, $1, $@ and the like are the names. */
   *names = sh->in_script || (r != NULL && (x == NULL || r < x));
@@ -502,7 +457,7 @@ static void unknown_dirs(const Shell *sh, const char *word, const char *x, bool 
                                : slash - 1 == word ? xstrdup("/")
                                                    : xstrndup(word, (size_t)(slash - 1 - word));
     _cleanup_free_ char *p = from_cwd(sh, dir);
-    words_add(out, p, strlen(p));
+    shell_words_add(out, p, strlen(p));
   }
   if (names) {
     names_read_dirs(sh, out);
@@ -601,9 +556,9 @@ static void add_alias(Shell *sh, const char *name, const char *to, const char *t
     sh->req->unknown_target = true;
     return;
   }
-  words_add(&sh->alias_names, key, strlen(key));
-  words_add(&sh->alias_to, dest, strlen(dest));
-  words_add(&sh->alias_text, text != NULL ? text : "", text != NULL ? strlen(text) : 0);
+  shell_words_add(&sh->alias_names, key, strlen(key));
+  shell_words_add(&sh->alias_to, dest, strlen(dest));
+  shell_words_add(&sh->alias_text, text != NULL ? text : "", text != NULL ? strlen(text) : 0);
 }
 
 /* The names `cur` (absolute, or relative as alias_key keeps it, `..` not
@@ -652,7 +607,7 @@ static void alias_step(Shell *sh, const char *cur, bool entry, bool below, Words
     for (size_t a = 0; a < sh->alias_names.n; a++) {
       if (streq(norm, sh->alias_names.v[a]) && !(entry && cur[i] == '\0')) {
         _cleanup_free_ char *q = xasprintf("%s%s", sh->alias_to.v[a], cur + i);
-        words_add(todo, q, strlen(q));
+        shell_words_add(todo, q, strlen(q));
       }
     }
   }
@@ -663,7 +618,7 @@ static void alias_step(Shell *sh, const char *cur, bool entry, bool below, Words
     const char *name = sh->alias_names.v[a];
     size_t len = strlen(name);
     if (nl < len && strncmp(name, norm, nl) == 0 && (nl == 0 || name[nl] == '/')) {
-      words_add(todo, sh->alias_to.v[a], strlen(sh->alias_to.v[a]));
+      shell_words_add(todo, sh->alias_to.v[a], strlen(sh->alias_to.v[a]));
     }
   }
 }
@@ -682,7 +637,7 @@ static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words
     return;
   }
   Words seen = {0};
-  words_add(&seen, start, strlen(start));
+  shell_words_add(&seen, start, strlen(start));
   for (size_t t = 0; t < seen.n; t++) {
     if (++sh->alias_steps > MAX_ALIAS_STEPS) {
       sh->req->unknown_target = true;
@@ -702,9 +657,9 @@ static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words
         sh->req->unknown_target = true;
         break;
       }
-      words_add(&seen, next.v[j], strlen(next.v[j]));
+      shell_words_add(&seen, next.v[j], strlen(next.v[j]));
     }
-    words_clear(&next);
+    shell_words_clear(&next);
   }
   for (size_t t = 1; t < seen.n; t++) {
     size_t len = strlen(seen.v[t]);
@@ -713,9 +668,9 @@ static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words
     _cleanup_free_ char *w = len > 0 && seen.v[t][len - 1] == '/' && !streq(q, "/")
                                  ? xasprintf("%s/", q)
                                  : xstrdup(q);
-    words_add(out, w, strlen(w));
+    shell_words_add(out, w, strlen(w));
   }
-  words_clear(&seen);
+  shell_words_clear(&seen);
 }
 
 /* A written name as from_cwd gives it: an entry when the command takes
@@ -725,7 +680,7 @@ static void add_named(Shell *sh, const char *p, bool tree) {
   if (sh->entries && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
     /* With a trailing `/` a link is followed: `rm -r link/` empties what
      * it leads to. */
-    _cleanup_free_ char *entry = literal_text(p);
+    _cleanup_free_ char *entry = shell_literal_text(p);
     hook_request_add_entry(sh->req, entry, tree);
     return;
   }
@@ -740,7 +695,7 @@ static void add_target(Shell *sh, const char *word, bool tree) {
    * shell expands may be anything. Elsewhere a file a variable names is
    * left to the kernel (`rm -f "$tmp"`, `> "$out"` are everywhere). */
   bool expansions = (tree && sh->expansions_unknown) || sh->in_script;
-  if (expansions && expansion(word) != NULL) {
+  if (expansions && shell_expansion(word) != NULL) {
     with_env = expand_environment(sh, word);
     word = with_env;
   }
@@ -765,7 +720,7 @@ static void add_target(Shell *sh, const char *word, bool tree) {
     for (size_t i = 0; i < dirs.n; i++) {
       add_unread_path(sh, dirs.v[i]);
     }
-    words_clear(&dirs);
+    shell_words_clear(&dirs);
     return;
   }
   _cleanup_free_ char *p = from_cwd(sh, word);
@@ -782,7 +737,7 @@ static void add_target(Shell *sh, const char *word, bool tree) {
   for (size_t i = 0; i < images.n; i++) {
     add_named(sh, images.v[i], tree);
   }
-  words_clear(&images);
+  shell_words_clear(&images);
 }
 
 static const char *base_name(const char *s) {
@@ -802,23 +757,7 @@ static bool is_digits(const char *s) {
   return s[0] != '\0' && strspn(s, "0123456789") == strlen(s);
 }
 
-static bool is_name(const char *s, size_t len) {
-  if (len == 0 || (s[0] >= '0' && s[0] <= '9')) {
-    return false;
-  }
-  for (size_t i = 0; i < len; i++) {
-    if (s[i] == '\0' ||
-        strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_", s[i]) == NULL) {
-      return false;
-    }
-  }
-  return true;
-}
 
-static bool is_assignment(const char *a) {
-  const char *eq = strchr(a, '=');
-  return eq != NULL && is_name(a, (size_t)(eq - a));
-}
 
 static bool in_list(const char *s, const char *const *list) {
   for (size_t i = 0; list[i] != NULL; i++) {
@@ -1038,7 +977,7 @@ static char *link_text(const Shell *sh, const char *word) {
     return NULL;
   }
   buf[n] = '\0';
-  return literal_word(buf);
+  return shell_literal_word(buf);
 }
 
 /* Remembers where the name `name` (as from_cwd gives it) that ln, link,
@@ -1052,7 +991,7 @@ static void record_made(Shell *sh, const char *src, const char *name, const Copy
   _cleanup_free_ char *p = from_cwd(sh, src);
   Words texts = {0};
   if (o->symbolic && !o->relative_link) {
-    words_add(&texts, src, strlen(src));
+    shell_words_add(&texts, src, strlen(src));
   } else if (o->symbolic) {
     add_alias(sh, name, p, NULL); /* ln -r: a text that leads to SRC */
     return;
@@ -1060,11 +999,11 @@ static void record_made(Shell *sh, const char *src, const char *name, const Copy
     _cleanup_free_ char *text = link_text(sh, src);
     _cleanup_free_ char *key = alias_key(sh, p);
     if (text != NULL) {
-      words_add(&texts, text, strlen(text));
+      shell_words_add(&texts, text, strlen(text));
     }
     for (size_t i = 0; key != NULL && i < sh->alias_names.n; i++) {
       if (streq(sh->alias_names.v[i], key) && sh->alias_text.v[i][0] != '\0') {
-        words_add(&texts, sh->alias_text.v[i], strlen(sh->alias_text.v[i]));
+        shell_words_add(&texts, sh->alias_text.v[i], strlen(sh->alias_text.v[i]));
       }
     }
     if (texts.n == 0) {
@@ -1079,15 +1018,15 @@ static void record_made(Shell *sh, const char *src, const char *name, const Copy
   _cleanup_free_ char *trimmed = xstrndup(name, len);
   _cleanup_free_ char *dir = path_dirname(trimmed);
   Words dirs = {0};
-  words_add(&dirs, dir, strlen(dir));
+  shell_words_add(&dirs, dir, strlen(dir));
   alias_images(sh, dir, false, false, &dirs);
   for (size_t i = 0, n = dirs.n; i < n; i++) {
     /* The directory as the file system resolves it. */
     _cleanup_free_ char *abs = path_file(sh, dirs.v[i]);
     _cleanup_free_ char *real = abs != NULL ? path_resolve(abs) : NULL;
     if (real != NULL) {
-      _cleanup_free_ char *w = literal_word(real);
-      words_add(&dirs, w, strlen(w));
+      _cleanup_free_ char *w = shell_literal_word(real);
+      shell_words_add(&dirs, w, strlen(w));
     }
   }
   for (size_t t = 0; t < texts.n; t++) {
@@ -1097,8 +1036,8 @@ static void record_made(Shell *sh, const char *src, const char *name, const Copy
       add_alias(sh, name, to, texts.v[t]);
     }
   }
-  words_clear(&dirs);
-  words_clear(&texts);
+  shell_words_clear(&dirs);
+  shell_words_clear(&texts);
 }
 
 /* cp/install/ln/rsync SRC… DEST (or -t DEST SRC…): DEST, or DEST/basename(SRC)
@@ -1238,83 +1177,21 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
   char **args = argv + 1;
   size_t n = argc - 1;
 
-  /* Which arguments are targets: every operand, unless `copy` says how. */
-  bool copy = false, recursive = false, in_place = false, skip_first = false;
-  bool target_opt = false; /* -t DIR is the destination (cp, mv, ln, install) */
-  bool recursive_opts = false; /* -R, --recursive (chmod and the like) */
-  const char *value_opts = ""; /* short options that take a value */
-  static const char *const none[] = {NULL};
-  const char *const *value_longs = none; /* long options that take a value */
-  if (streq(cmd, "rm") || streq(cmd, "unlink") || streq(cmd, "rmdir") || streq(cmd, "shred")) {
-    static const char *const shred_longs[] = {"--iterations", "--size", "--random-source", NULL};
-    recursive = !streq(cmd, "unlink");
-    if (streq(cmd, "shred")) {
-      value_opts = "ns";
-      value_longs = shred_longs;
-    }
-  } else if (streq(cmd, "truncate")) {
-    static const char *const longs[] = {"--size", "--reference", NULL};
-    value_opts = "sr";
-    value_longs = longs;
-  } else if (streq(cmd, "touch")) {
-    static const char *const longs[] = {"--date", "--reference", NULL};
-    value_opts = "dtr";
-    value_longs = longs;
-  } else if (streq(cmd, "tee")) {
-    /* every operand, as it is */
-  } else if (streq(cmd, "mv")) {
-    static const char *const longs[] = {"--suffix", "--target-directory", NULL};
-    /* Sources leave their place, the destination is written: a recursive
-     * copy that removes its sources, into DEST/basename(SRC) when DEST is
-     * a directory (so `mv x ..` is no move of the parent). */
-    copy = true;
-    target_opt = true;
-    value_opts = "St";
-    value_longs = longs;
-  } else if (streq(cmd, "cp") || streq(cmd, "install") || streq(cmd, "ln") ||
-             streq(cmd, "link")) {
-    static const char *const cp_longs[] = {"--suffix", "--target-directory", "--sparse",
-                                           "--no-preserve", NULL};
-    static const char *const install_longs[] = {"--suffix", "--target-directory", "--mode",
-                                                "--owner", "--group", "--strip-program", NULL};
-    copy = true;
-    target_opt = true;
-    value_opts = streq(cmd, "install") ? "Stmog" : "St";
-    value_longs = streq(cmd, "install") ? install_longs : cp_longs;
-  } else if (streq(cmd, "rsync")) {
-    static const char *const longs[] = {
-        "--exclude",     "--include",      "--exclude-from", "--include-from", "--files-from",
-        "--filter",      "--rsh",          "--rsync-path",   "--temp-dir",     "--compare-dest",
-        "--copy-dest",   "--link-dest",    "--backup-dir",   "--suffix",       "--chmod",
-        "--chown",       "--usermap",      "--groupmap",     "--log-file",     "--log-file-format",
-        "--out-format",  "--password-file", "--partial-dir", "--max-size",     "--min-size",
-        "--max-delete",  "--bwlimit",      "--timeout",      "--contimeout",   "--port",
-        "--sockopts",    "--protocol",     "--iconv",        "--compress-choice",
-        "--checksum-choice", "--modify-window", "--block-size", "--skip-compress",
-        "--remote-option", "--info",       "--debug",        NULL};
-    copy = true;
-    value_opts = "BefMT@";
-    value_longs = longs;
-  } else if (streq(cmd, "chmod") || streq(cmd, "chown") || streq(cmd, "chgrp") ||
-             streq(cmd, "chattr")) {
-    static const char *const longs[] = {"--reference", "--from", NULL};
-    skip_first = true; /* the mode or owner */
-    recursive_opts = true;
-    value_opts = streq(cmd, "chattr") ? "vp" : "";
-    value_longs = longs;
-  } else if (streq(cmd, "setfacl")) {
-    static const char *const longs[] = {"--modify", "--modify-file", "--remove",
-                                        "--remove-file", "--set", "--set-file", NULL};
-    recursive_opts = true;
-    value_opts = "mMxX";
-    value_longs = longs;
-  } else if (streq(cmd, "setfattr")) {
-    static const char *const longs[] = {"--name", "--value", "--remove", NULL};
-    value_opts = "nvx";
-    value_longs = longs;
-  } else if (streq(cmd, "sed") || streq(cmd, "perl")) {
-    value_opts = streq(cmd, "sed") ? "efl" : "eEI";
-    bool script_given = false;
+  /* Which arguments are targets: every operand, unless `copy` says how
+   * (the table in shell-writers.c). */
+  const ShellWriter *w = shell_writer_find(cmd);
+  if (w == NULL) {
+    return;
+  }
+  bool copy = w->kind == SHELL_WRITES_COPY;
+  bool recursive = (w->flags & SHELL_WRITER_TREE) != 0;
+  bool skip_first = (w->flags & SHELL_WRITER_SKIP_FIRST) != 0;
+  bool target_opt = (w->flags & SHELL_WRITER_TARGET_DIR) != 0;
+  bool recursive_opts = (w->flags & SHELL_WRITER_RECURSIVE_R) != 0;
+  const char *value_opts = w->value_opts;
+  const char *const *value_longs = w->value_longs;
+  if (w->kind == SHELL_WRITES_IN_PLACE) {
+    bool in_place = false, script_given = false;
     for (size_t k = 0; k < n; k++) {
       in_place |= has_short_flag(args[k], 'i') || startswith(args[k], "--in-place");
       script_given |= streq(args[k], "-e") || streq(args[k], "-f") || streq(args[k], "-E") ||
@@ -1325,26 +1202,26 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
       return;
     }
     skip_first = !script_given;
-  } else if (streq(cmd, "dd")) {
+  } else if (w->kind == SHELL_WRITES_DD) {
     for (size_t k = 0; k < n; k++) {
       if (startswith(args[k], "of=")) {
         add_target(sh, args[k] + 3, false);
       }
     }
     return;
-  } else {
-    return;
   }
 
   bool dashdash = false, skipped = false;
   CopyOptions co = {0};
-  if (streq(cmd, "mv")) {
+  if (w->flags & SHELL_WRITER_MOVES) {
+    /* Into DEST/basename(SRC) when DEST is a directory (so `mv x ..` is
+     * no move of the parent). */
     co.recursive = true;
     co.move_sources = true;
   }
   /* link FILE1 FILE2: FILE2 is never a directory it goes into. */
-  co.makes_links = streq(cmd, "ln") || streq(cmd, "link");
-  co.no_target_dir = streq(cmd, "link");
+  co.makes_links = (w->flags & SHELL_WRITER_LINKS) != 0;
+  co.no_target_dir = (w->flags & SHELL_WRITER_NO_TARGET_DIR) != 0;
   char **plain = xcalloc(n + 1, sizeof(char *));
   size_t np = 0;
   for (size_t k = 0; k < n; k++) {
@@ -1442,7 +1319,7 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
             (args[k][0] == '-' && args[k][1] != '-' && strpbrk(args[k], "rR") != NULL);
   }
   sh->expansions_unknown = rm_r;
-  sh->entries = streq(cmd, "rm") || streq(cmd, "unlink");
+  sh->entries = (w->flags & SHELL_WRITER_ENTRIES) != 0;
   for (size_t k = 0; k < np; k++) {
     add_target(sh, plain[k], recursive);
   }
@@ -1506,12 +1383,12 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
   Words starts = {0};
   for (size_t j = k; j < n; j++) {
     if (streq(args[j], "-files0-from")) {
-      words_add(&starts, "/", 1);
+      shell_words_add(&starts, "/", 1);
       break;
     }
   }
   for (; k < n && !find_expression(args[k]); k++) {
-    _cleanup_free_ char *with_env = expansion(args[k]) != NULL ? expand_environment(sh, args[k])
+    _cleanup_free_ char *with_env = shell_expansion(args[k]) != NULL ? expand_environment(sh, args[k])
                                                                : NULL;
     const char *word = with_env != NULL ? with_env : args[k];
     bool names = false;
@@ -1520,12 +1397,12 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
       unknown_dirs(sh, word, x, names, &starts);
     } else {
       _cleanup_free_ char *p = from_cwd(sh, word);
-      words_add(&starts, p, strlen(p));
+      shell_words_add(&starts, p, strlen(p));
     }
   }
   if (starts.n == 0) {
     _cleanup_free_ char *p = from_cwd(sh, ".");
-    words_add(&starts, p, strlen(p));
+    shell_words_add(&starts, p, strlen(p));
   }
   for (; k < n; k++) {
     const char *a = args[k];
@@ -1580,7 +1457,7 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
           run_words(sh, args + b, e - b, (Xargs){.on = true, .replace = "{}"});
           /* Whatever a `sh -c 'cd …'` in it did ends with it. */
           cd_restore(sh, saved_cd.v[--saved_cd.n]);
-          words_clear(&saved_cd);
+          shell_words_clear(&saved_cd);
           if (in_dir) {
             sh->execdir = saved_execdir;
           }
@@ -1593,13 +1470,12 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
     }
   }
   sh->replace = saved_replace;
-  words_clear(&starts);
+  shell_words_clear(&starts);
 }
 
 /* ---- simple commands --------------------------------------------------- */
 
 static void parse_nested(Shell *sh, const char *text, bool subshell);
-static bool read_word(Shell *sh, const char **pp, Words *out);
 
 /* Remembers the current `cd` on pushd's stack; the oldest is forgotten
  * when it is full. */
@@ -1618,7 +1494,7 @@ static void push_dir(Shell *sh) {
 static char *git_toplevel(const Shell *sh) {
   char *d = current_dir(sh);
   while (d != NULL) {
-    _cleanup_free_ char *dir = literal_text(d);
+    _cleanup_free_ char *dir = shell_literal_text(d);
     _cleanup_free_ char *git = path_join(dir, ".git");
     struct stat st;
     if (lstat(git, &st) == 0) {
@@ -1635,45 +1511,14 @@ static char *git_toplevel(const Shell *sh) {
   return NULL;
 }
 
-static const char *subst_end(const char *p);
 
-/* With `x` at an expansion (see expansion()): where it ends. */
-static const char *expansion_end(const char *x) {
-  if (*x == '`') {
-    const char *e = strchr(x + 1, '`');
-    return e != NULL ? e + 1 : x + strlen(x);
-  }
-  if (x[1] == '(') {
-    const char *e = subst_end(x + 2);
-    return *e != '\0' ? e + 1 : e;
-  }
-  if (x[1] == '{') {
-    int depth = 0;
-    for (const char *c = x + 1; *c != '\0'; c++) {
-      depth += *c == '{';
-      depth -= *c == '}';
-      if (depth == 0) {
-        return c + 1;
-      }
-    }
-    return x + strlen(x);
-  }
-  const char *c = x + 1;
-  if (*c == '_' || isalpha((unsigned char)*c)) {
-    while (*c == '_' || isalnum((unsigned char)*c)) {
-      c++;
-    }
-    return c;
-  }
-  return *c != '\0' ? c + 1 : c; /* $1, $@, $$ … */
-}
 
 /* What `word` names after the last component holding an expansion (`sub`
  * in "$X/sub", "$X/$Y/sub", and after a `/` inside "${D%…}"), or "". */
 static const char *after_expansions(const char *word) {
   const char *tail = word;
-  for (const char *x; (x = expansion(tail)) != NULL;) {
-    const char *slash = strchr(expansion_end(x), '/');
+  for (const char *x; (x = shell_expansion(tail)) != NULL;) {
+    const char *slash = strchr(shell_expansion_end(x), '/');
     if (slash == NULL) {
       return "";
     }
@@ -1787,7 +1632,7 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
           sh->in_script = true;
           sh->replace = xargs->replace != NULL ? xargs->replace : sh->replace;
         }
-        _cleanup_free_ char *script = literal_text(args[k + 1]);
+        _cleanup_free_ char *script = shell_literal_text(args[k + 1]);
         parse_nested(sh, script, true);
         sh->in_script = saved_in;
         sh->replace = saved_replace;
@@ -1807,7 +1652,7 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
       *end++ = ' ';
     }
     *end = '\0';
-    _cleanup_free_ char *text = literal_text(line);
+    _cleanup_free_ char *text = shell_literal_text(line);
     parse_nested(sh, text, false);
   } else if (streq(cmd, "cd") || streq(cmd, "pushd") || streq(cmd, "popd")) {
     change_dir(sh, cmd, args, n);
@@ -1837,6 +1682,9 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
 
 /* One simple command, its words already split, run by xargs or not. */
 static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
+  if (!charge(sh, argc + 1)) {
+    return;
+  }
   Words saved_cd = {0};
   bool moved = false; /* env -C, sudo -D: sh->cd is the command's, restored after */
   bool done = false;  /* the wrappers said all there is */
@@ -1845,7 +1693,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
    * command. */
   while (i < argc && !done) {
     const char *a = argv[i];
-    if (is_assignment(a)) {
+    if (shell_is_assignment(a)) {
       note_assigned(sh, a);
       i++;
       continue;
@@ -1889,20 +1737,24 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
       done = true;
       if (sh->depth < MAX_DEPTH) {
         Words split = {0};
-        _cleanup_free_ char *text = literal_text(st.split);
+        _cleanup_free_ char *text = shell_literal_text(st.split);
+        char *saved_scratch = sh->lex.scratch;
+        sh->lex.scratch = scratch_for(text);
         const char *q = text;
         while (*q != '\0') {
-          if (!read_word(sh, &q, &split)) {
+          if (!shell_read_word(&sh->lex, &q, &split)) {
             q++;
           }
         }
+        free(sh->lex.scratch);
+        sh->lex.scratch = saved_scratch;
         for (; i < argc; i++) {
-          words_add(&split, argv[i], strlen(argv[i]));
+          shell_words_add(&split, argv[i], strlen(argv[i]));
         }
         sh->depth++;
         run_words(sh, split.v, split.n, xargs);
         sh->depth--;
-        words_clear(&split);
+        shell_words_clear(&split);
       }
     } else if (streq(w->name, "flock") && i < argc) {
       /* flock FILE CMD…, flock FILE -c 'CMD': FILE is created if missing. */
@@ -1912,7 +1764,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
         add_target(sh, file, false);
       }
       if (i + 1 < argc && (streq(argv[i], "-c") || streq(argv[i], "--command"))) {
-        _cleanup_free_ char *script = literal_text(argv[i + 1]);
+        _cleanup_free_ char *script = shell_literal_text(argv[i + 1]);
         parse_nested(sh, script, true);
         done = true;
       }
@@ -1926,7 +1778,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
   }
   if (moved) {
     cd_restore(sh, saved_cd.v[--saved_cd.n]);
-    words_clear(&saved_cd);
+    shell_words_clear(&saved_cd);
   }
 }
 
@@ -1940,17 +1792,14 @@ static void simple_command(Shell *sh, char **argv, size_t argc) {
   sh->after_or = false;
 }
 
-/* ---- words ------------------------------------------------------------- */
-
-static bool ends_word(char c) {
-  return c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' ||
-         c == '(' || c == ')' || c == '<' || c == '>';
-}
 
 /* A command substitution, eval or sh -c: parsed like the command line; a
  * subshell's `cd` does not outlive it. */
 static void parse_nested(Shell *sh, const char *text, bool subshell) {
   if (sh->depth >= MAX_DEPTH) {
+    return;
+  }
+  if (!charge(sh, strlen(text) + 1)) {
     return;
   }
   Words saved = {0};
@@ -1961,62 +1810,21 @@ static void parse_nested(Shell *sh, const char *text, bool subshell) {
   if (subshell) {
     cd_restore(sh, saved.v[--saved.n]);
   }
-  words_clear(&saved);
+  shell_words_clear(&saved);
 }
 
-/* With `p` at the first `(` of `((`: past the `))` that closes it when it
- * is arithmetic (where `<<` is a shift), else NULL: `((a) )` is two
- * subshells, as bash decides it. */
-static const char *arith_end(const char *p) {
-  int depth = 0;
-  for (; *p != '\0'; p++) {
-    if (*p == '(') {
-      if (++depth > 64) {
-        return NULL;
-      }
-    } else if (*p == ')') {
-      if (--depth == 1) {
-        return p[1] == ')' ? p + 2 : NULL;
-      }
-    }
-  }
-  return NULL;
-}
 
-/* With `p` just after `$(`: the `)` that closes it (or the end). */
-static const char *subst_end(const char *p) {
-  int depth = 1;
-  for (; *p != '\0'; p++) {
-    if (*p == '\\' && p[1] != '\0') {
-      p++;
-    } else if (*p == '\'') {
-      const char *e = strchr(p + 1, '\'');
-      if (e == NULL) {
-        return p + strlen(p);
-      }
-      p = e;
-    } else if (*p == '"') {
-      for (p++; *p != '\0' && *p != '"'; p++) {
-        if (*p == '\\' && p[1] != '\0') {
-          p++;
-        }
-      }
-      if (*p == '\0') {
-        return p;
-      }
-    } else if (*p == '(') {
-      depth++;
-    } else if (*p == ')' && --depth == 0) {
-      return p;
-    }
-  }
-  return p;
-}
 
 /* `…`, with `p` after the opening quote: the command inside runs like
  * $(…); returns what follows the closing quote. */
 static const char *backquote(Shell *sh, const char *p) {
-  char *inner = xmalloc(strlen(p) + 1);
+  size_t len = 0;
+  for (const char *e = p; *e != '\0' && *e != '`'; e++, len++) {
+    if (*e == '\\' && e[1] != '\0' && strchr("$`\\", e[1]) != NULL) {
+      e++;
+    }
+  }
+  char *inner = xmalloc(len + 1);
   size_t n = 0;
   while (*p != '\0' && *p != '`') {
     if (*p == '\\' && p[1] != '\0' && strchr("$`\\", p[1]) != NULL) {
@@ -2030,130 +1838,10 @@ static const char *backquote(Shell *sh, const char *p) {
   return *p == '`' ? p + 1 : p;
 }
 
-static int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
-/* Up to `max` digits of base 8 or 16 from *pp; how many were read. */
-static int read_number(const char **pp, int base, int max, unsigned long *ret) {
-  int i = 0;
-  *ret = 0;
-  for (; i < max; i++) {
-    int d = hex_value((*pp)[i]);
-    if (d < 0 || d >= base) {
-      break;
-    }
-    *ret = *ret * (unsigned long)base + (unsigned long)d;
-  }
-  *pp += i;
-  return i;
-}
 
-/* Never longer than the escape it comes from (\uHHHH, \UHHHHHHHH). */
-static void put_utf8(char *buf, size_t *n, unsigned long cp) {
-  if (cp < 0x80) {
-    buf[(*n)++] = (char)cp;
-  } else if (cp < 0x800) {
-    buf[(*n)++] = (char)(0xc0 | (cp >> 6));
-    buf[(*n)++] = (char)(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    buf[(*n)++] = (char)(0xe0 | (cp >> 12));
-    buf[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    buf[(*n)++] = (char)(0x80 | (cp & 0x3f));
-  } else if (cp <= 0x10ffff) {
-    buf[(*n)++] = (char)(0xf0 | (cp >> 18));
-    buf[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    buf[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    buf[(*n)++] = (char)(0x80 | (cp & 0x3f));
-  }
-}
 
-/* One escape of $'…', `p` at its backslash: its bytes into `out` (at most
- * 4, never more than the escape's own length), or *nul when it is \0,
- * which ends the string as in bash; returns what follows it. */
-static const char *ansi_c_escape(const char *p, char *out, size_t *len, bool *nul) {
-  const char *e = p + 2;
-  unsigned long v = 0;
-  switch (p[1]) {
-  case 'a': v = '\a'; break;
-  case 'b': v = '\b'; break;
-  case 'e':
-  case 'E': v = 0x1b; break;
-  case 'f': v = '\f'; break;
-  case 'n': v = '\n'; break;
-  case 'r': v = '\r'; break;
-  case 't': v = '\t'; break;
-  case 'v': v = '\v'; break;
-  case '\\':
-  case '\'':
-  case '"':
-  case '?': v = (unsigned char)p[1]; break;
-  case 'c':
-    if (p[2] == '\0') {
-      goto literal;
-    }
-    v = (unsigned char)p[2] & 0x1f;
-    e = p + 3;
-    break;
-  case 'x':
-    if (read_number(&e, 16, 2, &v) == 0) {
-      goto literal;
-    }
-    break;
-  case 'u':
-  case 'U':
-    if (read_number(&e, 16, p[1] == 'u' ? 4 : 8, &v) == 0) {
-      goto literal;
-    }
-    *nul = *nul || v == 0;
-    put_utf8(out, len, v);
-    return e;
-  default:
-    if (p[1] < '0' || p[1] > '7') {
-      goto literal;
-    }
-    e = p + 1;
-    read_number(&e, 8, 3, &v);
-    v &= 0xff;
-    break;
-  }
-  *nul = *nul || v == 0;
-  out[(*len)++] = (char)v;
-  return e;
-literal:
-  out[(*len)++] = '\\'; /* the rest is read as it is */
-  return p + 1;
-}
 
-/* The body of $'…' from `p` (after the quote), its C escapes decoded into
- * buf; returns what follows the closing quote. The result is never longer
- * than the text read. */
-static const char *ansi_c_quote(const char *p, char *buf, size_t *n) {
-  bool nul = false;
-  while (*p != '\0' && *p != '\'') {
-    char bytes[4];
-    size_t len = 0;
-    if (*p == '\\' && p[1] != '\0') {
-      p = ansi_c_escape(p, bytes, &len, &nul);
-    } else {
-      bytes[len++] = *p++;
-    }
-    if (!nul) {
-      memcpy(buf + *n, bytes, len);
-      *n += len;
-    }
-  }
-  return *p == '\'' ? p + 1 : p;
-}
 
 /* With `p` at a `…` or $(…) (not $((…))): parses the command it runs and
  * returns what follows it. */
@@ -2161,153 +1849,117 @@ static const char *substitution(Shell *sh, const char *p) {
   if (*p == '`') {
     return backquote(sh, p + 1);
   }
-  const char *e = subst_end(p + 2);
+  const char *e = shell_subst_end(p + 2);
   _cleanup_free_ char *inner = xstrndup(p + 2, (size_t)(e - p - 2));
   parse_nested(sh, inner, true);
   return *e != '\0' ? e + 1 : e;
 }
 
-/* Reads one word starting at *p; returns false at an operator or end.
- * Quotes are removed, `…` and $(…) inside double quotes are parsed as
- * commands, and a leading `~` (or one after NAME=) is $HOME. */
-static bool read_word(Shell *sh, const char **pp, Words *out) {
-  const char *p = *pp;
-  const char *h = home();
-  /* At most one `~` is expanded per word: at its start, or after NAME=. */
-  char *buf = xmalloc(strlen(p) + (h != NULL ? strlen(h) : 0) + 1);
-  size_t n = 0;
-  bool any = false, quoted = false;
-  while (!ends_word(*p)) {
-    char c = *p;
-    any = true;
-    bool tilde_prefix = n == 0 || (buf[n - 1] == '=' && is_name(buf, n - 1));
-    if (c == '~' && h != NULL && !quoted && tilde_prefix && (p[1] == '/' || ends_word(p[1]))) {
-      put_literal(buf, &n, h, strlen(h));
-      p++;
-    } else if (c == '\'') {
-      const char *e = strchr(p + 1, '\'');
-      size_t len = e ? (size_t)(e - p - 1) : strlen(p + 1);
-      put_literal(buf, &n, p + 1, len);
-      p = e ? e + 1 : p + 1 + len;
-      quoted = true;
-    } else if (c == '$' && p[1] == '\'') {
-      /* $'…': C escapes, decoded in place; then taken as they are. */
-      size_t start = n;
-      p = ansi_c_quote(p + 2, buf, &n);
-      for (size_t i = start; i < n; i++) {
-        buf[i] = word_byte(buf[i], true);
-      }
-      quoted = true;
-    } else if (c == '$' && p[1] == '"') {
-      p++; /* $"…": a translated string, double-quoted */
-    } else if (c == '$' && p[1] == '(' && p[2] == '(' && arith_end(p + 1) != NULL) {
-      const char *e = arith_end(p + 1); /* $((…)): its << is a shift */
-      memcpy(buf + n, p, (size_t)(e - p));
-      n += (size_t)(e - p);
-      p = e;
-    } else if (c == '`' || (c == '$' && p[1] == '(')) {
-      /* The command runs; the word keeps its text, as a name it is unknown. */
-      const char *e = substitution(sh, p);
-      memcpy(buf + n, p, (size_t)(e - p));
-      n += (size_t)(e - p);
-      p = e;
-    } else if (c == '"') {
-      quoted = true;
-      p++;
-      while (*p != '\0' && *p != '"') {
-        if (*p == '\\' && p[1] != '\0' && strchr("\"\\$`\n", p[1]) != NULL) {
-          put_literal(buf, &n, p + 1, 1);
-          p += 2;
-          continue;
-        }
-        if (*p == '`' || (*p == '$' && p[1] == '(' &&
-                                 (p[2] != '(' || arith_end(p + 1) == NULL))) {
-          /* "`…`", "$(…)": the command runs, quoted or not. */
-          const char *e = substitution(sh, p);
-          memcpy(buf + n, p, (size_t)(e - p));
-          n += (size_t)(e - p);
-          p = e;
-          continue;
-        }
-        if (*p == '$' && !starts_expansion(p + 1)) {
-          buf[n++] = LITERAL_DOLLAR; /* "$", "a$b": a `$` as it is */
-          p++;
-          continue;
-        }
-        if (*p == '$' && strchr(SPECIAL_PARAMETERS, p[1]) != NULL && p[1] != '\0') {
-          buf[n++] = *p++; /* "$$": one expansion */
-          buf[n++] = *p++;
-          continue;
-        }
-        buf[n++] = word_byte(*p++, false);
-      }
-      if (*p == '"') {
-        p++;
-      }
-    } else if (c == '\\' && p[1] != '\0') {
-      if (p[1] != '\n') {
-        put_literal(buf, &n, p + 1, 1);
-      }
-      p += 2;
-      quoted = true;
-    } else if (c == '$' && !starts_expansion(p + 1)) {
-      buf[n++] = LITERAL_DOLLAR; /* $\HOME, a `$` ending a word: as it is */
-      p++;
-    } else if (c == '$' && p[1] != '\0' && strchr(SPECIAL_PARAMETERS, p[1]) != NULL) {
-      buf[n++] = '$'; /* $$, $?: one expansion, both bytes */
-      buf[n++] = p[1];
-      p += 2;
-    } else {
-      buf[n++] = word_byte(c, false);
-      p++;
+/* Whether `c` is a byte of a word the shell takes as it is, wherever it
+ * is: none of the quotes, `$`, `\\`, `=`, `~`, nor anything ending a word. */
+
+
+
+/* Delimiters that do not come after some point of a text: a heredoc that
+ * never ends is looked for once, not again on every line after it. */
+typedef struct {
+  char *delim[16];
+  const char *from[16];
+  size_t n;
+} Unended;
+
+/* The patch envelope a heredoc's body may carry (`apply_patch <<'EOF'`):
+ * its paths are relative to the directory the command runs in, `cd` (as
+ * cd_save gave it when the heredoc was announced). A body of the command
+ * line itself is blanked in sh->unread_text, which hook_shell_targets
+ * reads for envelopes found nowhere else. */
+static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *cd) {
+  if (memmem(body, len, "*** ", 4) == NULL) {
+    return;
+  }
+  _cleanup_free_ char *text = xstrndup(body, len);
+  HookRequest found = {0};
+  if (hook_patch_paths(text, &found) > 0) {
+    Words saved = {0};
+    cd_save(sh, &saved);
+    cd_restore(sh, xstrdup(cd));
+    for (size_t i = 0; i < found.n_paths; i++) {
+      _cleanup_free_ char *w = shell_literal_word(found.paths[i]);
+      add_target(sh, w, false);
+    }
+    cd_restore(sh, saved.v[--saved.n]);
+    shell_words_clear(&saved);
+  }
+  hook_request_clear(&found);
+  if (sh->unread_text != NULL && body >= sh->top && body + len <= sh->top + sh->top_len) {
+    char *b = sh->unread_text + (body - sh->top);
+    for (size_t i = 0; i < len; i++) {
+      b[i] = b[i] == '\n' ? '\n' : ' ';
     }
   }
-  if (any) {
-    words_add(out, buf, n);
-  }
-  free(buf);
-  *pp = p;
-  return any;
 }
 
-/* Skips the bodies of the heredocs announced on the line just ended. When
- * a delimiter never comes, nothing is skipped: bash would take the rest
- * as the body, but the rest is read as commands rather than trusted. */
-static const char *skip_heredocs(const char *p, Words *pending) {
+/* Skips the bodies of the heredocs announced on the line just ended
+ * (`pending`, with the `cd` each was announced under in `cds`), reading
+ * each for a patch envelope. When a delimiter never comes, nothing is
+ * skipped: bash would take the rest as the body, but the rest is read as
+ * commands rather than trusted. */
+static const char *skip_heredocs(Shell *sh, const char *p, Words *pending, Words *cds,
+                                 Unended *unended) {
   const char *start = p;
-  for (size_t i = 0; i < pending->n; i++) {
+  _cleanup_free_ const char **bodies = xcalloc(pending->n * 2 + 1, sizeof(char *));
+  bool all = true;
+  for (size_t i = 0; i < pending->n && all; i++) {
     const char *delim = pending->v[i];
-    bool done = false;
-    while (*p != '\0' && !done) {
+    size_t dlen = strlen(delim);
+    bool done = false, known = false;
+    for (size_t k = 0; k < unended->n && !known; k++) {
+      known = unended->from[k] <= p && streq(unended->delim[k], delim);
+    }
+    const char *from = p;
+    bodies[2 * i] = p;
+    while (*p != '\0' && !done && !known) {
       const char *e = strchrnul(p, '\n');
       const char *t = p;
       while (*t == '\t') {
         t++;
       }
-      done = (size_t)(e - t) == strlen(delim) && strncmp(t, delim, (size_t)(e - t)) == 0;
+      done = (size_t)(e - t) == dlen && strncmp(t, delim, dlen) == 0;
+      bodies[2 * i + 1] = p;
+      /* A line skipped costs less than one read. */
+      if (!charge(sh, 1 + (size_t)(e - p) / 8)) {
+        break;
+      }
       p = *e ? e + 1 : e;
     }
-    if (!done) {
-      p = start;
-      break;
+    if (!done && !known && unended->n < ELEMENTSOF(unended->delim)) {
+      unended->delim[unended->n] = xstrdup(delim);
+      unended->from[unended->n++] = from;
     }
+    all = done;
   }
-  words_clear(pending);
+  if (!all) {
+    p = start;
+  }
+  for (size_t i = 0; i < pending->n && all; i++) {
+    heredoc_patch(sh, bodies[2 * i], (size_t)(bodies[2 * i + 1] - bodies[2 * i]), cds->v[i]);
+  }
+  shell_words_clear(pending);
+  shell_words_clear(cds);
   return p;
 }
 
-/* >&2, >&-, >&2-: a descriptor duplicated; >&WORD is bash's &>WORD. */
-static bool is_fd_word(const char *w) {
-  size_t d = strspn(w, "0123456789");
-  return streq(w, "-") || (d > 0 && (w[d] == '\0' || streq(w + d, "-")));
-}
 
 static void parse(Shell *sh, const char *command) {
+  char *saved_scratch = sh->lex.scratch;
+  sh->lex.scratch = scratch_for(command);
   Words words = {0}, heredocs = {0};
+  Words heredoc_cds = {0}; /* the `cd` each heredoc was announced under */
+  Unended unended = {0};
   Words subshells = {0}; /* the `cd` at each open `(`, "" for none */
   size_t deeper = 0;     /* open `(` beyond MAX_SAVED_DIRS, not remembered */
   const char *p = command;
-  for (;;) {
+  while (!sh->req->over_budget) {
     while (*p == ' ' || *p == '\t') {
       p++;
     }
@@ -2316,16 +1968,16 @@ static void parse(Shell *sh, const char *command) {
       p = strchrnul(p, '\n');
       continue;
     }
-    if (c == '(' && p[1] == '(' && arith_end(p) != NULL) {
+    if (c == '(' && p[1] == '(' && shell_arith_end(p) != NULL) {
       /* (( … )): arithmetic, where << is a shift, not a heredoc. */
       simple_command(sh, words.v, words.n);
-      words_clear(&words);
-      p = arith_end(p);
+      shell_words_clear(&words);
+      p = shell_arith_end(p);
       continue;
     }
     if (c == '\0' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
       simple_command(sh, words.v, words.n);
-      words_clear(&words);
+      shell_words_clear(&words);
       if (c == '\0') {
         break;
       }
@@ -2342,10 +1994,10 @@ static void parse(Shell *sh, const char *command) {
         while (*p == ' ' || *p == '\t') {
           p++;
         }
-        if (read_word(sh, &p, &target)) {
+        if (shell_read_word(&sh->lex, &p, &target)) {
           add_target(sh, target.v[0], false);
         }
-        words_clear(&target);
+        shell_words_clear(&target);
         continue;
       }
       if (c == '(' && subshells.n == MAX_SAVED_DIRS) {
@@ -2360,7 +2012,7 @@ static void parse(Shell *sh, const char *command) {
       }
       p++;
       if (c == '\n' && heredocs.n > 0) {
-        p = skip_heredocs(p, &heredocs);
+        p = skip_heredocs(sh, p, &heredocs, &heredoc_cds, &unended);
       }
       continue;
     }
@@ -2391,11 +2043,12 @@ static void parse(Shell *sh, const char *command) {
             p++;
           }
           Words delim = {0};
-          if (read_word(sh, &p, &delim)) {
-            _cleanup_free_ char *text = literal_text(delim.v[0]);
-            words_add(&heredocs, text, strlen(text));
+          if (shell_read_word(&sh->lex, &p, &delim)) {
+            _cleanup_free_ char *text = shell_literal_text(delim.v[0]);
+            shell_words_add(&heredocs, text, strlen(text));
+            cd_save(sh, &heredoc_cds);
           }
-          words_clear(&delim);
+          shell_words_clear(&delim);
           continue;
         }
       }
@@ -2407,30 +2060,51 @@ static void parse(Shell *sh, const char *command) {
         p++;
       }
       Words target = {0};
-      if (read_word(sh, &p, &target) && out && !(dup && is_fd_word(target.v[0]))) {
+      if (shell_read_word(&sh->lex, &p, &target) && out && !(dup && shell_is_fd_word(target.v[0]))) {
         add_target(sh, target.v[0], false);
       }
-      words_clear(&target);
+      shell_words_clear(&target);
       continue;
     }
-    if (!read_word(sh, &p, &words)) {
+    if (!shell_read_word(&sh->lex, &p, &words)) {
       p++;
     }
   }
-  words_clear(&words);
-  words_clear(&heredocs);
-  words_clear(&subshells);
+  shell_words_clear(&words);
+  shell_words_clear(&heredocs);
+  shell_words_clear(&heredoc_cds);
+  shell_words_clear(&subshells);
+  for (size_t k = 0; k < unended.n; k++) {
+    free(unended.delim[k]);
+  }
+  free(sh->lex.scratch);
+  sh->lex.scratch = saved_scratch;
+}
+
+static const char *lex_substitution(void *ctx, const char *p) {
+  return substitution(ctx, p);
+}
+
+static bool lex_charge(void *ctx, size_t units) {
+  return charge(ctx, units);
 }
 
 void hook_shell_targets(const char *command, HookRequest *req) {
-  Shell sh = {.req = req};
-  /* apply_patch <<'EOF' … heredocs carry an envelope. */
-  hook_patch_paths(command, req);
+  Shell sh = {.req = req, .top = command, .top_len = strlen(command)};
+  home_init();
+  shell_lex_init();
+  sh.lex = (ShellLexer){.home = home(), .substitution = lex_substitution, .charge = lex_charge,
+                        .ctx = &sh};
+  sh.unread_text = xstrdup(command);
   parse(&sh, command);
+  /* An envelope anywhere else (a heredoc that never ends, a quoted
+   * argument): relative to the request's directory. */
+  hook_patch_paths(sh.unread_text, req);
+  free(sh.unread_text);
   free(sh.cd);
-  words_clear(&sh.dirs);
-  words_clear(&sh.assigned);
-  words_clear(&sh.alias_names);
-  words_clear(&sh.alias_to);
-  words_clear(&sh.alias_text);
+  shell_words_clear(&sh.dirs);
+  shell_words_clear(&sh.assigned);
+  shell_words_clear(&sh.alias_names);
+  shell_words_clear(&sh.alias_to);
+  shell_words_clear(&sh.alias_text);
 }

@@ -29,13 +29,15 @@ FIXTURES = os.path.join(HERE, "fixtures")
 RALON = os.environ.get("RALON_BINARY") or os.path.normpath(
     os.path.join(HERE, "..", "..", "build", "src", "ralon"))
 
-POLICY = "version: 1\nprotect: [tests/golden/**, Cargo.lock, .github/workflows]\n"
+POLICY = ("version: 1\n"
+          "protect: [tests/golden/**, Cargo.lock, .github/workflows, migrations/**]\n")
 # A flow sequence that is never closed: a YAML error.
 BAD_POLICY = "version: 1\nprotect: [tests/golden/**, Cargo.lock\n"
 
 GOLDEN = "tests/golden/**"
 CARGO = "Cargo.lock"
 WORKFLOWS = ".github/workflows"
+MIGRATIONS = "migrations/**"
 LOCK = "agent.lock"  # the implicit pattern zero
 
 HOOK_MAX_PAYLOAD = 16 * 1024 * 1024
@@ -59,6 +61,10 @@ UNREAD = ("which files this command changes is known only when it runs (names xa
           "where agent.lock protects paths (pattern `{pattern}`, {policy}): this call was "
           "refused and changed nothing. Name the files explicitly, leaving out the protected "
           "ones.")
+TOO_LARGE = ("this call is too large for ralon to check in the time an agent gives its hook "
+             "(too much shell to read, or too many paths), so it was refused and changed "
+             "nothing. Split it into smaller calls, and write long content with the edit tool "
+             "rather than through the shell.")
 POLICY_ERROR = ("this call cannot be checked against agent.lock ({}), so it was refused "
                 "and changed nothing. Tell the user.")
 
@@ -342,6 +348,13 @@ CASES = [
     # $'…' (C escapes) and $"…" are quotes.
     deny("claude", "bash_ansi_c_quote", CARGO_LOCK),
     deny("claude", "bash_locale_quote", CARGO_LOCK),
+    deny("claude", "powershell", CARGO_LOCK),
+    # Fields real payloads carry (prompt_id, effort, agent_id, agent_type,
+    # transcript_path, permission_mode): recognition and decisions as ever.
+    deny("claude", "write_real_fields", A_TXT),
+    allow("claude", "write_real_fields_allowed"),
+    deny("claude", "bash_subagent", CARGO_LOCK),
+    allow("claude", "edit_subagent_plan_allowed"),
 
     # ---- Qwen Code ---------------------------------------------------------
     deny("qwen", "write_file", A_TXT),
@@ -351,6 +364,16 @@ CASES = [
     allow("qwen", "run_shell_command_allowed"),
     allow("qwen", "read_file"),
     refuse("qwen", "write_file_no_path", UNKNOWN_TARGET.format("write_file")),
+    # The shell tools run their command in `directory` (absolute or
+    # relative to cwd); monitor starts one in the background.
+    deny("qwen", "run_shell_command_directory", A_TXT),
+    deny("qwen", "run_shell_command_directory_rel", A_TXT, cwd="out"),
+    allow("qwen", "run_shell_command_directory_allowed"),
+    deny("qwen", "monitor", A_TXT),
+    deny("qwen", "monitor_no_directory", CARGO_LOCK),
+    allow("qwen", "monitor_allowed"),
+    deny("qwen", "write_file_real_fields", A_TXT),
+    allow("qwen", "write_file_real_fields_allowed"),
 
     # ---- Gemini CLI ----------------------------------------------------------
     deny("gemini", "write_file_abs", A_TXT),
@@ -369,6 +392,7 @@ CASES = [
     allow("gemini", "run_shell_command_allowed"),
     allow("gemini", "read_file"),
     refuse("gemini", "replace_no_path", UNKNOWN_TARGET.format("replace")),
+    deny("gemini", "write_file_real_fields", CARGO_LOCK),
 
     # ---- OpenAI Codex CLI ------------------------------------------------------
     deny("codex", "apply_patch_several", A_TXT, CARGO_LOCK),
@@ -386,6 +410,12 @@ CASES = [
     deny("codex", "bash_heredoc_append", A_TXT),
     deny("codex", "bash_rm", (".github/", WORKFLOWS)),
     allow("codex", "bash_allowed"),
+    # A heredoc's envelope is applied where the command runs, after a `cd`.
+    deny("codex", "bash_cd_apply_patch", A_TXT),
+    deny("codex", "bash_cd_apply_patch_semicolon", A_TXT),
+    deny("codex", "bash_subshell_cd_apply_patch", A_TXT),
+    allow("codex", "bash_cd_apply_patch_allowed", note="src/tests/golden/a.txt"),
+    deny("codex", "apply_patch_real_fields", CARGO_LOCK),
 
     # ---- GitHub Copilot ----------------------------------------------------------
     deny("copilot", "create_object", ("tests/golden/b.txt", GOLDEN)),
@@ -407,6 +437,16 @@ CASES = [
     # PascalCase PreToolUse: Copilot sends Claude's shape; any exit 2 denies.
     deny("copilot", "pascal_edit", A_TXT, dialect="claude"),
     deny("copilot", "pascal_bash", CARGO_LOCK, dialect="claude"),
+    # GPT-5-class models: the freeform apply_patch arrives as an Edit whose
+    # tool_input is the patch itself.
+    deny("copilot", "gpt5_edit_patch", A_TXT, dialect="claude"),
+    deny("copilot", "gpt5_edit_patch_abs", CARGO_LOCK, dialect="claude"),
+    allow("copilot", "gpt5_edit_patch_allowed", dialect="claude"),
+    refuse("copilot", "gpt5_edit_patch_empty", UNKNOWN_TARGET.format("Edit"), dialect="claude"),
+    refuse("copilot", "gpt5_edit_not_patch", NOT_UNDERSTOOD.format("`tool_input` is not an object"),
+           dialect="claude"),
+    deny("copilot", "gpt5_edit_patch_camel", A_TXT),
+    allow("copilot", "gpt5_edit_patch_camel_allowed"),
 
     # ---- Cursor ----------------------------------------------------------------------
     deny("cursor", "write_path", A_TXT),
@@ -478,6 +518,10 @@ CASES = [
     deny("opencode", "apply_patch", (".github/workflows/main.yml", WORKFLOWS), A_TXT),
     deny("opencode", "bash", ("src/link", GOLDEN)),
     allow("opencode", "bash_allowed"),
+    # bash runs its command in workdir (relative to the project, or absolute).
+    deny("opencode", "bash_workdir", ("migrations/001_init.sql", MIGRATIONS)),
+    deny("opencode", "bash_workdir_abs", A_TXT),
+    allow("opencode", "bash_workdir_allowed"),
     allow("opencode", "read"),
     refuse("opencode", "write_no_path", UNKNOWN_TARGET.format("write")),
     # ---- opencode: the Rust ralon's plugin ({tool_name, tool_input} only) --------------
@@ -489,6 +533,8 @@ CASES = [
     deny("opencode", "rust_bash", ("src/link", GOLDEN), dialect="generic"),
     allow("opencode", "rust_bash_allowed", dialect="generic"),
     allow("opencode", "rust_read", dialect="generic"),
+    deny("opencode", "rust_bash_workdir", ("migrations/001_init.sql", MIGRATIONS),
+         dialect="generic"),
 
     # ---- Google Antigravity: named by --agent ------------------------------------------
     deny("antigravity", "write_to_file", A_TXT, args=["--agent", "antigravity"]),
@@ -579,10 +625,11 @@ POLICY_CASES = [c for c in CASES if c.hits and not c.args]
 
 
 def make_project(root, policy):
-    for d in ("tests/golden", "src", ".github/workflows"):
+    for d in ("tests/golden", "src", ".github/workflows", "migrations"):
         os.makedirs(os.path.join(root, d))
     files = {"tests/golden/a.txt": "a\n", "src/main.c": "int main(void) { return 0; }\n",
-             "Cargo.lock": "# cargo\n", ".github/workflows/ci.yml": "on: push\n"}
+             "Cargo.lock": "# cargo\n", ".github/workflows/ci.yml": "on: push\n",
+             "migrations/001_init.sql": "create table t (x int);\n"}
     if policy is not None:
         files["agent.lock"] = policy
     for rel, text in files.items():
@@ -891,6 +938,57 @@ class HookTest(unittest.TestCase):
             shutil.rmtree(project, ignore_errors=True)
         self.assertAnswer("claude", res, None)
         self.assertEqual(read, {os.path.relpath(d, project) for d in globbed})
+
+    def bash_payload(self, command):
+        return json.dumps({"session_id": "s", "cwd": self.root, "hook_event_name": "PreToolUse",
+                           "tool_name": "Bash", "tool_input": {"command": command}})
+
+    def test_large_shell_commands_are_read(self):
+        """Shell commands of a megabyte and more are read to their end
+        (reading is linear: one of 1.1 MiB took 4 s, one of 9 MiB did not
+        finish in 180 s): a long heredoc, and long lines of words, then
+        what the command writes at the very end."""
+        policy = os.path.join(self.root, "agent.lock")
+        body = "int f(int a) { return a * 2; /* it's \"q\" $(y) `z` */ }\n" * 22000
+        words = "echo " + "abcdefg 'h i' \"$j\" k\\ l " * 48000 + "> src/out.txt\n"
+        # Heredocs that never end are looked for once, not on every line.
+        unended = "cat <<EOF$((1))\n" * 80000
+        for name, command, reason in (
+                ("heredoc", "cat > src/big.c <<'EOF'\n%sEOF\n" % body, None),
+                ("heredoc into Cargo.lock", "cat > Cargo.lock <<'EOF'\n%sEOF\n" % body,
+                 protected_reason([CARGO_LOCK], policy)),
+                ("heredoc, then rm", "cat > src/big.c <<'EOF'\n%sEOF\nrm -f Cargo.lock\n" % body,
+                 protected_reason([CARGO_LOCK], policy)),
+                ("words", words, None),
+                ("words, then rm", words + "rm tests/golden/a.txt\n",
+                 protected_reason([A_TXT], policy)),
+                ("heredocs never ended", unended + "rm tests/golden/a.txt\n",
+                 protected_reason([A_TXT], policy))):
+            with self.subTest(name=name):
+                self.assertGreater(len(command), 1024 * 1024)
+                self.assertAnswer("claude", self.hook(self.bash_payload(command)), reason)
+
+    def test_too_large_to_check_is_refused(self):
+        """Past the work a hook can do before the agent gives up on it (and
+        some agents then let the tool run), the call is refused, saying
+        why: 9 MiB of shell words, a substitution nested in every word,
+        a patch naming 100,000 files. Also where nothing is protected:
+        what was not read may name any file. Never a partial reading."""
+        words = "echo " + "abcdefgh " * (1024 * 1024) + "\n"
+        nested = "echo " + "$(echo $(echo $(echo x))) " * 200000
+        patch = "*** Begin Patch\n" + "".join(
+            "*** Add File: src/gen/f%d.c\n+int x;\n" % i for i in range(100000)) + \
+            "*** End Patch\n"
+        codex = json.dumps({"session_id": "s", "turn_id": "t", "cwd": self.root,
+                            "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+                            "tool_input": {"command": patch}})
+        for name, payload, dialect in (("words", self.bash_payload(words), "claude"),
+                                       ("nested", self.bash_payload(nested), "claude"),
+                                       ("patch", codex, "codex")):
+            for root in (self.root, self.nolock):
+                with self.subTest(name=name, root=root):
+                    res = self.hook(payload.replace(self.root, root), root=root)
+                    self.assertAnswer(dialect, res, TOO_LARGE)
 
     def test_shell_tilde_is_home(self):
         """A leading `~` (and `NAME=~`) in a shell word is $HOME, as bash

@@ -86,7 +86,7 @@ static const char qwen_fresh[] =
     "  \"hooks\": {\n"
     "    \"PreToolUse\": [\n"
     "      {\n"
-    "        \"matcher\": \"^(write_file|edit|replace|notebook_edit|run_shell_command)$\",\n"
+    "        \"matcher\": \"^(write_file|edit|replace|notebook_edit|run_shell_command|monitor)$\",\n"
     "        \"hooks\": [\n"
     "          {\n"
     "            \"type\": \"command\",\n"

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Benchmark 5's inputs and verdicts: `ralon hook check` on each agent's
+payloads and on shell commands of growing size.
+
+    hook.py payloads DIR      make the project and the payloads in DIR
+    hook.py growth FILE       per-KiB cost between the shell sizes in FILE
+                              (results.txt), with a verdict and the cap
+    hook.py instructions RALON DIR
+                              callgrind's instruction count for each shell
+                              payload (load-independent), if valgrind is here
+
+The agents' payloads are the test fixtures (tests/hook/fixtures/), with
+@ROOT@ the bench project: for each agent, one edit allowed and one refused.
+The shell commands are a script of ordinary lines (echo, cp, a redirection,
+quotes, a comment) repeated to 1 KiB, 100 KiB, 1 MiB and 16 MiB less 4 KiB
+(the payload stays under hook check's 16 MiB limit, past which it is
+refused unread).
+"""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "tests", "hook", "fixtures")
+
+# agent: (allowed fixture, refused fixture, extra arguments)
+AGENTS = {
+    "claude": ("write_allowed", "write_abs", []),
+    "qwen": ("write_file_allowed", "write_file", []),
+    "gemini": ("write_file_allowed", "write_file_abs", []),
+    "codex": ("apply_patch_allowed", "apply_patch_several", []),
+    "copilot": ("create_allowed", "create_object", []),
+    "cursor": ("write_allowed", "write_path", []),
+    "windsurf": ("pre_write_code_allowed", "pre_write_code", []),
+    "cline": ("editor_allowed", "editor", []),
+    "opencode": ("write_allowed", "write", []),
+    "antigravity": ("write_to_file_allowed", "write_to_file", ["--agent", "antigravity"]),
+}
+
+SIZES = [("1k", 1024), ("100k", 100 * 1024), ("1m", 1024 * 1024),
+         ("16m", 16 * 1024 * 1024 - 4096)]
+
+LINE = ("echo \"step: building module\" && cp src/main.c build/main.c "
+        "> build/log.txt 2>&1 # the usual\n")
+
+POLICY = "version: 1\nprotect: [tests/golden/**, Cargo.lock, .github/workflows]\n"
+
+
+def make_project(root):
+    for d in ("tests/golden", "src", ".github/workflows", "build"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    for rel, text in (("tests/golden/a.txt", "a\n"), ("src/main.c", "int main;\n"),
+                      ("Cargo.lock", "# cargo\n"), (".github/workflows/ci.yml", "on: push\n"),
+                      ("agent.lock", POLICY)):
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+    for name, to in (("src/link", "../tests/golden/a.txt"),
+                     ("src/newlink", "../tests/golden/new.txt")):
+        p = os.path.join(root, name)
+        if not os.path.lexists(p):
+            os.symlink(to, p)
+
+
+def cmd_payloads(d):
+    root = os.path.join(d, "project")
+    make_project(root)
+    for agent, (allowed, refused, args) in AGENTS.items():
+        for kind, fixture in (("allowed", allowed), ("refused", refused)):
+            with open(os.path.join(FIXTURES, agent, fixture + ".json")) as f:
+                text = f.read().replace("@ROOT@", root)
+            with open(os.path.join(d, "agent-%s-%s.json" % (agent, kind)), "w") as f:
+                f.write(text)
+        with open(os.path.join(d, "agent-%s.args" % agent), "w") as f:
+            f.write(" ".join(shlex.quote(a) for a in args))
+    for name, size in SIZES:
+        command = (LINE * (size // len(LINE) + 1))[:size]
+        payload = {"session_id": "bench", "cwd": root, "hook_event_name": "PreToolUse",
+                   "tool_name": "Bash", "tool_input": {"command": command}}
+        with open(os.path.join(d, "shell-%s.json" % name), "w") as f:
+            json.dump(payload, f)
+    print(" ".join(a for a in AGENTS))
+
+
+def read_rows(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            rows.append(dict(kv.split("=", 1) for kv in shlex.split(line)))
+    return rows
+
+
+def cmd_growth(path):
+    """Linear means each step's cost per KiB is no more than the step
+    before it (with 50 % and 0.5 ms of slack for the noise); the cap is
+    100 ms of hook check itself (A-B) at every size."""
+    sizes = dict(SIZES)
+    points = []
+    for r in read_rows(path):
+        m = re.fullmatch(r"hook-shell-(\w+)", r["bench"])
+        if m and m.group(1) in sizes:
+            points.append((sizes[m.group(1)], m.group(1), float(r["delta_ms"])))
+    points.sort()
+    if len(points) < 2:
+        print("  (no shell sizes to compare)")
+        return
+    last = None
+    for (s1, n1, t1), (s2, n2, t2) in zip(points, points[1:]):
+        per = (t2 - t1) / ((s2 - s1) / 1024)
+        verdict = ""
+        if last is not None:
+            bound = max(last, 0.0) * 1.5 + 0.5 / ((s2 - s1) / 1024)
+            verdict = "  -> " + ("at most linear" if per <= bound else "GROWS FASTER THAN LINEAR")
+        print("  %s -> %s: %.4f ms per KiB%s" % (n1, n2, per, verdict))
+        last = per
+    worst = max(t for _, _, t in points)
+    print("  cap: the slowest size costs %.1f ms over /bin/true -> %s"
+          % (worst, "ok" if worst <= 100 else "MISSED (100 ms)"))
+
+
+def cmd_instructions(ralon, d):
+    if shutil.which("valgrind") is None:
+        print("  (valgrind is not installed: no instruction counts)")
+        return
+    for name, size in SIZES:
+        path = os.path.join(d, "shell-%s.json" % name)
+        with open(path, "rb") as stdin:
+            p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                ralon, "hook", "check"], stdin=stdin, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        m = re.search(r"Collected : (\d+)", p.stderr.decode())
+        answer = p.stdout.decode()
+        verdict = "refused" if "deny" in answer else "allowed"
+        if m:
+            ir = int(m.group(1))
+            print("  shell-%-5s %12d instructions, %6.1f per byte (%s)"
+                  % (name, ir, ir / os.path.getsize(path), verdict))
+            with open(os.environ.get("RALON_BENCH_RESULTS", os.devnull), "a") as f:
+                f.write("# hook-shell-%s instructions=%d bytes=%d answer=%s\n"
+                        % (name, ir, os.path.getsize(path), verdict))
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "payloads":
+        cmd_payloads(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "growth":
+        cmd_growth(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "instructions":
+        cmd_instructions(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

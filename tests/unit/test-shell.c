@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The shell reader on its own (hook/shell.h, hook_shell_targets): the
+ * table of writer commands, and what commands are read to write, from a
+ * request's directory that need not exist (nothing on disk is consulted
+ * for these names). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hook/hook.h"
+#include "hook/shell.h"
+#include "util.h"
+
+static bool has(char **v, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++) {
+    if (streq(v[i], s)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Reads `command` from /nonexistent-ralon-test: every name it writes,
+ * paths and entries together, in `req`. */
+static void read_command(const char *command, HookRequest *req) {
+  memset(req, 0, sizeof(*req));
+  req->cwd = xstrdup("/nonexistent-ralon-test");
+  hook_shell_targets(command, req);
+}
+
+/* What the lexer gave the parser to run, for test_lexer. */
+static char substituted[256];
+
+static const char *record_substitution(void *ctx, const char *p) {
+  (void)ctx;
+  const char *e = p[0] == '`' ? strchr(p + 1, '`') : shell_subst_end(p + 2);
+  size_t len = (size_t)(e - p) + 1;
+  ck_assert_uint_lt(strlen(substituted) + len, sizeof(substituted));
+  strncat(substituted, p, len);
+  return e + 1;
+}
+
+static size_t charged;
+
+static bool count_charge(void *ctx, size_t units) {
+  (void)ctx;
+  charged += units;
+  return true;
+}
+
+START_TEST(test_lexer) {
+  static const struct {
+    const char *text;
+    const char *words[4]; /* as shell_literal_text gives them */
+    const char *substituted;
+  } cases[] = {
+      {"a 'b c' \"d e\"", {"a", "b c", "d e"}, ""},
+      {"x\\ y z", {"x y", "z"}, ""},
+      {"$'a\\tb' $'\\x41'", {"a\tb", "A"}, ""},
+      {"~/f NAME=~/g '~'/h", {"/home/t/f", "NAME=/home/t/g", "~/h"}, ""},
+      {"'$HOME' \"$HOME\" $HOME", {"$HOME", "$HOME", "$HOME"}, ""},
+      {"echo $(rm a) `rm b`", {"echo", "$(rm a)", "`rm b`"}, "$(rm a)`rm b`"},
+      {"\"in $(rm c) quotes\"", {"in $(rm c) quotes"}, "$(rm c)"},
+      {"$((1 << 2))", {"$((1 << 2))"}, ""},
+  };
+  shell_lex_init();
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    const char *text = cases[i].text;
+    ShellLexer lx = {.scratch = xmalloc(strlen(text) + 2 * strlen("/home/t") + 1),
+                     .home = "/home/t",
+                     .substitution = record_substitution,
+                     .charge = count_charge};
+    Words w = {0};
+    substituted[0] = '\0';
+    charged = 0;
+    for (const char *p = text; *p != '\0';) {
+      if (!shell_read_word(&lx, &p, &w)) {
+        p++;
+      }
+    }
+    size_t n = 0;
+    while (n < ELEMENTSOF(cases[i].words) && cases[i].words[n] != NULL) {
+      n++;
+    }
+    ck_assert_msg(w.n == n, "%s: %zu words", text, w.n);
+    for (size_t k = 0; k < n; k++) {
+      _cleanup_free_ char *t = shell_literal_text(w.v[k]);
+      ck_assert_str_eq(t, cases[i].words[k]);
+    }
+    ck_assert_str_eq(substituted, cases[i].substituted);
+    ck_assert_uint_ge(charged, strlen(text) - n); /* every byte read is paid for */
+    shell_words_clear(&w);
+    free(lx.scratch);
+  }
+}
+END_TEST
+
+START_TEST(test_writer_table) {
+  static const struct {
+    const char *name;
+    ShellWriteKind kind;
+    unsigned flags;
+  } known[] = {
+      {"rm", SHELL_WRITES_OPERANDS, SHELL_WRITER_TREE | SHELL_WRITER_ENTRIES},
+      {"unlink", SHELL_WRITES_OPERANDS, SHELL_WRITER_ENTRIES},
+      {"mv", SHELL_WRITES_COPY, SHELL_WRITER_MOVES},
+      {"ln", SHELL_WRITES_COPY, SHELL_WRITER_LINKS},
+      {"link", SHELL_WRITES_COPY, SHELL_WRITER_NO_TARGET_DIR},
+      {"chmod", SHELL_WRITES_OPERANDS, SHELL_WRITER_SKIP_FIRST | SHELL_WRITER_RECURSIVE_R},
+      {"sed", SHELL_WRITES_IN_PLACE, 0},
+      {"dd", SHELL_WRITES_DD, 0},
+      {"tee", SHELL_WRITES_OPERANDS, 0},
+  };
+  for (size_t i = 0; i < ELEMENTSOF(known); i++) {
+    const ShellWriter *w = shell_writer_find(known[i].name);
+    ck_assert_msg(w != NULL, "%s", known[i].name);
+    ck_assert_str_eq(w->name, known[i].name);
+    ck_assert_int_eq(w->kind, known[i].kind);
+    ck_assert_msg((w->flags & known[i].flags) == known[i].flags, "%s flags %#x", known[i].name,
+                  w->flags);
+    ck_assert_ptr_nonnull(w->value_opts);
+    ck_assert_ptr_nonnull(w->value_longs);
+  }
+  ck_assert_uint_eq(shell_writer_find("unlink")->flags & SHELL_WRITER_TREE, 0);
+  for (const char *const *c = (const char *const[]){"cat", "echo", "ls", "grep", "rmx", "", NULL};
+       *c != NULL; c++) {
+    ck_assert_msg(shell_writer_find(*c) == NULL, "%s", *c);
+  }
+}
+END_TEST
+
+START_TEST(test_targets) {
+  static const struct {
+    const char *command;
+    const char *path; /* among paths, entries or entry trees */
+  } cases[] = {
+      {"echo x > out.txt", "out.txt"},
+      {"cd sub && rm -f a.txt", "sub/a.txt"},
+      {"sed -i s/a/b/ f.c", "f.c"},
+      {"sed s/a/b/ f.c > g.c", "g.c"},
+      {"dd if=/dev/zero of=disk.img", "disk.img"},
+      {"cp a.c b.c", "b.c"},
+      {"mv a.c b.c", "a.c"},
+      {"chmod -R 644 dir", "dir"},
+      {"bash -c 'touch \"made here\"'", "made here"},
+      {"x=$'a\\tb'; echo > $'q\\x41'", "qA"},
+      /* A heredoc's envelope lands where the command runs. */
+      {"cd tests && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: golden/a.txt\n"
+       "@@\n-a\n+b\n*** End Patch\nEOF\n",
+       "tests/golden/a.txt"},
+  };
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    HookRequest req;
+    read_command(cases[i].command, &req);
+    ck_assert_msg(has(req.paths, req.n_paths, cases[i].path) ||
+                      has(req.entries, req.n_entries, cases[i].path) ||
+                      has(req.entry_trees, req.n_entry_trees, cases[i].path),
+                  "%s: %s not found", cases[i].command, cases[i].path);
+    ck_assert(!req.over_budget);
+    hook_request_clear(&req);
+  }
+}
+END_TEST
+
+START_TEST(test_reads_nothing_written) {
+  static const char *const commands[] = {
+      "cat a.txt", "ls -la", "grep -r x .", "sed s/a/b/ f.c", "echo '> no.txt'",
+      "cat <<EOF\nrm gone.txt\nEOF\n",
+      "cd src && apply_patch <<'EOF'\n*** Update File: x.c\nEOF\n",
+  };
+  for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
+    HookRequest req;
+    read_command(commands[i], &req);
+    /* The last one writes src/x.c, and nothing relative to where it started. */
+    ck_assert_msg(!has(req.paths, req.n_paths, "gone.txt") &&
+                      !has(req.paths, req.n_paths, "no.txt") &&
+                      !has(req.paths, req.n_paths, "x.c") && !has(req.paths, req.n_paths, "f.c"),
+                  "%s", commands[i]);
+    hook_request_clear(&req);
+  }
+}
+END_TEST
+
+START_TEST(test_budget) {
+  /* Past the budget the reading stops and says so: never half a reading
+   * passed off as whole. */
+  size_t len = HOOK_MAX_WORK + 1024;
+  char *big = xmalloc(len + 1);
+  for (size_t i = 0; i < len; i++) {
+    big[i] = i % 8 == 7 ? ' ' : 'a';
+  }
+  big[len] = '\0';
+  HookRequest req;
+  read_command(big, &req);
+  ck_assert(req.over_budget);
+  hook_request_clear(&req);
+  /* Half of it is read whole. */
+  big[len / 2] = '\0';
+  read_command(big, &req);
+  ck_assert(!req.over_budget);
+  hook_request_clear(&req);
+  free(big);
+}
+END_TEST
+
+static Suite *shell_suite(void) {
+  Suite *s = suite_create("shell");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_lexer);
+  tcase_add_test(tc, test_writer_table);
+  tcase_add_test(tc, test_targets);
+  tcase_add_test(tc, test_reads_nothing_written);
+  tcase_add_test(tc, test_budget);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(shell_suite());
+  srunner_run_all(sr, CK_ENV);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
