@@ -134,25 +134,17 @@ json_object *json_findings(const AuditFindings *f) {
   return a;
 }
 
-/* How many of the protected paths found pattern `idx` matches, whether or
- * not an earlier pattern matched them first (the scan counts only that);
- * a protected directory counts once, not what is inside it. Sets
- * *inside (unless NULL) when it matches none of them but could match
- * something inside a protected directory, which the scan does not walk. */
-size_t pattern_matches(const Project *p, size_t idx, bool *inside) {
-  size_t n = 0;
-  for (size_t k = 0; k < p->scan->n_paths; k++) {
-    n += matcher_match_one(p->matcher, idx, p->scan->paths[k].relative);
+/* For every pattern, how many of the protected paths it matches, and
+ * (unless `inside` is NULL) whether it could match something inside a
+ * protected directory, which the scan does not walk: what `status` says
+ * of a pattern that matches none of them (scan_pattern_matches()). The
+ * caller frees both arrays. */
+void pattern_matches(const Project *p, size_t **counts, bool **inside) {
+  *counts = xcalloc(p->policy->n_patterns + 1, sizeof(size_t));
+  if (inside != NULL) {
+    *inside = xcalloc(p->policy->n_patterns + 1, sizeof(bool));
   }
-  if (inside == NULL) {
-    return n;
-  }
-  *inside = false;
-  for (size_t k = 0; n == 0 && !*inside && k < p->scan->n_paths; k++) {
-    const ProtectedPath *pp = &p->scan->paths[k];
-    *inside = S_ISDIR(pp->mode) && matcher_may_match_below_one(p->matcher, idx, pp->relative);
-  }
-  return n;
+  scan_pattern_matches(p->scan, p->matcher, *counts, inside != NULL ? *inside : NULL);
 }
 
 json_object *json_project(const Project *p) {
