@@ -33,6 +33,7 @@ typedef struct {
   size_t pattern; /* index into the caller's pattern list */
   Segment *segs;
   size_t n_segs;
+  char *buf; /* the segments' texts, one after the other */
   bool in_trie;      /* every segment literal: matched through the trie */
   uint32_t next_end; /* the next alternative ending at the same trie node */
 } Alternative;
@@ -190,16 +191,24 @@ static void free_strv(char **v, size_t n) {
   free(v);
 }
 
-/* Splits one expanded alternative into segments, or explains why not. */
+/* Splits one expanded alternative into segments, or explains why not.
+ * The segments' texts point into one copy of `alt`, *ret_buf (the
+ * caller frees it); with `ret` NULL, the alternative is only checked, and
+ * nothing is allocated. */
 static int split_segments(const char *orig, const char *alt, Segment **ret, size_t *ret_n,
-                          char **why) {
+                          char **ret_buf, char **why) {
   Segment *segs = NULL;
   size_t n = 0, cap = 0;
+  SegKind last = SEG_LITERAL;
+  char *buf = NULL;
   if (alt[0] == '/') {
     /* `{/etc,x}`: an alternative may not turn absolute either. */
     *why = xasprintf(_("absolute paths are not allowed, patterns are relative to agent.lock: `%s`"),
                      orig);
     goto fail;
+  }
+  if (ret != NULL) {
+    buf = xstrdup(alt);
   }
   for (const char *s = alt; *s != '\0';) {
     const char *e = strchrnul(s, '/');
@@ -220,29 +229,35 @@ static int split_segments(const char *orig, const char *alt, Segment **ret, size
                          ? SEG_GLOB
                          : SEG_LITERAL;
       /* Consecutive `**` mean the same as one. */
-      if (!(kind == SEG_GLOBSTAR && n > 0 && segs[n - 1].kind == SEG_GLOBSTAR)) {
+      if (!(kind == SEG_GLOBSTAR && n > 0 && last == SEG_GLOBSTAR)) {
         if (n >= MATCHER_MAX_SEGMENTS) {
           *why = xasprintf(_("`%s` has more than %d path components"), orig, MATCHER_MAX_SEGMENTS);
           goto fail;
         }
-        Segment *sg = grow_array(&segs, &n, &cap, sizeof(Segment));
-        sg->kind = kind;
-        sg->text = xstrndup(s, len);
-        sg->len = len;
-        sg->ascii = true;
-        for (size_t k = 0; k < len; k++) {
-          sg->ascii &= (unsigned char)s[k] < 0x80;
-        }
-        if (kind == SEG_GLOB) {
-          size_t stars = 0, others = 0;
+        last = kind;
+        if (ret == NULL) {
+          n++;
+        } else {
+          Segment *sg = grow_array(&segs, &n, &cap, sizeof(Segment));
+          sg->kind = kind;
+          sg->text = buf + (s - alt);
+          sg->text[len] = '\0';
+          sg->len = len;
+          sg->ascii = true;
           for (size_t k = 0; k < len; k++) {
-            stars += s[k] == '*';
-            others += s[k] == '?' || s[k] == '[';
+            sg->ascii &= (unsigned char)s[k] < 0x80;
           }
-          if (others == 0 && stars == 1) {
-            sg->fast = len == 1 ? FAST_ANY : s[0] == '*' ? FAST_SUFFIX
-                                           : s[len - 1] == '*' ? FAST_PREFIX
-                                                               : FAST_NONE;
+          if (kind == SEG_GLOB) {
+            size_t stars = 0, others = 0;
+            for (size_t k = 0; k < len; k++) {
+              stars += s[k] == '*';
+              others += s[k] == '?' || s[k] == '[';
+            }
+            if (others == 0 && stars == 1) {
+              sg->fast = len == 1 ? FAST_ANY : s[0] == '*' ? FAST_SUFFIX
+                                             : s[len - 1] == '*' ? FAST_PREFIX
+                                                                 : FAST_NONE;
+            }
           }
         }
       }
@@ -253,30 +268,34 @@ static int split_segments(const char *orig, const char *alt, Segment **ret, size
     *why = xasprintf(_("`%s` does not name anything inside the project"), orig);
     goto fail;
   }
-  *ret = segs;
-  *ret_n = n;
+  if (ret != NULL) {
+    *ret = segs;
+    *ret_n = n;
+    *ret_buf = buf;
+  }
   return 0;
 fail:
-  for (size_t i = 0; i < n; i++) {
-    free(segs[i].text);
-  }
   free(segs);
+  free(buf);
   return -1;
 }
 
+/* Whether `pattern` has no braces (and no class, whose `]` could hide a
+ * brace): its only alternative is itself, with no expansion to make. */
+static bool single_alternative(const char *pattern) {
+  return strpbrk(pattern, "{}[") == NULL;
+}
+
 int matcher_check_pattern(const char *pattern, char **ret_reason) {
+  *ret_reason = NULL;
+  if (single_alternative(pattern)) {
+    return split_segments(pattern, pattern, NULL, NULL, NULL, ret_reason);
+  }
   char **alts = NULL;
   size_t n = 0, cap = 0;
-  *ret_reason = NULL;
   int r = expand_braces(pattern, pattern, &alts, &n, &cap, ret_reason);
   for (size_t i = 0; r == 0 && i < n; i++) {
-    Segment *segs = NULL;
-    size_t ns = 0;
-    r = split_segments(pattern, alts[i], &segs, &ns, ret_reason);
-    for (size_t k = 0; k < ns; k++) {
-      free(segs[k].text);
-    }
-    free(segs);
+    r = split_segments(pattern, alts[i], NULL, NULL, NULL, ret_reason);
   }
   free_strv(alts, n);
   return r;
@@ -287,9 +306,7 @@ void matcher_free(Matcher *m) {
     return;
   }
   for (size_t i = 0; i < m->n_alts; i++) {
-    for (size_t k = 0; k < m->alts[i].n_segs; k++) {
-      free(m->alts[i].segs[k].text);
-    }
+    free(m->alts[i].buf);
     free(m->alts[i].segs);
   }
   free(m->alts);
@@ -420,17 +437,22 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
     char **alts = NULL;
     size_t na = 0, acap = 0;
     _cleanup_free_ char *why = NULL;
-    if (expand_braces(patterns[i], patterns[i], &alts, &na, &acap, &why) < 0) {
+    const char *const *list = &patterns[i];
+    if (single_alternative(patterns[i])) {
+      na = 1; /* no expansion to make: the pattern itself */
+    } else if (expand_braces(patterns[i], patterns[i], &alts, &na, &acap, &why) < 0) {
       free_strv(alts, na);
       return error_set(err, EINVAL, _("invalid pattern: %s"), why);
+    } else {
+      list = (const char *const *)alts;
     }
     m->literal[i] = na == 1;
     for (size_t k = 0; k < na; k++) {
       Alternative *a = grow_array(&m->alts, &m->n_alts, &cap, sizeof(Alternative));
       a->pattern = i;
-      if (split_segments(patterns[i], alts[k], &a->segs, &a->n_segs, &why) < 0) {
+      if (split_segments(patterns[i], list[k], &a->segs, &a->n_segs, &a->buf, &why) < 0) {
         m->n_alts--;
-        free_strv(alts, na);
+        free_strv(alts, alts != NULL ? na : 0);
         return error_set(err, EINVAL, _("invalid pattern: %s"), why);
       }
       for (size_t s = 0; s < a->n_segs; s++) {
@@ -439,7 +461,7 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
         }
       }
     }
-    free_strv(alts, na);
+    free_strv(alts, alts != NULL ? na : 0);
   }
   m->pattern_alts[n] = m->n_alts;
   trie_build(m);

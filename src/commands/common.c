@@ -218,18 +218,25 @@ char *mount_refusal(const Policy *pol) {
 }
 
 /* The patterns whose new matches `plan` does not stop (indices into the
- * policy, in its order; plan_stops_new_names()): names that do not exist
+ * policy, in its order; plan_new_names_stopped()): names that do not exist
  * when the command starts. */
 size_t new_names_open(const Plan *plan, const Project *p, size_t **ret) {
   const Policy *pol = p->policy;
   size_t n = 0;
   size_t *v = xcalloc(pol->n_patterns + 1, sizeof(size_t));
+  const char **patterns = xcalloc(pol->n_patterns + 1, sizeof(char *));
+  bool *stops = xcalloc(pol->n_patterns + 1, sizeof(bool));
   for (size_t i = 0; i < pol->n_patterns; i++) {
-    if (!plan_stops_new_names(plan, p->matcher, i, pol->patterns[i].pattern,
-                              p->scan->canon_root)) {
+    patterns[i] = pol->patterns[i].pattern;
+  }
+  plan_new_names_stopped(plan, p->matcher, patterns, pol->n_patterns, p->scan->canon_root, stops);
+  for (size_t i = 0; i < pol->n_patterns; i++) {
+    if (!stops[i]) {
       v[n++] = i;
     }
   }
+  free(patterns);
+  free(stops);
   *ret = v;
   return n;
 }
