@@ -282,14 +282,48 @@ def growth_verdict(earlier_hi, later, later_lo):
     return "inconclusive (within the noise)"
 
 
+def literal_growth(rows):
+    """Benchmark 7 (many literal patterns vs one glob over the same files):
+    for each command, between consecutive sizes, what each added pattern
+    costs beyond the glob, in microseconds: the change of A-B (timed side
+    by side, so the drift between blocks of runs does not enter it) over
+    the patterns added, with the interval the two differences' 95 %
+    intervals allow. (command, n1, n2, ratio1, ratio2, own, own_lo,
+    own_hi)."""
+    by = {}
+    for r in rows:
+        parts = r["bench"].split("-")
+        if len(parts) != 3 or parts[0] != "literals" or not parts[2].isdigit():
+            continue
+        lo, _, hi = r.get("delta_ci_ms", "").partition("..")
+        d = float(r["delta_ms"])
+        try:
+            ci = (float(lo), float(hi))
+        except ValueError:
+            ci = (d, d)
+        by.setdefault(parts[1], {})[int(parts[2])] = (float(r["ratio"]), d, ci)
+    out = []
+    for cmd in sorted(by):
+        sizes = sorted(by[cmd])
+        for n1, n2 in zip(sizes, sizes[1:]):
+            e1, e2 = by[cmd][n1], by[cmd][n2]
+            step = (n2 - n1) / 1e3  # ms -> us per pattern
+            out.append((cmd, n1, n2, e1[0], e2[0], (e2[1] - e1[1]) / step,
+                        (e2[2][0] - e1[2][1]) / step, (e2[2][1] - e1[2][0]) / step))
+    return out
+
+
 def cmd_growth(o):
-    steps = growth(read_rows(o.file))
-    if not steps:
+    rows = read_rows(o.file)
+    steps = growth(rows)
+    literal_steps = literal_growth(rows)
+    fmt = lambda v: "-" if v is None else "%.1f" % v
+    if not steps and not literal_steps:
         print("  (no sizes of benchmark 4 to compare)")
         return
-    fmt = lambda v: "-" if v is None else "%.1f" % v
-    print("  per added protected path, us (ralon's own = ralon - the floor, timed side by side,"
-          " with its 95% interval):")
+    if steps:
+        print("  per added protected path, us (ralon's own = ralon - the floor, timed side by side,"
+              " with its 95% interval):")
     last = {}
     for backend, n1, n2, ralon, floor, bwrap, own, own_lo, own_hi in steps:
         verdict = ""
@@ -300,6 +334,17 @@ def cmd_growth(o):
         interval = "" if own is None else " (%s..%s)" % (fmt(own_lo), fmt(own_hi))
         print("  %-8s %5d -> %-5d ralon %7s  floor %7s  bwrap %9s  ralon's own %6s%s%s" %
               (backend, n1, n2, fmt(ralon), fmt(floor), fmt(bwrap), fmt(own), interval, verdict))
+    if literal_steps:
+        print("  per added literal pattern, us (literals - one glob over the same files, timed"
+              " side by side, with its 95% interval; ratio literals/glob at each size):")
+    last = {}
+    for cmd, n1, n2, r1, r2, own, own_lo, own_hi in literal_steps:
+        verdict = ""
+        if cmd in last:
+            verdict = "  -> " + growth_verdict(last[cmd], own, own_lo)
+        last[cmd] = own_hi
+        print("  %-9s %5d -> %-5d ratio %5.2f -> %5.2f  per pattern %6s (%s..%s)%s" %
+              (cmd, n1, n2, r1, r2, fmt(own), fmt(own_lo), fmt(own_hi), verdict))
 
 
 def main():

@@ -33,17 +33,50 @@ typedef struct {
   size_t pattern; /* index into the caller's pattern list */
   Segment *segs;
   size_t n_segs;
+  char *buf; /* the segments' texts, one after the other */
+  bool in_trie;      /* every segment literal: matched through the trie */
+  uint32_t next_end; /* the next alternative ending at the same trie node */
 } Alternative;
+
+/* The alternatives without a wildcard (literal paths, by far the most
+ * common, and a policy may list thousands) are not run one by one: they
+ * share a trie of their components, so a component costs one hash lookup
+ * whatever their number. A node is the set of literal alternatives that
+ * agree on the components so far: the walk of a literal path is
+ * deterministic. */
+#define TRIE_NONE UINT32_MAX
+#define TRIE_ROOT 0u
+
+typedef struct {
+  const char *name; /* a segment's text (owned by the alternative) */
+  size_t len;
+  uint32_t parent;
+  uint32_t first_child, next_sibling;
+  uint32_t first_end; /* alternatives ending here, through next_end */
+  long first;         /* the lowest pattern ending here, or -1 */
+} TrieNode;
 
 struct Matcher {
   Alternative *alts;
   size_t n_alts;
   bool *literal; /* per pattern */
   size_t n_patterns;
+  size_t *pattern_alts; /* per pattern and one more: its first alternative */
   unsigned flags;
   locale_t ascii;
-  size_t *state_offset; /* per alternative, into a MatcherState */
+  /* The alternatives not in the trie, in pattern order. */
+  size_t *general;
+  size_t n_general;
+  TrieNode *nodes;
+  size_t n_nodes, cap_nodes;
+  uint32_t *table; /* open addressing over (parent, name) → node */
+  size_t table_size;
+  size_t *state_offset; /* per alternative not in the trie, into a MatcherState */
   size_t state_size;
+  /* Matching work done, for the tests' guard on its growth (never on
+   * time): segments compared, trie slots probed. Behind a pointer, so a
+   * const Matcher can count. */
+  uint64_t *ops;
 };
 
 /* End of the `[...]` class starting at s[i] == '[', as fnmatch(3) reads it,
@@ -158,16 +191,24 @@ static void free_strv(char **v, size_t n) {
   free(v);
 }
 
-/* Splits one expanded alternative into segments, or explains why not. */
+/* Splits one expanded alternative into segments, or explains why not.
+ * The segments' texts point into one copy of `alt`, *ret_buf (the
+ * caller frees it); with `ret` NULL, the alternative is only checked, and
+ * nothing is allocated. */
 static int split_segments(const char *orig, const char *alt, Segment **ret, size_t *ret_n,
-                          char **why) {
+                          char **ret_buf, char **why) {
   Segment *segs = NULL;
   size_t n = 0, cap = 0;
+  SegKind last = SEG_LITERAL;
+  char *buf = NULL;
   if (alt[0] == '/') {
     /* `{/etc,x}`: an alternative may not turn absolute either. */
     *why = xasprintf(_("absolute paths are not allowed, patterns are relative to agent.lock: `%s`"),
                      orig);
     goto fail;
+  }
+  if (ret != NULL) {
+    buf = xstrdup(alt);
   }
   for (const char *s = alt; *s != '\0';) {
     const char *e = strchrnul(s, '/');
@@ -188,29 +229,35 @@ static int split_segments(const char *orig, const char *alt, Segment **ret, size
                          ? SEG_GLOB
                          : SEG_LITERAL;
       /* Consecutive `**` mean the same as one. */
-      if (!(kind == SEG_GLOBSTAR && n > 0 && segs[n - 1].kind == SEG_GLOBSTAR)) {
+      if (!(kind == SEG_GLOBSTAR && n > 0 && last == SEG_GLOBSTAR)) {
         if (n >= MATCHER_MAX_SEGMENTS) {
           *why = xasprintf(_("`%s` has more than %d path components"), orig, MATCHER_MAX_SEGMENTS);
           goto fail;
         }
-        Segment *sg = grow_array(&segs, &n, &cap, sizeof(Segment));
-        sg->kind = kind;
-        sg->text = xstrndup(s, len);
-        sg->len = len;
-        sg->ascii = true;
-        for (size_t k = 0; k < len; k++) {
-          sg->ascii &= (unsigned char)s[k] < 0x80;
-        }
-        if (kind == SEG_GLOB) {
-          size_t stars = 0, others = 0;
+        last = kind;
+        if (ret == NULL) {
+          n++;
+        } else {
+          Segment *sg = grow_array(&segs, &n, &cap, sizeof(Segment));
+          sg->kind = kind;
+          sg->text = buf + (s - alt);
+          sg->text[len] = '\0';
+          sg->len = len;
+          sg->ascii = true;
           for (size_t k = 0; k < len; k++) {
-            stars += s[k] == '*';
-            others += s[k] == '?' || s[k] == '[';
+            sg->ascii &= (unsigned char)s[k] < 0x80;
           }
-          if (others == 0 && stars == 1) {
-            sg->fast = len == 1 ? FAST_ANY : s[0] == '*' ? FAST_SUFFIX
-                                           : s[len - 1] == '*' ? FAST_PREFIX
-                                                               : FAST_NONE;
+          if (kind == SEG_GLOB) {
+            size_t stars = 0, others = 0;
+            for (size_t k = 0; k < len; k++) {
+              stars += s[k] == '*';
+              others += s[k] == '?' || s[k] == '[';
+            }
+            if (others == 0 && stars == 1) {
+              sg->fast = len == 1 ? FAST_ANY : s[0] == '*' ? FAST_SUFFIX
+                                             : s[len - 1] == '*' ? FAST_PREFIX
+                                                                 : FAST_NONE;
+            }
           }
         }
       }
@@ -221,30 +268,34 @@ static int split_segments(const char *orig, const char *alt, Segment **ret, size
     *why = xasprintf(_("`%s` does not name anything inside the project"), orig);
     goto fail;
   }
-  *ret = segs;
-  *ret_n = n;
+  if (ret != NULL) {
+    *ret = segs;
+    *ret_n = n;
+    *ret_buf = buf;
+  }
   return 0;
 fail:
-  for (size_t i = 0; i < n; i++) {
-    free(segs[i].text);
-  }
   free(segs);
+  free(buf);
   return -1;
 }
 
+/* Whether `pattern` has no braces (and no class, whose `]` could hide a
+ * brace): its only alternative is itself, with no expansion to make. */
+static bool single_alternative(const char *pattern) {
+  return strpbrk(pattern, "{}[") == NULL;
+}
+
 int matcher_check_pattern(const char *pattern, char **ret_reason) {
+  *ret_reason = NULL;
+  if (single_alternative(pattern)) {
+    return split_segments(pattern, pattern, NULL, NULL, NULL, ret_reason);
+  }
   char **alts = NULL;
   size_t n = 0, cap = 0;
-  *ret_reason = NULL;
   int r = expand_braces(pattern, pattern, &alts, &n, &cap, ret_reason);
   for (size_t i = 0; r == 0 && i < n; i++) {
-    Segment *segs = NULL;
-    size_t ns = 0;
-    r = split_segments(pattern, alts[i], &segs, &ns, ret_reason);
-    for (size_t k = 0; k < ns; k++) {
-      free(segs[k].text);
-    }
-    free(segs);
+    r = split_segments(pattern, alts[i], NULL, NULL, NULL, ret_reason);
   }
   free_strv(alts, n);
   return r;
@@ -255,18 +306,122 @@ void matcher_free(Matcher *m) {
     return;
   }
   for (size_t i = 0; i < m->n_alts; i++) {
-    for (size_t k = 0; k < m->alts[i].n_segs; k++) {
-      free(m->alts[i].segs[k].text);
-    }
+    free(m->alts[i].buf);
     free(m->alts[i].segs);
   }
   free(m->alts);
   free(m->literal);
+  free(m->pattern_alts);
+  free(m->general);
+  free(m->nodes);
+  free(m->table);
+  free(m->ops);
   free(m->state_offset);
   if (m->ascii != (locale_t)0) {
     freelocale(m->ascii);
   }
   free(m);
+}
+
+static size_t trie_hash(uint32_t parent, const char *name, size_t len) {
+  uint64_t h = 1469598103934665603ull ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull);
+  for (size_t i = 0; i < len; i++) {
+    h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+  }
+  return (size_t)(h ^ (h >> 29));
+}
+
+/* The child `name` of node `parent`, or TRIE_NONE. */
+static uint32_t trie_child(const Matcher *m, uint32_t parent, const char *name, size_t len) {
+  if (m->table_size == 0) {
+    return TRIE_NONE;
+  }
+  size_t mask = m->table_size - 1;
+  for (size_t i = trie_hash(parent, name, len) & mask;; i = (i + 1) & mask) {
+    uint32_t k = m->table[i];
+    (*m->ops)++;
+    if (k == TRIE_NONE) {
+      return TRIE_NONE;
+    }
+    const TrieNode *nd = &m->nodes[k];
+    if (nd->parent == parent && nd->len == len && memcmp(nd->name, name, len) == 0) {
+      return k;
+    }
+  }
+}
+
+static void trie_insert_slot(Matcher *m, uint32_t k) {
+  const TrieNode *nd = &m->nodes[k];
+  size_t mask = m->table_size - 1;
+  size_t i = trie_hash(nd->parent, nd->name, nd->len) & mask;
+  while (m->table[i] != TRIE_NONE) {
+    i = (i + 1) & mask;
+  }
+  m->table[i] = k;
+}
+
+static uint32_t trie_add_child(Matcher *m, uint32_t parent, const char *name, size_t len) {
+  uint32_t k = trie_child(m, parent, name, len);
+  if (k != TRIE_NONE) {
+    return k;
+  }
+  k = (uint32_t)m->n_nodes;
+  TrieNode *nd = grow_array(&m->nodes, &m->n_nodes, &m->cap_nodes, sizeof(TrieNode));
+  *nd = (TrieNode){.name = name,
+                   .len = len,
+                   .parent = parent,
+                   .first_child = TRIE_NONE,
+                   .next_sibling = m->nodes[parent].first_child,
+                   .first_end = TRIE_NONE,
+                   .first = -1};
+  m->nodes[parent].first_child = k;
+  /* At most half full: a lookup probes about two slots. */
+  if (m->n_nodes * 2 > m->table_size) {
+    free(m->table);
+    m->table_size = m->table_size ? m->table_size * 2 : 64;
+    m->table = xreallocarray(NULL, m->table_size, sizeof(uint32_t));
+    memset(m->table, 0xff, m->table_size * sizeof(uint32_t));
+    for (uint32_t j = 1; j < m->n_nodes; j++) {
+      trie_insert_slot(m, j);
+    }
+  } else {
+    trie_insert_slot(m, k);
+  }
+  return k;
+}
+
+static void trie_build(Matcher *m) {
+  m->nodes = xcalloc(1, sizeof(TrieNode));
+  m->cap_nodes = m->n_nodes = 1;
+  m->nodes[TRIE_ROOT] = (TrieNode){.parent = TRIE_NONE,
+                                   .first_child = TRIE_NONE,
+                                   .next_sibling = TRIE_NONE,
+                                   .first_end = TRIE_NONE,
+                                   .first = -1};
+  size_t cap_general = 0;
+  for (size_t i = 0; i < m->n_alts; i++) {
+    Alternative *a = &m->alts[i];
+    /* Case folding compares through fnmatch(3): no trie for that. */
+    a->in_trie = !(m->flags & MATCHER_CASEFOLD) && m->n_alts < TRIE_NONE;
+    for (size_t s = 0; s < a->n_segs && a->in_trie; s++) {
+      a->in_trie = a->segs[s].kind == SEG_LITERAL;
+    }
+    if (!a->in_trie) {
+      size_t *slot = grow_array(&m->general, &m->n_general, &cap_general, sizeof(size_t));
+      *slot = i;
+      continue;
+    }
+    uint32_t k = TRIE_ROOT;
+    for (size_t s = 0; s < a->n_segs; s++) {
+      k = trie_add_child(m, k, a->segs[s].text, a->segs[s].len);
+    }
+    TrieNode *nd = &m->nodes[k];
+    a->next_end = nd->first_end;
+    nd->first_end = (uint32_t)i;
+    if (nd->first < 0) {
+      nd->first = (long)a->pattern; /* alternatives come in pattern order */
+    }
+  }
 }
 
 int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher **ret, Error *err) {
@@ -275,21 +430,29 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
   m->flags = flags;
   m->n_patterns = n;
   m->literal = xcalloc(n, sizeof(bool));
+  m->pattern_alts = xcalloc(n + 1, sizeof(size_t));
+  m->ops = xcalloc(1, sizeof(uint64_t));
   for (size_t i = 0; i < n; i++) {
+    m->pattern_alts[i] = m->n_alts;
     char **alts = NULL;
     size_t na = 0, acap = 0;
     _cleanup_free_ char *why = NULL;
-    if (expand_braces(patterns[i], patterns[i], &alts, &na, &acap, &why) < 0) {
+    const char *const *list = &patterns[i];
+    if (single_alternative(patterns[i])) {
+      na = 1; /* no expansion to make: the pattern itself */
+    } else if (expand_braces(patterns[i], patterns[i], &alts, &na, &acap, &why) < 0) {
       free_strv(alts, na);
       return error_set(err, EINVAL, _("invalid pattern: %s"), why);
+    } else {
+      list = (const char *const *)alts;
     }
     m->literal[i] = na == 1;
     for (size_t k = 0; k < na; k++) {
       Alternative *a = grow_array(&m->alts, &m->n_alts, &cap, sizeof(Alternative));
       a->pattern = i;
-      if (split_segments(patterns[i], alts[k], &a->segs, &a->n_segs, &why) < 0) {
+      if (split_segments(patterns[i], list[k], &a->segs, &a->n_segs, &a->buf, &why) < 0) {
         m->n_alts--;
-        free_strv(alts, na);
+        free_strv(alts, alts != NULL ? na : 0);
         return error_set(err, EINVAL, _("invalid pattern: %s"), why);
       }
       for (size_t s = 0; s < a->n_segs; s++) {
@@ -298,14 +461,19 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
         }
       }
     }
-    free_strv(alts, na);
+    free_strv(alts, alts != NULL ? na : 0);
   }
+  m->pattern_alts[n] = m->n_alts;
+  trie_build(m);
   /* fnmatch(3) reads multibyte characters in the thread's locale: pin it
    * to UTF-8 so `?` means one character whatever LANG says, and to C where
    * pattern and name are ASCII, which means the same and costs less. */
   m->ascii = newlocale(LC_CTYPE_MASK, "C", (locale_t)0);
-  m->state_offset = xcalloc(m->n_alts, sizeof(size_t));
-  for (size_t i = 0; i < m->n_alts; i++) {
+  /* A state: the trie node, then each other alternative's positions. */
+  m->state_offset = xcalloc(m->n_alts + 1, sizeof(size_t));
+  m->state_size = sizeof(uint32_t);
+  for (size_t g = 0; g < m->n_general; g++) {
+    size_t i = m->general[g];
     m->state_offset[i] = m->state_size;
     m->state_size += m->alts[i].n_segs + 1;
   }
@@ -318,6 +486,7 @@ bool matcher_is_literal(const Matcher *m, size_t idx) {
 }
 
 static bool segment_matches(const Matcher *m, const Segment *sg, const char *comp, size_t len) {
+  (*m->ops)++;
   bool fold = m->flags & MATCHER_CASEFOLD;
   if (sg->kind == SEG_LITERAL && !fold) {
     return sg->len == len && memcmp(sg->text, comp, len) == 0;
@@ -380,6 +549,7 @@ static bool fixed_parts_agree(const char *a, size_t alen, const char *b, size_t 
  * assumed (two globs overlap more often than not, and refusing is safe),
  * except for the common `*.o` against `*.md`, which never meet. */
 static bool glob_overlaps(const Matcher *m, const Segment *sg, const char *comp, size_t len) {
+  (*m->ops)++;
   if (sg->kind != SEG_LITERAL) {
     bool one_star = len > 1 && memchr(comp, '?', len) == NULL && memchr(comp, '[', len) == NULL &&
                     memchr(comp + 1, '*', len - 2) == NULL;
@@ -483,13 +653,45 @@ static int run_alternative(const Matcher *m, const Alternative *a, const char *r
   return below ? -1 : 0;
 }
 
+/* Walks the trie along the components of `rel`: the lowest pattern whose
+ * literal alternative names `rel` or an ancestor (or -1), and in *ret_end
+ * the node `rel` itself leads to (TRIE_NONE when no literal alternative
+ * continues that far). With `fn`, every alternative ending on the way is
+ * reported too. */
+static long trie_walk(const Matcher *m, const char *rel, uint32_t *ret_end,
+                      void (*fn)(size_t pattern, void *data), void *data) {
+  long best = -1;
+  uint32_t k = TRIE_ROOT;
+  for (const char *c = rel; *c != '\0' && k != TRIE_NONE;) {
+    const char *e = strchrnul(c, '/');
+    k = trie_child(m, k, c, (size_t)(e - c));
+    if (k != TRIE_NONE && m->nodes[k].first >= 0) {
+      if (best < 0 || m->nodes[k].first < best) {
+        best = m->nodes[k].first;
+      }
+      for (uint32_t a = m->nodes[k].first_end; fn != NULL && a != TRIE_NONE;
+           a = m->alts[a].next_end) {
+        fn(m->alts[a].pattern, data);
+      }
+    }
+    c = *e ? e + 1 : e;
+  }
+  *ret_end = k;
+  return best;
+}
+
 long matcher_match(const Matcher *m, const char *rel) {
-  long found = -1;
-  for (size_t i = 0; i < m->n_alts; i++) {
-    /* Alternatives are stored in pattern order: the first hit is the
-     * lowest pattern index. */
-    if (run_alternative(m, &m->alts[i], rel, false, 0) == 1) {
-      found = (long)m->alts[i].pattern;
+  uint32_t end;
+  long found = trie_walk(m, rel, &end, NULL, NULL);
+  for (size_t g = 0; g < m->n_general; g++) {
+    const Alternative *a = &m->alts[m->general[g]];
+    /* Stored in pattern order: the first hit is the lowest pattern index
+     * among them, and none after one above the trie's can beat it. */
+    if (found >= 0 && a->pattern >= (size_t)found) {
+      break;
+    }
+    if (run_alternative(m, a, rel, false, 0) == 1) {
+      found = (long)a->pattern;
       break;
     }
   }
@@ -497,20 +699,59 @@ long matcher_match(const Matcher *m, const char *rel) {
 }
 
 bool matcher_may_match_below(const Matcher *m, const char *rel) {
+  uint32_t end;
+  /* A literal alternative matches `rel` or an ancestor, or continues
+   * below the node `rel` leads to. */
+  if (trie_walk(m, rel, &end, NULL, NULL) >= 0 ||
+      (end != TRIE_NONE && m->nodes[end].first_child != TRIE_NONE)) {
+    return true;
+  }
   bool found = false;
-  for (size_t i = 0; i < m->n_alts && !found; i++) {
-    found = run_alternative(m, &m->alts[i], rel, true, 0) != 0;
+  for (size_t g = 0; g < m->n_general && !found; g++) {
+    found = run_alternative(m, &m->alts[m->general[g]], rel, true, 0) != 0;
   }
   return found;
+}
+
+void matcher_each_match(const Matcher *m, const char *rel, bool below,
+                        void (*fn)(size_t pattern, void *data), void *data) {
+  uint32_t end;
+  trie_walk(m, rel, &end, fn, data);
+  if (below && end != TRIE_NONE) {
+    /* Everything ending strictly below `end`: a walk of its subtree
+     * (first child, next sibling, back up through the parents). */
+    uint32_t k = m->nodes[end].first_child;
+    while (k != TRIE_NONE) {
+      for (uint32_t a = m->nodes[k].first_end; a != TRIE_NONE; a = m->alts[a].next_end) {
+        fn(m->alts[a].pattern, data);
+      }
+      if (m->nodes[k].first_child != TRIE_NONE) {
+        k = m->nodes[k].first_child;
+        continue;
+      }
+      while (k != end && m->nodes[k].next_sibling == TRIE_NONE) {
+        k = m->nodes[k].parent;
+      }
+      k = k == end ? TRIE_NONE : m->nodes[k].next_sibling;
+    }
+  }
+  for (size_t g = 0; g < m->n_general; g++) {
+    const Alternative *a = &m->alts[m->general[g]];
+    int r = run_alternative(m, a, rel, below, 0);
+    if (r == 1 || (below && r != 0)) {
+      fn(a->pattern, data);
+    }
+  }
 }
 
 /* Runs the alternatives of pattern `idx` until one answers. */
 static int run_one(const Matcher *m, size_t idx, const char *rel, bool below, unsigned mode) {
   int found = 0;
-  for (size_t i = 0; i < m->n_alts && found == 0; i++) {
-    if (m->alts[i].pattern == idx) {
-      found = run_alternative(m, &m->alts[i], rel, below, mode);
-    }
+  if (idx >= m->n_patterns) {
+    return 0;
+  }
+  for (size_t i = m->pattern_alts[idx]; i < m->pattern_alts[idx + 1] && found == 0; i++) {
+    found = run_alternative(m, &m->alts[i], rel, below, mode);
   }
   return found;
 }
@@ -549,7 +790,10 @@ size_t matcher_state_size(const Matcher *m) {
 
 void matcher_state_init(const Matcher *m, MatcherState *st) {
   memset(st, 0, m->state_size);
-  for (size_t i = 0; i < m->n_alts; i++) {
+  uint32_t root = TRIE_ROOT;
+  memcpy(st, &root, sizeof(root));
+  for (size_t g = 0; g < m->n_general; g++) {
+    size_t i = m->general[g];
     const Alternative *a = &m->alts[i];
     uint8_t *cur = st + m->state_offset[i];
     cur[0] = 1;
@@ -562,9 +806,15 @@ void matcher_state_init(const Matcher *m, MatcherState *st) {
 long matcher_state_step(const Matcher *m, const MatcherState *from, const char *name,
                         MatcherState *to, bool *ret_alive) {
   size_t len = strlen(name);
-  long found = -1;
-  bool alive = false;
-  for (size_t i = 0; i < m->n_alts; i++) {
+  uint32_t node;
+  memcpy(&node, from, sizeof(node));
+  node = node != TRIE_NONE ? trie_child(m, node, name, len) : TRIE_NONE;
+  memcpy(to, &node, sizeof(node));
+  long found = node != TRIE_NONE ? m->nodes[node].first : -1;
+  bool alive = node != TRIE_NONE && m->nodes[node].first_child != TRIE_NONE;
+  bool general_found = false;
+  for (size_t g = 0; g < m->n_general; g++) {
+    size_t i = m->general[g];
     const Alternative *a = &m->alts[i];
     size_t n = a->n_segs;
     const uint8_t *cur = from + m->state_offset[i];
@@ -585,8 +835,12 @@ long matcher_state_step(const Matcher *m, const MatcherState *from, const char *
         nxt[s + 1] = 1;
       }
     }
-    if (nxt[n] && found < 0) {
-      found = (long)a->pattern;
+    /* In pattern order: the first of them is their lowest. */
+    if (nxt[n] && !general_found) {
+      general_found = true;
+      if (found < 0 || (long)a->pattern < found) {
+        found = (long)a->pattern;
+      }
     }
     for (size_t s = 0; s < n && !alive; s++) {
       alive = nxt[s];
@@ -613,4 +867,8 @@ bool matcher_match_glob_one(const Matcher *m, size_t idx, const char *rel, bool 
 bool matcher_glob_may_name(const Matcher *m, const char *glob, const char *name) {
   Segment sg = {.kind = SEG_LITERAL, .text = (char *)name, .len = strlen(name)};
   return glob_overlaps(m, &sg, glob, strlen(glob));
+}
+
+uint64_t matcher_operations(const Matcher *m) {
+  return *m->ops;
 }

@@ -54,6 +54,16 @@ bool matcher_may_match_below(const Matcher *m, const char *rel);
 bool matcher_match_one(const Matcher *m, size_t idx, const char *rel);
 bool matcher_may_match_below_one(const Matcher *m, size_t idx, const char *rel);
 
+/* Calls fn(pattern, data) for every pattern that matcher_match_one()
+ * answers true for at `rel` (with `below`: matcher_may_match_below_one()),
+ * once per alternative of it that does, in no particular order. Costs a
+ * hash lookup per component of `rel` for all the literal patterns
+ * together (and, with `below`, one step per pattern reported), plus a run
+ * of each pattern with a wildcard: what lets a caller attribute every
+ * protected path to its patterns in one pass. */
+void matcher_each_match(const Matcher *m, const char *rel, bool below,
+                        void (*fn)(size_t pattern, void *data), void *data);
+
 /* Index of the first pattern that could protect some path ending with the
  * components of `rel` (`x/.../rel`), or -1. An over-approximation: used to
  * refuse where an agent may pick any file whose name ends with `rel`. */
@@ -91,6 +101,10 @@ bool matcher_match_glob_one(const Matcher *m, size_t idx, const char *rel, bool 
  * component each, no `/`): what a glob that starts above a project root
  * has to be checked against, component by component, on the way down. */
 bool matcher_glob_may_name(const Matcher *m, const char *glob, const char *name);
+
+/* How much matching work `m` has done so far (segments compared, index
+ * slots probed): what the tests hold the growth of, never a time. */
+uint64_t matcher_operations(const Matcher *m);
 
 /* Whether pattern `idx` has no wildcard at all (a literal path). */
 bool matcher_is_literal(const Matcher *m, size_t idx);

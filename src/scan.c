@@ -371,6 +371,43 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
   return 0;
 }
 
+typedef struct {
+  size_t *counts;
+  bool *inside;
+  size_t *last; /* per pattern: 1 + the path it was last counted for */
+  size_t path;  /* 1 + the path being attributed */
+} Attribution;
+
+static void count_match(size_t pattern, void *data) {
+  Attribution *a = data;
+  /* Once per path, however many of its alternatives match. */
+  if (a->last[pattern] != a->path) {
+    a->last[pattern] = a->path;
+    a->counts[pattern]++;
+  }
+}
+
+static void mark_inside(size_t pattern, void *data) {
+  Attribution *a = data;
+  a->inside[pattern] = true;
+}
+
+void scan_pattern_matches(const ScanResult *r, const Matcher *m, size_t *counts, bool *inside) {
+  Attribution a = {.counts = counts, .inside = inside, .last = xcalloc(r->n_patterns + 1, sizeof(size_t))};
+  memset(counts, 0, r->n_patterns * sizeof(size_t));
+  if (inside != NULL) {
+    memset(inside, 0, r->n_patterns * sizeof(bool));
+  }
+  for (size_t k = 0; k < r->n_paths; k++) {
+    a.path = k + 1;
+    matcher_each_match(m, r->paths[k].relative, false, count_match, &a);
+    if (inside != NULL && S_ISDIR(r->paths[k].mode)) {
+      matcher_each_match(m, r->paths[k].relative, true, mark_inside, &a);
+    }
+  }
+  free(a.last);
+}
+
 void scan_result_free(ScanResult *r) {
   if (r == NULL) {
     return;

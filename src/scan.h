@@ -91,6 +91,15 @@ const ScanListing *scan_listing(const ScanResult *r, const char *relative);
 /* The protected entry found at `relative`, or NULL (a binary search). */
 const ProtectedPath *scan_find(const ScanResult *r, const char *relative);
 
+/* For every pattern, how many of the protected paths it matches, whether
+ * or not an earlier pattern matched them first (hits[] counts only that):
+ * a protected directory counts once, not what is inside it. With
+ * `inside`, also whether it could match something inside a protected
+ * directory, which the scan does not walk. One pass over the paths (the
+ * matcher's index attributes each to its patterns), not one per pattern.
+ * counts[] and inside[] hold r->n_patterns each. */
+void scan_pattern_matches(const ScanResult *r, const Matcher *m, size_t *counts, bool *inside);
+
 void scan_result_free(ScanResult *r);
 static inline void scan_result_freep(ScanResult **r) {
   scan_result_free(*r);

@@ -150,25 +150,17 @@ json_object *json_findings(const AuditFindings *f) {
   return a;
 }
 
-/* How many of the protected paths found pattern `idx` matches, whether or
- * not an earlier pattern matched them first (the scan counts only that);
- * a protected directory counts once, not what is inside it. Sets
- * *inside (unless NULL) when it matches none of them but could match
- * something inside a protected directory, which the scan does not walk. */
-size_t pattern_matches(const Project *p, size_t idx, bool *inside) {
-  size_t n = 0;
-  for (size_t k = 0; k < p->scan->n_paths; k++) {
-    n += matcher_match_one(p->matcher, idx, p->scan->paths[k].relative);
+/* For every pattern, how many of the protected paths it matches, and
+ * (unless `inside` is NULL) whether it could match something inside a
+ * protected directory, which the scan does not walk: what `status` says
+ * of a pattern that matches none of them (scan_pattern_matches()). The
+ * caller frees both arrays. */
+void pattern_matches(const Project *p, size_t **counts, bool **inside) {
+  *counts = xcalloc(p->policy->n_patterns + 1, sizeof(size_t));
+  if (inside != NULL) {
+    *inside = xcalloc(p->policy->n_patterns + 1, sizeof(bool));
   }
-  if (inside == NULL) {
-    return n;
-  }
-  *inside = false;
-  for (size_t k = 0; n == 0 && !*inside && k < p->scan->n_paths; k++) {
-    const ProtectedPath *pp = &p->scan->paths[k];
-    *inside = S_ISDIR(pp->mode) && matcher_may_match_below_one(p->matcher, idx, pp->relative);
-  }
-  return n;
+  scan_pattern_matches(p->scan, p->matcher, *counts, inside != NULL ? *inside : NULL);
 }
 
 json_object *json_project(const Project *p) {
@@ -242,18 +234,25 @@ char *mount_refusal(const Policy *pol) {
 }
 
 /* The patterns whose new matches `plan` does not stop (indices into the
- * policy, in its order; plan_stops_new_names()): names that do not exist
+ * policy, in its order; plan_new_names_stopped()): names that do not exist
  * when the command starts. */
 size_t new_names_open(const Plan *plan, const Project *p, size_t **ret) {
   const Policy *pol = p->policy;
   size_t n = 0;
   size_t *v = xcalloc(pol->n_patterns + 1, sizeof(size_t));
+  const char **patterns = xcalloc(pol->n_patterns + 1, sizeof(char *));
+  bool *stops = xcalloc(pol->n_patterns + 1, sizeof(bool));
   for (size_t i = 0; i < pol->n_patterns; i++) {
-    if (!plan_stops_new_names(plan, p->matcher, i, pol->patterns[i].pattern,
-                              p->scan->canon_root)) {
+    patterns[i] = pol->patterns[i].pattern;
+  }
+  plan_new_names_stopped(plan, p->matcher, patterns, pol->n_patterns, p->scan->canon_root, stops);
+  for (size_t i = 0; i < pol->n_patterns; i++) {
+    if (!stops[i]) {
       v[n++] = i;
     }
   }
+  free(patterns);
+  free(stops);
   *ret = v;
   return n;
 }

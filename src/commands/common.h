@@ -54,7 +54,7 @@ void json_add_string(json_object *o, const char *key, const char *value);
 void json_add_text(json_object *o, const char *key, const char *value);
 json_object *json_protected_path(const Policy *pol, const ProtectedPath *p);
 json_object *json_findings(const AuditFindings *f);
-size_t pattern_matches(const Project *p, size_t idx, bool *inside);
+void pattern_matches(const Project *p, size_t **counts, bool **inside);
 json_object *json_project(const Project *p);
 void log_findings(const Project *p, const char *command);
 void print_warnings(const Project *p, const char *command);

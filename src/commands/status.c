@@ -74,6 +74,8 @@ static void status_json(const Project *p) {
   json_object_object_add(doc, "version", json_object_new_int((int)pol->version));
 
   json_object *pats = json_object_new_array();
+  _cleanup_free_ size_t *matches = NULL;
+  pattern_matches(p, &matches, NULL);
   for (size_t i = 0; i < pol->n_patterns; i++) {
     const PolicyPattern *pp = &pol->patterns[i];
     json_object *e = json_object_new_object();
@@ -83,7 +85,7 @@ static void status_json(const Project *p) {
     json_object_object_add(e, "literal", json_object_new_boolean(matcher_is_literal(p->matcher, i)));
     json_object_object_add(e, "line", pp->line ? json_object_new_int((int)pp->line) : NULL);
     json_object_object_add(e, "column", pp->column ? json_object_new_int((int)pp->column) : NULL);
-    json_object_object_add(e, "matches", json_object_new_uint64(pattern_matches(p, i, NULL)));
+    json_object_object_add(e, "matches", json_object_new_uint64(matches[i]));
     json_object_array_add(pats, e);
   }
   json_object_object_add(doc, "patterns", pats);
@@ -124,9 +126,12 @@ int command_status(const Options *o, Error *err) {
   printf(P_("%zu declared (+1 implicit: agent.lock)\n", "%zu declared (+1 implicit: agent.lock)\n",
             (unsigned long)pol->n_declared),
          pol->n_declared);
+  _cleanup_free_ size_t *matches = NULL;
+  _cleanup_free_ bool *within = NULL;
+  pattern_matches(&p, &matches, &within);
   for (size_t i = 0; i < pol->n_patterns; i++) {
-    bool inside;
-    size_t hits = pattern_matches(&p, i, &inside);
+    bool inside = within[i];
+    size_t hits = matches[i];
     _cleanup_free_ char *pat = text_display(pol->patterns[i].pattern);
     printf("  %-30s ", pat);
     if (hits == 0 && inside) {

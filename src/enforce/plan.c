@@ -4,6 +4,7 @@
 #include "enforce/plan.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -235,6 +236,88 @@ bool plan_stops_new_names(const Plan *plan, const Matcher *m, size_t idx, const 
     return true;
   }
   return false;
+}
+
+static bool strings_have(const char *const *v, size_t n, const char *s) {
+  return n > 0 && bsearch(&s, v, n, sizeof(char *), strings_compare) != NULL;
+}
+
+/* Whether some directory in `dirs` (sorted) holds the project-relative
+ * `rel`, as relative_within() says: "." or `rel` itself or one of its
+ * leading paths. */
+static bool within_some(const char *const *dirs, size_t n, const char *rel) {
+  if (n == 0) {
+    return false;
+  }
+  if (strings_have(dirs, n, ".") || strings_have(dirs, n, rel)) {
+    return true;
+  }
+  char buf[PATH_MAX];
+  for (const char *s = strchr(rel, '/'); s != NULL; s = strchr(s + 1, '/')) {
+    size_t len = (size_t)(s - rel);
+    if (len >= sizeof(buf)) {
+      break;
+    }
+    memcpy(buf, rel, len);
+    buf[len] = '\0';
+    if (strings_have(dirs, n, buf)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static void stops_nothing_below(size_t pattern, void *data) {
+  ((bool *)data)[pattern] = false;
+}
+
+void plan_new_names_stopped(const Plan *plan, const Matcher *m, const char *const *patterns,
+                            size_t n, const char *canon_root, bool *stops) {
+  if (plan->backend == BACKEND_MOUNT) {
+    /* The names of the protected objects, and of the protected
+     * directories, sorted for lookups. */
+    const char **names = xcalloc(plan->n_targets + 1, sizeof(char *));
+    const char **dirs = xcalloc(plan->n_targets + 1, sizeof(char *));
+    size_t n_names = 0, n_dirs = 0;
+    for (size_t i = 0; i < plan->n_targets; i++) {
+      const PlanTarget *t = &plan->targets[i];
+      if (t->missing || t->relative == NULL) {
+        continue;
+      }
+      names[n_names++] = t->relative;
+      if (S_ISDIR(t->mode)) {
+        dirs[n_dirs++] = t->relative;
+      }
+    }
+    qsort(names, n_names, sizeof(char *), strings_compare);
+    qsort(dirs, n_dirs, sizeof(char *), strings_compare);
+    for (size_t i = 0; i < n; i++) {
+      bool literal = matcher_is_literal(m, i);
+      if (literal && strings_have(names, n_names, patterns[i])) {
+        stops[i] = true;
+        continue;
+      }
+      _cleanup_free_ char *prefix = literal ? NULL : literal_prefix(patterns[i]);
+      stops[i] = within_some(dirs, n_dirs, literal ? patterns[i] : prefix);
+    }
+    free(names);
+    free(dirs);
+    return;
+  }
+  bool landlock = plan->backend == BACKEND_LANDLOCK && canon_root != NULL;
+  for (size_t i = 0; i < n; i++) {
+    stops[i] = landlock;
+  }
+  if (!landlock) {
+    return;
+  }
+  for (size_t i = 0; i < plan->carve.n_grants; i++) {
+    const CarveGrant *g = &plan->carve.grants[i];
+    const char *rel = g->is_dir ? path_relative(canon_root, g->path) : NULL;
+    if (rel != NULL && rel[0] != '\0') {
+      matcher_each_match(m, rel, true, stops_nothing_below, stops);
+    }
+  }
 }
 
 bool carve_restricts_entries(const char *path) {

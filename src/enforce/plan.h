@@ -205,6 +205,15 @@ unsigned plan_gaps(Backend backend, int landlock_abi);
 bool plan_stops_new_names(const Plan *plan, const Matcher *m, size_t idx, const char *pattern,
                           const char *canon_root);
 
+/* plan_stops_new_names() for every pattern at once (`patterns`, `n` of
+ * them, as the policy normalised them): stops[i] for pattern i. One pass
+ * over the targets (sorted, then looked up) or the grants (each
+ * attributed to the patterns that could match below it), not one per
+ * pattern: with thousands of literal patterns, the difference between
+ * linear and quadratic. */
+void plan_new_names_stopped(const Plan *plan, const Matcher *m, const char *const *patterns,
+                            size_t n, const char *canon_root, bool *stops);
+
 /* Whether the restricted `path` is a directory whose entries the
  * restriction holds: the carve-out restricts everything on the way to each
  * target, and that way may pass through names that do not exist (to a

@@ -140,6 +140,28 @@ class Growth(unittest.TestCase):
         self.assertNotIn("at most linear", out)
         self.assertNotIn("FASTER", out)
 
+    def literals(self, deltas, noise=0.005):
+        """deltas: {n: (literals_ms, glob_ms)} for the command `status`."""
+        return "".join(line("literals-status-%d" % n, a, b, noise)
+                       for n, (a, b) in sorted(deltas.items()))
+
+    def test_literal_patterns_per_pattern_cost(self):
+        rows = measure.read_rows(self.write(self.literals({
+            100: (2.0, 1.9), 1000: (11.9, 10.9), 10000: (109.9, 99.9)})))
+        steps = measure.literal_growth(rows)
+        self.assertEqual([(s[0], s[1], s[2]) for s in steps],
+                         [("status", 100, 1000), ("status", 1000, 10000)])
+        self.assertAlmostEqual(steps[0][5], 1.0, places=3)  # (1.0 - 0.1) ms / 900 patterns
+        self.assertAlmostEqual(steps[1][5], 1.0, places=3)  # (10.0 - 1.0) ms / 9000
+        self.assertIn("at most linear", self.growth_of(self.literals({
+            100: (2.0, 1.9), 1000: (11.9, 10.9), 10000: (109.9, 99.9)})))
+
+    def test_literal_patterns_quadratic_fails(self):
+        # The extra cost per pattern ten times larger at the larger step.
+        out = self.growth_of(self.literals({100: (2.0, 1.9), 1000: (12.0, 10.9),
+                                            10000: (200.0, 99.9)}))
+        self.assertIn("GROWS FASTER THAN LINEAR", out)
+
     def test_no_run_rows(self):
         self.assertIn("no sizes", self.growth_of(line("check-10", 1, 1)))
 

@@ -394,6 +394,18 @@ static void names_targets(PlanTarget t[5]) {
   t[4].missing = true;
 }
 
+/* plan_new_names_stopped(), every pattern at once, says what
+ * plan_stops_new_names() says of each. */
+static void check_all_at_once(const Plan *plan, const Matcher *m, const bool *want,
+                              const char *canon_root) {
+  bool stops[ELEMENTSOF(names_patterns)];
+  memset(stops, 0xff, sizeof(stops));
+  plan_new_names_stopped(plan, m, names_patterns, ELEMENTSOF(names_patterns), canon_root, stops);
+  for (size_t i = 0; i < ELEMENTSOF(names_patterns); i++) {
+    ck_assert_msg(stops[i] == want[i], "all at once: %s", names_patterns[i]);
+  }
+}
+
 START_TEST(new_names_under_the_mount_backend) {
   _cleanup_matcher_ Matcher *m = names_matcher();
   PlanTarget t[5];
@@ -407,11 +419,14 @@ START_TEST(new_names_under_the_mount_backend) {
     ck_assert_msg(plan_stops_new_names(&plan, m, i, names_patterns[i], "/p") == want[i], "%s",
                   names_patterns[i]);
   }
+  check_all_at_once(&plan, m, want, "/p");
   /* The root protected whole (it could not be read): everything in it. */
   PlanTarget whole = target("/p", D, 1, 1);
   whole.relative = ".";
   Plan all = {.backend = BACKEND_MOUNT, .targets = &whole, .n_targets = 1};
   ck_assert(plan_stops_new_names(&all, m, 5, names_patterns[5], "/p"));
+  const bool every[] = {true, true, true, true, true, true, true, true, true, true};
+  check_all_at_once(&all, m, every, "/p");
 }
 END_TEST
 
@@ -437,8 +452,11 @@ START_TEST(new_names_under_the_landlock_backend) {
     ck_assert_msg(plan_stops_new_names(&plan, m, i, names_patterns[i], "/p") == want[i], "%s",
                   names_patterns[i]);
   }
+  check_all_at_once(&plan, m, want, "/p");
   /* Without the root's canonical name, nothing is said to be covered. */
   ck_assert(!plan_stops_new_names(&plan, m, 3, names_patterns[3], NULL));
+  const bool none[ELEMENTSOF(names_patterns)] = {false};
+  check_all_at_once(&plan, m, none, NULL);
 }
 END_TEST
 

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Many-pattern policies cost linearly (issue 31): the matching work for N
+ * literal patterns, counted by the matcher (segments compared, index slots
+ * probed), at two sizes. Never a time: a count is the same on a busy
+ * machine. Also that the index answers what matching each pattern on its
+ * own answers. */
+#include <check.h>
+#include <locale.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "matcher.h"
+#include "scan.h"
+#include "util.h"
+
+#define PATS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static Matcher *compile_n(const char *const *patterns, size_t n, unsigned flags) {
+  Matcher *m = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_msg(matcher_new(patterns, n, flags, &m, &err) == 0, "matcher_new: %s",
+                err.message ? err.message : "(no message)");
+  return m;
+}
+
+/* ---- the index agrees with each pattern on its own --------------------- */
+
+/* Literals that nest, repeat, share prefixes with globs and braces. */
+static const char *const mixed[] = {
+    "agent.lock", "src/a",          "src/a/b/c.txt", "src/*.c",        "src/y.c",
+    "src/y.c/z",  "{docs/x,docs/2.md}", "docs/{x/1.md,zz}", "docs/x/1.md", "missing/file",
+    "lib/?/config.yml", "lib/l/config.yml", "**/*.md", "a/{b,c}/d", "a/b/d",
+    "a/b",        "deep/1/2/3/4",   "deep/1/2",      "deep/**/4",      "{x,x/y}",
+};
+
+static const char *const probes[] = {
+    "",           "src",         "src/a",   "src/a/b",   "src/a/b/c.txt", "src/a/q",
+    "src/y.c",    "src/y.c/z",   "src/y.c/z/w", "src/q.c", "src/q.h",     "docs",
+    "docs/x",     "docs/x/1.md", "docs/2.md", "docs/zz", "docs/3.md",     "missing",
+    "missing/file", "lib",       "lib/l",    "lib/l/config.yml", "lib/ll/config.yml", "a",
+    "a/b",        "a/b/d",       "a/c/d",    "a/c",      "deep/1",        "deep/1/2/3",
+    "deep/1/2/3/4", "deep/9/4",  "x",        "x/y",      "x/y/z",         "agent.lock",
+    "agent.lock/x", "srcx",      "src//a",   "README.md", "nothing/at/all",
+};
+
+typedef struct {
+  bool *seen;
+} Seen;
+
+static void note(size_t pattern, void *data) {
+  ((Seen *)data)->seen[pattern] = true;
+}
+
+START_TEST(test_index_agrees) {
+  unsigned flags = _i ? MATCHER_CASEFOLD : 0;
+  size_t n = ELEMENTSOF(mixed);
+  Matcher *m = compile_n(mixed, n, flags);
+  bool seen[ELEMENTSOF(mixed)];
+  for (size_t p = 0; p < ELEMENTSOF(probes); p++) {
+    const char *rel = probes[p];
+    long first = -1;
+    bool below_any = false;
+    for (size_t i = 0; i < n; i++) {
+      if (first < 0 && matcher_match_one(m, i, rel)) {
+        first = (long)i;
+      }
+      below_any |= matcher_may_match_below_one(m, i, rel);
+    }
+    ck_assert_msg(matcher_match(m, rel) == first, "`%s`: %ld, each on its own: %ld", rel,
+                  matcher_match(m, rel), first);
+    ck_assert_msg(matcher_may_match_below(m, rel) == below_any, "below `%s`", rel);
+    for (int below = 0; below <= 1; below++) {
+      memset(seen, 0, sizeof(seen));
+      Seen s = {.seen = seen};
+      matcher_each_match(m, rel, below, note, &s);
+      for (size_t i = 0; i < n; i++) {
+        bool want = below ? matcher_may_match_below_one(m, i, rel) : matcher_match_one(m, i, rel);
+        ck_assert_msg(seen[i] == want, "`%s` (below: %d), pattern `%s`: %d, on its own %d", rel,
+                      below, mixed[i], seen[i], want);
+      }
+    }
+  }
+  matcher_free(m);
+}
+END_TEST
+
+/* ---- growth ---------------------------------------------------------- */
+
+/* N literal patterns `src/fI.c`, beside them `lib/dI/x.h`. */
+static char **literals(size_t n) {
+  char **v = xcalloc(2 * n + 1, sizeof(char *));
+  for (size_t i = 0; i < n; i++) {
+    v[2 * i] = xasprintf("src/f%zu.c", i);
+    v[2 * i + 1] = xasprintf("lib/d%zu/x.h", i);
+  }
+  return v;
+}
+
+/* The matching work of what the commands do with N literals: the scan's
+ * walk of every protected file, matching each whole path, attributing each
+ * to its patterns, and each pattern against its own path. */
+static uint64_t work(size_t n) {
+  char **pats = literals(n);
+  Matcher *m = compile_n((const char *const *)pats, 2 * n, 0);
+  uint64_t before = matcher_operations(m);
+  size_t size = matcher_state_size(m);
+  MatcherState *root = xmalloc(size), *src = xmalloc(size), *leaf = xmalloc(size);
+  matcher_state_init(m, root);
+  bool alive = false;
+  ck_assert_int_eq(matcher_state_step(m, root, "src", src, &alive), -1);
+  ck_assert(alive);
+  size_t count = 0;
+  Seen s = {.seen = xcalloc(2 * n, sizeof(bool))};
+  for (size_t i = 0; i < 2 * n; i++) {
+    _cleanup_free_ char *name = xasprintf("f%zu.c", i / 2);
+    if (i % 2 == 0) {
+      ck_assert_int_eq(matcher_state_step(m, src, name, leaf, &alive), (long)i);
+    }
+    ck_assert_int_eq(matcher_match(m, pats[i]), (long)i);
+    ck_assert(matcher_match_one(m, i, pats[i]));
+    matcher_each_match(m, pats[i], false, note, &s);
+  }
+  for (size_t i = 0; i < 2 * n; i++) {
+    count += s.seen[i];
+  }
+  ck_assert_uint_eq(count, 2 * n);
+  uint64_t ops = matcher_operations(m) - before;
+  free(s.seen);
+  free(root);
+  free(src);
+  free(leaf);
+  matcher_free(m);
+  strings_free(pats, 2 * n);
+  return ops;
+}
+
+START_TEST(test_literal_growth) {
+  /* Eight times the patterns: eight times the work, give or take the
+   * hash table's load (at most 1.5 times that). Quadratic would be 64. */
+  uint64_t small = work(300), large = work(2400);
+  ck_assert_uint_gt(small, 0);
+  ck_assert_msg(large <= small * 8 * 3 / 2, "300 literals: %llu operations, 2400: %llu",
+                (unsigned long long)small, (unsigned long long)large);
+}
+END_TEST
+
+/* scan_pattern_matches(): one pass over the protected paths, whatever the
+ * number of patterns; the counts are each pattern's own. */
+static uint64_t attribute(size_t n, bool check) {
+  char **pats = literals(n);
+  Matcher *m = compile_n((const char *const *)pats, 2 * n, 0);
+  ScanResult *r = xcalloc(1, sizeof(ScanResult));
+  r->n_patterns = 2 * n;
+  r->hits = xcalloc(2 * n, sizeof(size_t));
+  /* What the scan finds: the file each pattern names. */
+  r->paths = xcalloc(2 * n, sizeof(ProtectedPath));
+  for (size_t i = 0; i < 2 * n; i++) {
+    ProtectedPath *p = &r->paths[r->n_paths++];
+    p->absolute = xasprintf("/p/%s", pats[i]);
+    p->relative = p->absolute + 3;
+    p->mode = S_IFREG;
+    p->pattern = i;
+  }
+  uint64_t before = matcher_operations(m);
+  size_t *counts = xcalloc(2 * n, sizeof(size_t));
+  bool *inside = xcalloc(2 * n, sizeof(bool));
+  scan_pattern_matches(r, m, counts, inside);
+  uint64_t ops = matcher_operations(m) - before;
+  for (size_t i = 0; check && i < 2 * n; i++) {
+    ck_assert_uint_eq(counts[i], 1);
+    ck_assert(!inside[i]);
+  }
+  free(counts);
+  free(inside);
+  scan_result_free(r);
+  matcher_free(m);
+  strings_free(pats, 2 * n);
+  return ops;
+}
+
+START_TEST(test_attribution_growth) {
+  uint64_t small = attribute(300, true), large = attribute(2400, false);
+  ck_assert_uint_gt(small, 0);
+  ck_assert_msg(large <= small * 8 * 3 / 2, "300 literals: %llu operations, 2400: %llu",
+                (unsigned long long)small, (unsigned long long)large);
+}
+END_TEST
+
+/* A protected directory: the literals inside it count as "inside", and
+ * each path is counted once for a pattern with two alternatives matching
+ * it. */
+START_TEST(test_attribution_inside) {
+  const char *const pats[] = {"agent.lock", "a", "a/b/c", "{a,a/x}", "a/*/d", "b/c", "q"};
+  size_t n = ELEMENTSOF(pats);
+  Matcher *m = compile_n(pats, n, 0);
+  ScanResult *r = xcalloc(1, sizeof(ScanResult));
+  r->n_patterns = n;
+  r->hits = xcalloc(n, sizeof(size_t));
+  r->paths = xcalloc(3, sizeof(ProtectedPath));
+  const char *rels[] = {"a", "agent.lock", "b"};
+  mode_t modes[] = {S_IFDIR, S_IFREG, S_IFDIR};
+  for (size_t i = 0; i < 3; i++) {
+    ProtectedPath *p = &r->paths[r->n_paths++];
+    p->absolute = xasprintf("/p/%s", rels[i]);
+    p->relative = p->absolute + 3;
+    p->mode = modes[i];
+  }
+  size_t counts[ELEMENTSOF(pats)];
+  bool inside[ELEMENTSOF(pats)];
+  scan_pattern_matches(r, m, counts, inside);
+  const size_t want_counts[] = {1, 1, 0, 1, 0, 0, 0};
+  const bool want_inside[] = {false, true, true, true, true, true, false};
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_msg(counts[i] == want_counts[i], "`%s`: %zu paths", pats[i], counts[i]);
+    ck_assert_msg(inside[i] == want_inside[i], "`%s`: inside %d", pats[i], inside[i]);
+  }
+  scan_result_free(r);
+  matcher_free(m);
+}
+END_TEST
+
+static Suite *growth_suite(void) {
+  Suite *s = suite_create("growth");
+  TCase *tc = tcase_create("index");
+  tcase_add_loop_test(tc, test_index_agrees, 0, 2);
+  tcase_add_test(tc, test_attribution_inside);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("growth");
+  tcase_add_test(tc, test_literal_growth);
+  tcase_add_test(tc, test_attribution_growth);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  if (setlocale(LC_ALL, "C") == NULL) {
+    return EXIT_FAILURE;
+  }
+  SRunner *sr = srunner_create(growth_suite());
+  srunner_run_all(sr, CK_ENV);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
