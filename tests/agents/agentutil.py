@@ -229,6 +229,11 @@ class AgentTest(unittest.TestCase):
         """The agent's own configuration in the private HOME (its model
         endpoint: s.url) and the trust step its documentation asks for."""
 
+    def extra_env(self, home):
+        """Variables set for both the hook's installation and the agent
+        (an agent's configuration directory, say)."""
+        return {}
+
     def call_id(self, row, i):
         return "call_%s_%d" % (row.replace("-", "_"), i)
 
@@ -309,6 +314,7 @@ class AgentTest(unittest.TestCase):
 
         # The hook, installed as a user would (ralon on PATH while installing).
         inst_env = self.base_env(home, bindir + ":" + SYSTEM_PATH)
+        inst_env.update(self.extra_env(home))
         args = [RALON, "hook", "install", "--agent", self.AGENT]
         if mode == "user":
             args.append("--user")
@@ -319,6 +325,7 @@ class AgentTest(unittest.TestCase):
         if mode == "missing" and shutil.which("ralon", path=path):
             self.fail("a `ralon` is installed in %s, so it cannot be missing" % SYSTEM_PATH)
         env = self.base_env(home, path)
+        env.update(self.extra_env(home))
         s.before = self.snapshot(s.root)
         s.home = home
 
