@@ -18,6 +18,9 @@ The modes a session runs in:
   user      `ralon hook install --agent A --user` (a private HOME per test)
   missing   the project install, with `ralon` missing from PATH: every call
             the hook sees is blocked, allowed ones too, and the agent says so
+  crashed   the project install, with a `ralon` that fails silently (exit 1,
+            no output) when the hook runs it: blocked the same way, with a
+            reason
 
 Every row of a mode runs in one agent session (the agents take seconds to
 start); each row still gets its own files, so rows do not see each other.
@@ -269,21 +272,27 @@ class AgentTest(unittest.TestCase):
                 out[os.path.relpath(p, root)] = sha256(p)
         return out
 
-    def bin_dir(self, base, capture):
+    def bin_dir(self, base, capture, name="bin", crash=False):
         """A directory holding `ralon`: a script that keeps each hook
-        payload in `capture` and runs the real binary on it."""
-        d = os.path.join(base, "bin")
+        payload in `capture` and runs the real binary on it; with crash,
+        one that fails (exit 1) without a word when asked to check."""
+        d = os.path.join(base, name)
         os.makedirs(d)
-        os.makedirs(capture)
+        os.makedirs(capture, exist_ok=True)
         script = os.path.join(d, "ralon")
         with open(script, "w") as f:
-            f.write('#!/bin/sh\n'
-                    'if [ "$1" = hook ] && [ "$2" = check ]; then\n'
-                    '  f=$(mktemp "%s/payload-XXXXXXXX") || exit 1\n'
-                    '  cat > "$f"\n'
-                    '  exec "%s" "$@" < "$f"\n'
-                    'fi\n'
-                    'exec "%s" "$@"\n' % (capture, RALON, RALON))
+            if crash:
+                f.write('#!/bin/sh\n'
+                        'if [ "$1" = hook ] && [ "$2" = check ]; then exit 1; fi\n'
+                        'exec "%s" "$@"\n' % RALON)
+            else:
+                f.write('#!/bin/sh\n'
+                        'if [ "$1" = hook ] && [ "$2" = check ]; then\n'
+                        '  f=$(mktemp "%s/payload-XXXXXXXX") || exit 1\n'
+                        '  cat > "$f"\n'
+                        '  exec "%s" "$@" < "$f"\n'
+                        'fi\n'
+                        'exec "%s" "$@"\n' % (capture, RALON, RALON))
         os.chmod(script, 0o755)
         return d
 
@@ -322,6 +331,8 @@ class AgentTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, "hook install: %s" % r.stderr)
 
         path = SYSTEM_PATH if mode == "missing" else bindir + ":" + SYSTEM_PATH
+        if mode == "crashed":
+            path = self.bin_dir(base, capture, "crashbin", crash=True) + ":" + SYSTEM_PATH
         if mode == "missing" and shutil.which("ralon", path=path):
             self.fail("a `ralon` is installed in %s, so it cannot be missing" % SYSTEM_PATH)
         env = self.base_env(home, path)
@@ -426,7 +437,7 @@ class AgentTest(unittest.TestCase):
         for rel, want in row.after.items():
             got = s.after.get(rel)
             before = s.before.get(rel)
-            if mode == "missing" or row.expect == "refused" or want is SAME:
+            if mode in ("missing", "crashed") or row.expect == "refused" or want is SAME:
                 self.assertEqual(got, before, "%s changed (%s)%s" % (rel, row.name, info))
             elif want is None:
                 self.assertIsNone(got, "%s still exists%s" % (rel, info))
@@ -434,10 +445,10 @@ class AgentTest(unittest.TestCase):
                 self.assertEqual(got, digest(want), "%s does not hold %r%s" % (rel, want, info))
         cid, text = self.result_of(s, row)
         self.assertIsNotNone(text, "no tool result came back for %s%s" % (cid, info))
-        if mode != "missing" and self.PAYLOAD_HAS_ID:
+        if mode not in ("missing", "crashed") and self.PAYLOAD_HAS_ID:
             self.assertIsNotNone(self.payload_for(s, cid),
                                  "the hook never saw %s, so it did not run%s" % (cid, info))
-        if mode == "missing":
+        if mode in ("missing", "crashed"):
             # Blocked because the hook cannot run: the agent must say that
             # the hook failed, naming ralon, and must not claim success.
             self.assertIn("ralon", text, "%s: %r" % (cid, text))

@@ -17,6 +17,7 @@ the text the agent reported to the model.
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -54,7 +55,8 @@ class MockModel:
         self.dialect = dialect
         self.script = script
         self.lock = threading.Lock()
-        self.requests = []        # (path, body) of every request
+        self.started = time.monotonic()
+        self.requests = []        # (method, path, body, seconds since start)
         self.results = {}         # call id -> text the agent sent back
         self.unknown = []         # paths no dialect answered
         mock = self
@@ -81,7 +83,8 @@ class MockModel:
             def _dispatch(self, method):
                 body = self._body() if method == "POST" else {}
                 with mock.lock:
-                    mock.requests.append((method, self.path, body))
+                    mock.requests.append((method, self.path, body,
+                                          round(time.monotonic() - mock.started, 3)))
                 if not mock.dialect.handle(mock, self, method, self.path, body):
                     with mock.lock:
                         mock.unknown.append((method, self.path))
