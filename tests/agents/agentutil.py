@@ -48,8 +48,9 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
-import stat
+import signal
 import subprocess
 import sys
 import tempfile
@@ -78,6 +79,11 @@ protect:
   - migrations/**
   - src/auth.c
 """
+
+# What the model must be told when the hook could not run ralon: that ralon
+# is missing or failed, or how to remove the hook.
+HOOK_FAILED = re.compile(r"\bralon\b(?!\.json)[^\n]*\b(not found|not installed|missing|failed|"
+                         r"could not|cannot|died|crashed)|ralon hook uninstall", re.I)
 
 SAME = object()      # the file is what it was before (or still absent)
 
@@ -157,11 +163,12 @@ class Row:
     subagent conversations; files: {relative path: initial content};
     after: {relative path: SAME, None (absent) or the content expected};
     reason_in: which call's result must carry the reason ("last" of the
-    main conversation, or "sub:MARKER"); xfail: {mode: reason} for rows
-    ralon is known to get wrong."""
+    main conversation, or "sub:MARKER"); xfail: {mode or mode:part: reason}
+    for rows ralon is known to get wrong (see add_row_tests)."""
 
     def __init__(self, name, expect, calls, files=None, after=None, subs=None,
-                 reason_in="last", xfail=None, modes=("project", "user", "missing"),
+                 reason_in="last", xfail=None,
+                 modes=("project", "user", "missing", "crashed"),
                  fixture=None):
         assert expect in ("refused", "allowed")
         self.name = name
@@ -186,6 +193,7 @@ class Session:
         self.before = {}
         self.results = {}
         self.ids = {}          # row name -> [call ids of the main conversation]
+        self.calls = {}        # call id -> its arguments
         self.sub_ids = {}      # marker -> [call ids]
         self.payloads = []
         self.output = ""
@@ -203,7 +211,7 @@ class AgentTest(unittest.TestCase):
     BINARY = None
     DIALECT = None
     ROWS = []
-    MODES = ("project", "user", "missing")
+    MODES = ("project", "user", "missing", "crashed")
     PAYLOAD_HAS_ID = False  # the hook payload carries the call's id
     START_DIR = ""          # where the agent starts, relative to the root
     TIMEOUT = 300
@@ -214,7 +222,7 @@ class AgentTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.exe = install_agent(cls.PACKAGE, cls.VERSION, cls.BINARY)
-        cls.tmp = tempfile.mkdtemp(prefix="ralon-agents-%s-" % cls.AGENT, dir=TMP_ROOT)
+        cls.tmp = tempfile.mkdtemp(prefix="agenttest-%s-" % cls.AGENT, dir=TMP_ROOT)
         cls.sessions = {}
 
     @classmethod
@@ -296,6 +304,25 @@ class AgentTest(unittest.TestCase):
         os.chmod(script, 0o755)
         return d
 
+    def system_bin(self, base):
+        """The system's commands without any `ralon` a package may have
+        installed there: one directory of links to every other program in
+        SYSTEM_PATH, so that the agent finds only the ralon under test, or
+        none at all."""
+        d = os.path.join(base, "system")
+        os.makedirs(d)
+        for sysdir in SYSTEM_PATH.split(":"):
+            try:
+                names = os.listdir(sysdir)
+            except OSError:
+                continue
+            for n in names:
+                link = os.path.join(d, n)
+                if n == "ralon" or os.path.lexists(link):
+                    continue
+                os.symlink(os.path.join(sysdir, n), link)
+        return d
+
     def base_env(self, home, path):
         env = {"HOME": home, "PATH": path, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8",
                "TERM": "dumb", "NO_COLOR": "1", "CI": "1",
@@ -330,11 +357,10 @@ class AgentTest(unittest.TestCase):
         r = subprocess.run(args, cwd=s.root, env=inst_env, capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, "hook install: %s" % r.stderr)
 
-        path = SYSTEM_PATH if mode == "missing" else bindir + ":" + SYSTEM_PATH
+        system = self.system_bin(base)
+        path = system if mode == "missing" else bindir + ":" + system
         if mode == "crashed":
-            path = self.bin_dir(base, capture, "crashbin", crash=True) + ":" + SYSTEM_PATH
-        if mode == "missing" and shutil.which("ralon", path=path):
-            self.fail("a `ralon` is installed in %s, so it cannot be missing" % SYSTEM_PATH)
+            path = self.bin_dir(base, capture, "crashbin", crash=True) + ":" + system
         env = self.base_env(home, path)
         env.update(self.extra_env(home))
         s.before = self.snapshot(s.root)
@@ -349,12 +375,14 @@ class AgentTest(unittest.TestCase):
             for i, (tool, targs) in enumerate(row.calls):
                 ids.append(self.call_id(row.name, i))
                 main.append(mockmodel.Call(ids[-1], tool, subst(targs, s.root)))
+                s.calls[ids[-1]] = main[-1].args
             s.ids[row.name] = ids
             for marker, calls in row.subs.items():
                 sub = []
                 for i, (tool, targs) in enumerate(calls):
                     sub.append(mockmodel.Call(self.call_id(marker, i), tool,
                                               subst(targs, s.root)))
+                    s.calls[sub[-1].id] = sub[-1].args
                 s.sub_ids[marker] = [c.id for c in sub]
                 script.add(marker, sub)
         script.add("RALON-MAIN", main)
@@ -363,14 +391,24 @@ class AgentTest(unittest.TestCase):
             s.url = m.url
             self.prepare(s, env, mode)
             argv = self.command(s, env, prompt)
+            # The agent in a process group of its own, so that whatever it
+            # leaves behind (background shells, monitors) ends with it.
+            p = subprocess.Popen(argv, cwd=os.path.join(s.root, self.START_DIR), env=env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
             try:
-                r = subprocess.run(argv, cwd=os.path.join(s.root, self.START_DIR), env=env,
-                                   stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                   timeout=self.TIMEOUT)
+                out, err = p.communicate(timeout=self.TIMEOUT)
                 s.output = "exit %d\n--- stdout\n%s\n--- stderr\n%s" % (
-                    r.returncode, r.stdout[-4000:], r.stderr[-4000:])
-            except subprocess.TimeoutExpired as e:
-                s.output = "timed out after %ds\n%s" % (self.TIMEOUT, e.stdout)
+                    p.returncode, out[-4000:], err[-4000:])
+            except subprocess.TimeoutExpired:
+                s.output = "timed out after %ds" % self.TIMEOUT
+            finally:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                if p.returncode is None:
+                    p.communicate()
             s.results = dict(m.results)
             s.requests = list(m.requests)
         if not any(req[0] == "POST" for req in s.requests):
@@ -394,11 +432,21 @@ class AgentTest(unittest.TestCase):
 
     # --- fixtures ------------------------------------------------------------
 
-    def payload_for(self, s, call_id):
+    def payload_for(self, s, call_id, by_args=False):
         """The payload the hook received for one call, found by the call's
-        id or, for agents whose payload carries none, by its arguments."""
+        id or (by_args, for agents whose payload carries none) by its
+        arguments."""
         for p in s.payloads:
             if call_id in json.dumps(p):
+                return p
+        args = s.calls.get(call_id)
+        if not by_args or args is None:
+            return None
+        values = [v for v in (args.values() if isinstance(args, dict) else [args])
+                  if isinstance(v, str)]
+        for p in s.payloads:
+            text = json.dumps(p)
+            if values and all(json.dumps(v)[1:-1] in text for v in values):
                 return p
         return None
 
@@ -410,7 +458,7 @@ class AgentTest(unittest.TestCase):
                 continue
             ids = s.ids.get(row.name, []) + [i for m in row.subs for i in s.sub_ids.get(m, [])]
             for cid in reversed(ids):
-                p = self.payload_for(s, cid)
+                p = self.payload_for(s, cid, by_args=True)
                 if p is None:
                     continue
                 text = json.dumps(p, indent=2, ensure_ascii=False) + "\n"
@@ -431,7 +479,8 @@ class AgentTest(unittest.TestCase):
             cid = s.ids[row.name][-1]
         return cid, s.results.get(cid)
 
-    def check_row(self, mode, row):
+    def check_effect(self, mode, row):
+        """The files the row touches, compared from outside."""
         s = self.session(mode)
         info = "\nagent: %s" % s.output
         for rel, want in row.after.items():
@@ -443,6 +492,11 @@ class AgentTest(unittest.TestCase):
                 self.assertIsNone(got, "%s still exists%s" % (rel, info))
             else:
                 self.assertEqual(got, digest(want), "%s does not hold %r%s" % (rel, want, info))
+
+    def check_report(self, mode, row):
+        """What the agent told the model, and that the hook saw the call."""
+        s = self.session(mode)
+        info = "\nagent: %s" % s.output
         cid, text = self.result_of(s, row)
         self.assertIsNotNone(text, "no tool result came back for %s%s" % (cid, info))
         if mode not in ("missing", "crashed") and self.PAYLOAD_HAS_ID:
@@ -450,8 +504,9 @@ class AgentTest(unittest.TestCase):
                                  "the hook never saw %s, so it did not run%s" % (cid, info))
         if mode in ("missing", "crashed"):
             # Blocked because the hook cannot run: the agent must say that
-            # the hook failed, naming ralon, and must not claim success.
-            self.assertIn("ralon", text, "%s: %r" % (cid, text))
+            # ralon is missing or failed (not merely name a file of ralon's;
+            # the project's paths do not contain the word).
+            self.assertRegex(text, HOOK_FAILED, "%s: %r" % (cid, text))
             self.assertNotIn(REASON, text)
         elif row.expect == "refused":
             self.assertIn(REASON, text, "%s: %r%s" % (cid, text, info))
@@ -460,20 +515,23 @@ class AgentTest(unittest.TestCase):
 
 
 def add_row_tests(cls):
-    """One test method per mode and row: test_<mode>__<row>."""
+    """Two test methods per mode and row: test_<mode>__<row>__effect (the
+    files, from outside) and test_<mode>__<row>__report (the tool result the
+    model got, and that the hook ran). A row's xfail key "MODE" marks both
+    as expected failures, "MODE:effect" or "MODE:report" one of them."""
     for mode in cls.MODES:
         for row in cls.ROWS:
             if mode not in row.modes:
                 continue
-
-            def t(self, mode=mode, row=row):
-                self.check_row(mode, row)
-            t.__doc__ = None
-            reason = row.xfail.get(mode) or row.xfail.get("*")
-            if reason:
-                t = unittest.expectedFailure(t)
-                t.__doc__ = "expected failure: " + reason
-            setattr(cls, "test_%s__%s" % (mode, row.name.replace("-", "_")), t)
+            for part in ("effect", "report"):
+                def t(self, mode=mode, row=row, part=part):
+                    getattr(self, "check_" + part)(mode, row)
+                t.__doc__ = None
+                reason = row.xfail.get("%s:%s" % (mode, part)) or row.xfail.get(mode)
+                if reason:
+                    t = unittest.expectedFailure(t)
+                    t.__doc__ = "expected failure: " + reason
+                setattr(cls, "test_%s__%s__%s" % (mode, row.name.replace("-", "_"), part), t)
     return cls
 
 

@@ -20,8 +20,12 @@ VERSION = "2.1.332"
 ROOT = "@ROOT@"   # replaced by the project's absolute path
 
 
+CRASH_XFAIL = ("issue 30: when ralon fails without a word, `ralon hook check || exit 2` "
+               "blocks with no reason (Claude Code tells the model \"No stderr output\")")
+
+
 def rows():
-    return [
+    out = [
         Row("write-protected", "refused",
             [("Write", {"file_path": ROOT + "/tests/golden/w1.txt", "content": "x\n"})],
             files={"tests/golden/w1.txt": "w1\n"}, fixture="write-protected"),
@@ -67,12 +71,12 @@ def rows():
             files={"tests/golden/g1.txt": "g1\n"},
             xfail={"project": "issue 30: `git rm` is read as harmless",
                    "user": "issue 30: `git rm` is read as harmless"}),
-        Row("bash-awk-inplace-protected", "refused",
-            [("Bash", {"command": "awk -i inplace '{print \"x\"}' tests/golden/p1.txt",
-                       "description": "awk"})],
+        Row("bash-pwd-redirect-protected", "refused",
+            [("Bash", {"command": 'echo x > "$PWD/tests/golden/p1.txt"',
+                       "description": "pwd"})],
             files={"tests/golden/p1.txt": "p1\n"},
-            xfail={"project": "issue 30: `awk -i inplace` is read as harmless",
-                   "user": "issue 30: `awk -i inplace` is read as harmless"}),
+            xfail={"project": "issue 30: `> \"$PWD/...\"` is read as harmless",
+                   "user": "issue 30: `> \"$PWD/...\"` is read as harmless"}),
         Row("bash-variable-protected", "refused",
             [("Bash", {"command": 'f=tests/golden/v1.txt; echo x > "$f"',
                        "description": "var"})],
@@ -103,6 +107,9 @@ def rows():
             [("Bash", {"command": "echo x >> c2.txt", "description": "append"})],
             files={"tests/c2.txt": "c2\n"}, after={"tests/c2.txt": "c2\nx\n"}),
     ]
+    for r in out:
+        r.xfail.setdefault("crashed:report", CRASH_XFAIL)
+    return out
 
 
 class Claude:
@@ -171,7 +178,7 @@ class ClaudeCodeSubdirectory(Claude, agentutil.AgentTest):
         Row("write-allowed", "allowed",
             [("Write", {"file_path": ROOT + "/src/w2.txt", "content": "x\n"})],
             after={"src/w2.txt": "x\n"},
-            xfail={"project": "issue 30: Claude Code started in a subdirectory does not "
+            xfail={"project:report": "issue 30: Claude Code started in a subdirectory does not "
                               "read the root's .claude/settings.json (silently off)"}),
     ]
 

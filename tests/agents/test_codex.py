@@ -32,8 +32,13 @@ HEREDOC_XFAIL = "issue 30: patch paths in an apply_patch heredoc are resolved be
 GIT_XFAIL = "issue 30: `git mv` is read as harmless"
 
 
+CRASH_XFAIL = ("issue 30: when ralon fails without a word, `ralon hook check || exit 2` "
+               "exits 2 with nothing on stderr, which Codex treats as a failed hook: the "
+               "tool runs")
+
+
 def rows():
-    return [
+    out = [
         Row("patch-add-protected", "refused",
             [("apply_patch", patch("*** Add File: tests/golden/n1.txt", "+x"))],
             after={"tests/golden/n1.txt": SAME}, fixture="apply-patch-add-protected"),
@@ -74,7 +79,7 @@ def rows():
             files={"src/m1.txt": "m1\n"},
             after={"src/m1.txt": SAME, "tests/golden/m1.txt": SAME}),
         Row("exec-workdir-protected", "refused",
-            [sh("rm -f 002_data.sql", workdir="migrations")],
+            [sh("echo x >> 002_data.sql", workdir="migrations")],
             files={"migrations/002_data.sql": "insert;\n"}, fixture="exec-command-workdir"),
         Row("exec-workdir-allowed", "allowed",
             [sh("echo x >> w1.txt", workdir="src")],
@@ -91,6 +96,9 @@ def rows():
             after={"tests/golden/g1.txt": SAME, "src/g1.txt": SAME},
             xfail={"project": GIT_XFAIL, "user": GIT_XFAIL}),
     ]
+    for r in out:
+        r.xfail.setdefault("crashed", CRASH_XFAIL)
+    return out
 
 
 class Codex:
@@ -150,7 +158,7 @@ class CodexHome(Codex, agentutil.AgentTest):
         Row("exec-append-allowed", "allowed",
             [sh("echo x >> src/b2.txt")],
             files={"src/b2.txt": "b2\n"}, after={"src/b2.txt": "b2\nx\n"},
-            xfail={"user": CODEX_HOME_XFAIL}),
+            xfail={"user:report": CODEX_HOME_XFAIL}),
     ]
 
 

@@ -30,10 +30,17 @@ def xf(reason, modes=BOTH):
     return {m: reason for m in modes}
 
 
+def read(rel):
+    """Qwen refuses to write or edit an existing file it has not read in
+    the session: each such row reads it first."""
+    return ("read_file", {"file_path": ROOT + "/" + rel})
+
+
 def rows():
     out = [
         Row("write-protected", "refused",
-            [("write_file", {"file_path": ROOT + "/tests/golden/w1.txt", "content": "x\n"})],
+            [read("tests/golden/w1.txt"),
+             ("write_file", {"file_path": ROOT + "/tests/golden/w1.txt", "content": "x\n"})],
             files={"tests/golden/w1.txt": "w1\n"}, fixture="write-file-protected"),
         Row("write-allowed", "allowed",
             [("write_file", {"file_path": ROOT + "/src/w2.txt", "content": "x\n"})],
@@ -42,11 +49,13 @@ def rows():
             [("write_file", {"file_path": ROOT + "/migrations/002_new.sql", "content": "x\n"})],
             after={"migrations/002_new.sql": SAME}),
         Row("edit-protected", "refused",
-            [("edit", {"file_path": ROOT + "/src/auth.c", "old_string": "int auth;",
+            [read("src/auth.c"),
+             ("edit", {"file_path": ROOT + "/src/auth.c", "old_string": "int auth;",
                        "new_string": "int auth = 1;"})],
             after={"src/auth.c": SAME}, fixture="edit-protected"),
         Row("edit-allowed", "allowed",
-            [("edit", {"file_path": ROOT + "/src/e2.c", "old_string": "e2",
+            [read("src/e2.c"),
+             ("edit", {"file_path": ROOT + "/src/e2.c", "old_string": "e2",
                        "new_string": "changed"})],
             files={"src/e2.c": "e2\n"}, after={"src/e2.c": "changed\n"}),
         Row("shell-append-protected", "refused",
@@ -75,12 +84,14 @@ def rows():
             fixture="run-shell-command-directory"),
         Row("monitor-protected", "refused",
             [("monitor", {"command": "echo x >> tests/golden/mo1.txt", "description": "m",
-                          "max_events": 1})],
-            files={"tests/golden/mo1.txt": "mo1\n"}, xfail=xf(MONITOR_XFAIL)),
+                          "max_events": 1, "idle_timeout_ms": 1000})],
+            files={"tests/golden/mo1.txt": "mo1\n"},
+            xfail=xf(MONITOR_XFAIL, ("project", "user", "missing"))),
         Row("subagent-write-protected", "refused",
             [("agent", {"description": "edit golden", "subagent_type": "general-purpose",
                         "prompt": "RALON-SUB-1: write the golden file."})],
             subs={"RALON-SUB-1": [
+                read("tests/golden/s1.txt"),
                 ("write_file", {"file_path": ROOT + "/tests/golden/s1.txt", "content": "x\n"})]},
             files={"tests/golden/s1.txt": "s1\n"}, reason_in="sub:RALON-SUB-1",
             fixture="subagent-write-file-protected"),
