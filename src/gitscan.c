@@ -1189,6 +1189,55 @@ static int merge_changes(const char *dir, const RangePolicy *rp, const char *com
   return r;
 }
 
+typedef struct {
+  GitChanges *c;
+  const RangePolicy *rp;
+  const char *tip;
+  PathSet seen; /* sorted: what the commits were found to change */
+} NetCtx;
+
+static void net_change(void *userdata, char status, bool mode_changed, const char *a,
+                       const char *b) {
+  (void)status;
+  (void)mode_changed;
+  (void)b; /* --no-renames: one path a record */
+  NetCtx *x = userdata;
+  if (!set_has(&x->seen, a)) {
+    change_found(x->c, x->rp, a, x->tip, "net");
+  }
+}
+
+/* What the range does as a whole, A's tree against B's: a protected path
+ * that differs although no commit of the range was found changing it. A
+ * merge may take a parent's older version of a file (a parent A already
+ * has, outside the range, so that the merge differs from none of its own
+ * parents where it matters), and B need not descend from A at all (a
+ * push that rewinds a branch): each commit alone changes nothing there,
+ * yet the branch's file goes back. */
+static int net_changes(const char *dir, const RangePolicy *rp, const char *a, const char *b,
+                       GitChanges *c, Error *err) {
+  NetCtx x = {c, rp, b, {0}};
+  for (size_t i = 0; i < c->n; i++) {
+    *(char **)grow_array(&x.seen.v, &x.seen.n, &x.seen.cap, sizeof(char *)) =
+        xasprintf("%s%s", rp->prefix, c->v[i].path);
+  }
+  if (x.seen.n > 1) {
+    qsort(x.seen.v, x.seen.n, sizeof(char *), name_compare);
+  }
+  const char *args[] = {"diff-tree", "-z", "-r", "--raw", "--no-renames", "--no-commit-id",
+                        a, b, NULL};
+  size_t len = 0;
+  _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, &len);
+  int r = 0;
+  if (out == NULL) {
+    r = error_set(err, EIO, _("cannot compare %s with %s"), a, b);
+  } else {
+    raw_records(out, len, net_change, &x);
+  }
+  strings_free(x.seen.v, x.seen.n);
+  return r;
+}
+
 int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   _cleanup_free_ char *prefix = NULL;
@@ -1256,6 +1305,9 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
     }
     RawCtx x = {ret, &rp, commit};
     raw_records(out, olen, raw_change, &x);
+  }
+  if (r == 0) {
+    r = net_changes(dir, &rp, a, b, ret, err);
   }
   range_policy_clear(&rp);
   if (r < 0) {

@@ -118,6 +118,9 @@ static const char *change_text(const char *change) {
   if (streq(change, "merge")) {
     return _("changed by a merge");
   }
+  if (streq(change, "net")) {
+    return _("differs at the end of the range, though no commit in it changes it");
+  }
   return _("modified");
 }
 

@@ -473,6 +473,36 @@ class TestRange(Base):
             found, _ = self.changes(box, root, "HEAD~1..HEAD")
             self.assertEqual(found, [])
 
+    def test_what_the_range_does_as_a_whole(self):
+        # A merge whose second parent is a commit the base already has
+        # takes that parent's older version of a protected file: the merge
+        # differs from neither parent there, and no commit of the range
+        # changes it, but the branch's file goes back.
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("echo v2 >> ci.yml && git commit -qam v2 && git tag a", root)
+            box.sh("echo f >> README && git commit -qam feature", root)
+            merge = box.sh("git commit-tree -p HEAD -p a~1 -m merge "
+                           "$(git rev-parse a~1^{tree})", root).strip()
+            found, doc = self.changes(box, root, "a.." + merge)
+            self.assertEqual(found, [("ci.yml", "net")])
+            self.assertEqual(doc["changes"][0]["commit"], merge)
+            # A tip that does not descend from the base (a rewound branch):
+            # the one commit of the range leaves ci.yml alone, the range
+            # takes it back to what it was before the base.
+            box.sh("git checkout -q a~1 && echo g >> README && git commit -qam g", root)
+            found, _ = self.changes(box, root, "a..HEAD")
+            self.assertEqual(found, [("ci.yml", "net")])
+            r = self.check(box, root, "--range", "a..HEAD")
+            self.assertEqual(r.rc, 1, r)
+            self.assertIn("no commit in it changes it", r.out)
+            # A change and its revert inside the range: each commit is
+            # reported, and nothing as a whole.
+            box.sh("git checkout -q a && echo z >> ci.yml && git commit -qam z && "
+                   "git revert --no-edit HEAD >/dev/null", root)
+            found, _ = self.changes(box, root, "a..HEAD")
+            self.assertEqual(found, [("ci.yml", "modified"), ("ci.yml", "modified")])
+
     def test_clean_range_and_errors(self):
         for box in self.each_user():
             root = self.repo(box)
@@ -554,6 +584,27 @@ class TestPreReceive(Base):
             r = box.run(["git", "push", server, "feature"], root)
             self.assertNotEqual(r.rc, 0, r)
             self.assertIn("locked    secrets/k  (matches `secrets/**`; added in", r.err)
+            refs = box.sh("git --git-dir=%s for-each-ref --format='%%(refname)'" % server,
+                          box.work)
+            self.assertEqual(refs.split(), ["refs/heads/main"])
+            # A branch with no history in common with HEAD cannot be
+            # judged by an agent.lock: refused.
+            box.sh("git checkout -q --orphan evil && git rm -rq --cached . && "
+                   "echo e > ci.yml && git add ci.yml && git commit -qm e", root)
+            r = box.run(["git", "push", server, "evil"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("shares no history with HEAD", r.err)
+            # A force push that rewinds main to before a protected change
+            # (one the server's owner let in, with the hook off).
+            box.sh("chmod -x hooks/pre-receive", server)
+            box.sh("git checkout -qf main && echo v2 >> ci.yml && git commit -qam v2 && "
+                   "git push -q %s main" % server, root)
+            box.sh("chmod +x hooks/pre-receive", server)
+            box.sh("git reset -q --hard HEAD~1 && echo r >> README && git commit -qam rewound",
+                   root)
+            r = box.run(["git", "push", "-f", server, "main"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("locked    ci.yml", r.err)
             refs = box.sh("git --git-dir=%s for-each-ref --format='%%(refname)'" % server,
                           box.work)
             self.assertEqual(refs.split(), ["refs/heads/main"])
