@@ -66,6 +66,10 @@ done:
   return 0;
 }
 
+int caps_load(Error *err) {
+  return load_libcap(err);
+}
+
 static void cap_freep(void *p) {
   void *obj = *(void **)p;
   if (obj != NULL) {
