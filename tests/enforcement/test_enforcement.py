@@ -2296,14 +2296,30 @@ class TestProcess(Base):
         probe = ("python3 -c 'import ctypes; print(\"securebits\", "
                  "ctypes.CDLL(None).prctl(%d, 0, 0, 0, 0))'; echo ready; read line; : %s"
                  % (PR_GET_SECUREBITS, token))
-        for user in self.users():
+        # With `ambient`, ralon is started holding CAP_NET_BIND_SERVICE in
+        # its inheritable and ambient sets (capsh, as root, which switches
+        # to the user itself), so the ambient set has something to clear.
+        capsh = shutil.which("capsh", path=SAFE_PATH)
+        raise_amb = ["--inh=cap_net_bind_service", "--addamb=cap_net_bind_service"]
+        for user, ambient in itertools.product(self.users(), (False, True)):
+            if ambient and (capsh is None or not IS_ROOT):
+                continue
+            prefix, preexec = [], _preexec(USERS[user], False)
+            if ambient:
+                prefix = [capsh] + raise_amb[:1] + (
+                    ["--keep=1", "--user=nobody"] if user == "nobody" else []) + raise_amb[1:]
+                pre = subprocess.run(prefix + ["--", "-c", "grep CapAmb /proc/self/status"],
+                                     capture_output=True, text=True)
+                self.assertEqual(int(pre.stdout.split()[-1], 16), 1 << 10, pre)
+                prefix += ["--", "-c", 'exec "$0" "$@"']
+                preexec = None
             for backend in self.any_backend(user):
-                with self.subTest(backend=backend, user=user):
+                with self.subTest(backend=backend, user=user, ambient=ambient):
                     pr = self.project(user)
-                    p = subprocess.Popen(ralon_run(backend, probe), cwd=pr.proj, env=pr.env(),
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, text=True, errors="replace",
-                                         preexec_fn=_preexec(USERS[user], False))
+                    p = subprocess.Popen(prefix + ralon_run(backend, probe), cwd=pr.proj,
+                                         env=pr.env(), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True, errors="replace", preexec_fn=preexec)
                     try:
                         secbits = None
                         for line in p.stdout:

@@ -11,13 +11,10 @@
 #include "config.h"
 
 static __typeof__(&cap_clear) sym_cap_clear;
+static __typeof__(&cap_drop_bound) sym_cap_drop_bound;
 static __typeof__(&cap_free) sym_cap_free;
-static __typeof__(&cap_get_bound) sym_cap_get_bound;
 static __typeof__(&cap_get_flag) sym_cap_get_flag;
 static __typeof__(&cap_get_proc) sym_cap_get_proc;
-static __typeof__(&cap_iab_init) sym_cap_iab_init;
-static __typeof__(&cap_iab_set_proc) sym_cap_iab_set_proc;
-static __typeof__(&cap_iab_set_vector) sym_cap_iab_set_vector;
 static __typeof__(&cap_max_bits) sym_cap_max_bits;
 static __typeof__(&cap_set_proc) sym_cap_set_proc;
 static __typeof__(&cap_set_secbits) sym_cap_set_secbits;
@@ -41,13 +38,10 @@ static int load_libcap(Error *err) {
       const char *name;
     } syms[] = {
         {(void **)&sym_cap_clear, "cap_clear"},
+        {(void **)&sym_cap_drop_bound, "cap_drop_bound"},
         {(void **)&sym_cap_free, "cap_free"},
-        {(void **)&sym_cap_get_bound, "cap_get_bound"},
         {(void **)&sym_cap_get_flag, "cap_get_flag"},
         {(void **)&sym_cap_get_proc, "cap_get_proc"},
-        {(void **)&sym_cap_iab_init, "cap_iab_init"},
-        {(void **)&sym_cap_iab_set_proc, "cap_iab_set_proc"},
-        {(void **)&sym_cap_iab_set_vector, "cap_iab_set_vector"},
         {(void **)&sym_cap_max_bits, "cap_max_bits"},
         {(void **)&sym_cap_set_proc, "cap_set_proc"},
         {(void **)&sym_cap_set_secbits, "cap_set_secbits"},
@@ -70,6 +64,10 @@ done:
                      LIBCAP_SONAME, why);
   }
   return 0;
+}
+
+int caps_load(Error *err) {
+  return load_libcap(err);
 }
 
 static void cap_freep(void *p) {
@@ -95,21 +93,6 @@ char *caps_name(int cap) {
   return copy;
 }
 
-/* After a cap_iab_set_proc() that failed: the first capability still in
- * the bounding set when it was to be emptied, -1 when none is (what
- * failed was the inheritable or ambient part). */
-static int first_bound(void) {
-  int saved = errno;
-  int found = -1;
-  for (cap_value_t c = 0; c < sym_cap_max_bits() && found < 0; c++) {
-    if (sym_cap_get_bound(c) > 0) {
-      found = c;
-    }
-  }
-  errno = saved;
-  return found;
-}
-
 int caps_drop_all(Error *err) {
   if (load_libcap(err) < 0) {
     return -1;
@@ -122,30 +105,18 @@ int caps_drop_all(Error *err) {
   if (sym_cap_get_flag(caps, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap) < 0) {
     return error_set(err, errno, _("cannot read the capabilities of this process: %m"));
   }
-  /* The IAB tuple the command inherits: no inheritable, no ambient
-   * capability and, with CAP_SETPCAP, every capability blocked from the
-   * bounding set (root in its namespace would get the bounding set back
-   * at execve). */
-  _cleanup_cap_ cap_iab_t iab = sym_cap_iab_init();
-  if (iab == NULL) {
-    oom();
-  }
   if (setpcap == CAP_SET) {
+    /* Root in its namespace would get the bounding set back at execve.
+     * One prctl per capability the kernel knows (libcap counted them when
+     * it was loaded). Without CAP_SETPCAP there is nothing to drop it
+     * with (no_new_privs keeps setuid programs from adding any). */
     for (cap_value_t c = 0; c < sym_cap_max_bits(); c++) {
-      if (sym_cap_iab_set_vector(iab, CAP_IAB_BOUND, c, CAP_SET) < 0) {
-        return error_set(err, errno, _("cannot drop capabilities: %m"));
+      if (sym_cap_drop_bound(c) < 0) {
+        int e = errno;
+        _cleanup_free_ char *name = caps_name(c);
+        return error_set(err, e, _("cannot drop %s from the bounding set: %m"), name);
       }
     }
-  }
-  if (sym_cap_iab_set_proc(iab) < 0) {
-    int c = setpcap == CAP_SET ? first_bound() : -1;
-    if (c >= 0) {
-      _cleanup_free_ char *name = caps_name(c);
-      return error_set(err, errno, _("cannot drop %s from the bounding set: %m"), name);
-    }
-    return error_set(err, errno, _("cannot clear the inheritable and ambient capabilities: %m"));
-  }
-  if (setpcap == CAP_SET) {
     /* What libcap calls CAP_SECURED_BITS_AMBIENT: root gains nothing at
      * execve (NOROOT, NO_SETUID_FIXUP), may raise no ambient capability,
      * keeps none across a change of uid, and none of it can be undone. */
@@ -156,8 +127,11 @@ int caps_drop_all(Error *err) {
       return error_set(err, errno, _("cannot lock the securebits: %m"));
     }
   }
-  /* Last, since the steps above need CAP_SETPCAP: effective and
-   * permitted empty. */
+  /* Last, since the steps above need CAP_SETPCAP: the effective,
+   * permitted and inheritable sets emptied, and with them the ambient
+   * set, which the kernel keeps within permitted and inheritable
+   * (capabilities(7)). libcap's IAB functions would clear it by asking
+   * for each capability first, 41 system calls more. */
   if (sym_cap_clear(caps) < 0 || sym_cap_set_proc(caps) < 0) {
     return error_set(err, errno, _("cannot drop capabilities: %m"));
   }

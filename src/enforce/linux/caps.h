@@ -16,6 +16,11 @@
  * cannot be loaded fails too, and nothing is executed. */
 int caps_drop_all(Error *err);
 
+/* Loads libcap now (caps_drop_all() would): before a fork, so that the
+ * child does not load it again, and a libcap that cannot be loaded stops
+ * ralon before anything is made. 0, or -1 with `err`. */
+int caps_load(Error *err);
+
 /* libcap's name of capability `cap` ("cap_sys_admin"), or its number as
  * text where libcap cannot be loaded. Free it with free(3). */
 char *caps_name(int cap);

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "enforce/enforce.h"
+#include "enforce/linux/caps.h"
 #include "enforce/linux/landlock.h"
 #include "enforce/linux/mount.h"
 #include "enforce/linux/sys.h"
@@ -1945,7 +1946,9 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   if (cwd == NULL) {
     return error_set(err, errno, _("cannot determine the working directory: %m"));
   }
-  if (mount_prepare(c->plan, err) < 0) {
+  /* libcap, with which the command's process drops its capabilities,
+   * loaded once here, before the forks (bench/README.md). */
+  if (caps_load(err) < 0 || mount_prepare(c->plan, err) < 0) {
     return -1;
   }
   /* Nothing in the sandbox may read this process's memory or attach to
