@@ -1725,7 +1725,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
   audit_enclosing(policy, out);
   const char *canon = scan->canon_root;
   audit_git(policy, m, canon, out);
-  gitscan_audit(policy->root, canon, m, 0, out);
+  gitscan_audit(policy->root, canon, m, out);
   links_inside_report(scan, &w, out);
   if (canon != NULL) {
     /* The canonical path of an entry not reached through a link is the

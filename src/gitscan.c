@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,7 +333,6 @@ typedef struct {
   const char *root;       /* the policy's root, as given */
   const char *canon_root; /* canonical, or NULL */
   const Matcher *m;
-  unsigned flags;
   AuditFindings *out;
 } Scan;
 
@@ -400,8 +398,7 @@ static void audit_config_listing(const Scan *s, char *out, size_t len, bool scop
     if (!startswith(e->origin, "file:")) {
       continue; /* the command line (ours), standard input, a blob */
     }
-    if (e->scope != NULL && !streq(e->scope, "local") && !streq(e->scope, "worktree") &&
-        !(streq(e->scope, "global") && (s->flags & GITSCAN_GLOBAL))) {
+    if (e->scope != NULL && !streq(e->scope, "local") && !streq(e->scope, "worktree")) {
       continue;
     }
     _cleanup_free_ char *file = path_absolute(base, e->origin + 5);
@@ -774,21 +771,9 @@ static bool repository_above(const char *dir) {
   }
 }
 
-/* Outside any repository: the user's own configuration, for the
- * comparison at the end of a session. */
-static void audit_user_config(const Scan *s, const char *dir) {
-  static const char *const args[] = {"config", "--list", "-z", "--includes", "--show-origin",
-                                     "--show-scope", NULL};
-  size_t len = 0;
-  _cleanup_free_ char *out = git_output(dir, 0, args, &len);
-  if (out != NULL) {
-    audit_config_listing(s, out, len, true, dir, "");
-  }
-}
-
-void gitscan_audit(const char *root, const char *canon_root, const Matcher *m, unsigned flags,
+void gitscan_audit(const char *root, const char *canon_root, const Matcher *m,
                    AuditFindings *out) {
-  Scan s = {.root = root, .canon_root = canon_root, .m = m, .flags = flags, .out = out};
+  Scan s = {.root = root, .canon_root = canon_root, .m = m, .out = out};
   const char *dir = canon_root ? canon_root : root;
   /* The project's git directory: .git in the root (a directory, or a
    * file naming it), as git finds it from there; else ask git, for a
@@ -806,8 +791,6 @@ void gitscan_audit(const char *root, const char *canon_root, const Matcher *m, u
   if (git_dir != NULL) {
     audit_project_config(&s, dir, git_dir);
     audit_sequencer(&s, git_dir);
-  } else if (flags & GITSCAN_GLOBAL) {
-    audit_user_config(&s, dir);
   }
   audit_nested(&s, dir, canon_git_dir);
 }
@@ -844,7 +827,7 @@ ATTR_NORETURN static void watch_child(int fd, const char *root, const char *cano
   }
   close(fd);
   AuditFindings after = {0};
-  gitscan_audit(root, canon_root, m, GITSCAN_GLOBAL, &after);
+  gitscan_audit(root, canon_root, m, &after);
   for (size_t i = 0; i < after.n; i++) {
     const AuditFinding *f = &after.items[i];
     bool known = false;
@@ -876,12 +859,9 @@ ATTR_NORETURN static void watch_child(int fd, const char *root, const char *cano
 }
 
 GitWatch *git_watch_start(const char *root, const char *canon_root, const Matcher *m,
-                          const char *policy_file, bool quiet) {
-  AuditFindings before = {0};
-  gitscan_audit(root, canon_root, m, GITSCAN_GLOBAL, &before);
+                          const char *policy_file, bool quiet, const AuditFindings *before) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) {
-    audit_findings_clear(&before);
     return NULL;
   }
   fflush(stdout);
@@ -890,7 +870,6 @@ GitWatch *git_watch_start(const char *root, const char *canon_root, const Matche
   if (pid < 0) {
     close(p[0]);
     close(p[1]);
-    audit_findings_clear(&before);
     return NULL;
   }
   if (pid == 0) {
@@ -902,10 +881,9 @@ GitWatch *git_watch_start(const char *root, const char *canon_root, const Matche
       (void)close_range(3, (unsigned)keep - 1, 0);
     }
     (void)close_range((unsigned)keep + 1, ~0u, 0);
-    watch_child(keep, root, canon_root, m, policy_file, quiet, &before);
+    watch_child(keep, root, canon_root, m, policy_file, quiet, before);
   }
   close(p[0]);
-  audit_findings_clear(&before);
   GitWatch *w = xcalloc(1, sizeof(GitWatch));
   w->pid = pid;
   w->fd = p[1];

@@ -37,21 +37,15 @@ enum {
 int git_run(const char *dir, unsigned flags, const char *const *args, char **ret_out,
             size_t *ret_len, Error *err);
 
-enum {
-  /* Also the settings of the user's own configuration (~/.gitconfig,
-   * $XDG_CONFIG_HOME/git/config): for the comparison at the end of a
-   * session, where only what was added is reported. */
-  GITSCAN_GLOBAL = 1 << 0,
-};
-
 /* What an agent can leave in the project at `root` (the policy's root;
  * `canon_root` its canonical name, or NULL) for git to run later: nested
  * repositories (.git directories and files, directories that look like
  * bare repositories, gitlinks in the index), configuration files git reads
  * that the policy does not protect (include.path, includeIf), each setting
- * in them that runs a command, and exec lines in sequencer state. Never
- * fails: without git, or outside a repository, less is reported. */
-void gitscan_audit(const char *root, const char *canon_root, const Matcher *m, unsigned flags,
+ * in them that runs a command, and exec lines in sequencer state. The
+ * user's own configuration (~/.gitconfig) is not looked at. Never fails:
+ * without git, or outside a repository, less is reported. */
+void gitscan_audit(const char *root, const char *canon_root, const Matcher *m,
                    AuditFindings *out);
 
 /* Whether `key` (as `git config --list` prints it: section and variable
@@ -74,17 +68,19 @@ char **gitscan_exec_lines(const char *text, size_t *n);
  * what it finds when the agent has exited. */
 typedef struct GitWatch GitWatch;
 
-/* Takes the snapshot in this process, then starts the process that will
- * compare: it waits until every copy of a descriptor this process keeps
- * (close-on-exec) is closed, that is, until this process calls
- * git_watch_end() or exits and nothing it started (the sandbox's processes
- * included) holds it any longer; then it looks again, outside any
- * namespace the session made, and reports each item added (one warning
- * on standard error unless `quiet`, one journal record each). NULL when
- * there is no git here or the process cannot be started (nothing is then
+/* Starts the process that will compare: `before` holds what the audit
+ * found as the session starts (its git findings are the snapshot; the
+ * rest is ignored), read by that process after it has started, so it
+ * need not live on. The process waits until every copy of a descriptor
+ * this process keeps (close-on-exec) is closed, that is, until this
+ * process calls git_watch_end() or exits and nothing it started (the
+ * sandbox's processes included) holds it any longer; then it looks again,
+ * outside any namespace the session made, and reports each item added
+ * (one warning on standard error unless `quiet`, one journal record
+ * each). NULL when the process cannot be started (nothing is then
  * compared). */
 GitWatch *git_watch_start(const char *root, const char *canon_root, const Matcher *m,
-                          const char *policy_file, bool quiet);
+                          const char *policy_file, bool quiet, const AuditFindings *before);
 /* Lets the comparison run and waits for it. NULL does nothing. */
 void git_watch_end(GitWatch *w);
 

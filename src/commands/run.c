@@ -697,12 +697,13 @@ static int run_guarded(const Options *o, const Project *p, const Plan *plan,
       .userdata = report,
   };
   GuardResult res;
-  /* What git would run later, compared once the agent has exited (it
-   * reports from outside the namespaces the guard makes). Nothing would
-   * see the comparison with -q and no journal. */
+  /* What git would run later, as the audit found it, compared once the
+   * agent has exited (it reports from outside the namespaces the guard
+   * makes). Nothing would see the comparison with -q and no journal, and
+   * the audit ran whenever something would (run_decide()). */
   GitWatch *watch = !o->quiet || log_enabled()
                         ? git_watch_start(p->policy->root, p->scan->canon_root, p->matcher,
-                                          p->policy->file, o->quiet)
+                                          p->policy->file, o->quiet, &p->findings)
                         : NULL;
   if (guard_run(&gc, &res, err) < 0) {
     git_watch_end(watch);

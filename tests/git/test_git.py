@@ -302,33 +302,38 @@ class TestAfterSession(Base):
     AGENT = ("mkdir -p src/x && git -C src/x init -q && "
              "git -C src/x config core.fsmonitor 'touch pwned' && "
              "mkdir -p .git/rebase-merge && echo 'exec evil' > .git/rebase-merge/git-rebase-todo && "
-             "git config --global alias.up '!sh -c evil'")
+             "printf '[core]\\n\\tpager = sh -c evil\\n' >> inc.gitconfig && "
+             "{ git config alias.up '!sh -c evil' 2>/dev/null || true; }")
 
     def test_mount_backend_reports_what_the_agent_added(self):
         for box in self.each_user():
             root = box.project()
             # There before: not reported at the end.
-            box.sh("git init -q --bare lib/old", root)
+            box.sh("git init -q --bare lib/old && touch inc.gitconfig && "
+                   "git config include.path ../inc.gitconfig", root)
             if not mount_available(box, root):
                 self.skipTest("the mount backend is not available here")
             r = box.ralon_(["run", "--backend", "mount", "--", "sh", "-ec", self.AGENT], root)
             self.assertEqual(r.rc, 0, r)
             added = [l for l in r.err.splitlines() if "added during the session" in l]
             self.assertEqual(len(added), 4, r.err)
+            # .git/config is protected: its alias could not be added.
+            self.assertFalse(any("alias.up" in l for l in added), added)
             self.assertTrue(any(".git/rebase-merge/git-rebase-todo holds `exec evil`" in l
                                 for l in added), added)
             self.assertTrue(any("src/x/.git is a git repository" in l for l in added), added)
             self.assertTrue(any("src/x/.git/config sets `core.fsmonitor = touch pwned`" in l
                                 for l in added), added)
-            self.assertTrue(any(".gitconfig sets `alias.up = !sh -c evil`" in l
+            self.assertTrue(any("inc.gitconfig sets `core.pager = sh -c evil`" in l
                                 for l in added), added)
-            self.assertFalse(any("lib/old" in l for l in added), added)
+            self.assertFalse(any("lib/old" in l or "is read by git" in l for l in added), added)
             # The session's own lines come first; the report is the last.
             self.assertIn("added during the session", r.err.splitlines()[-1])
 
     def test_quiet_says_nothing(self):
         for box in self.each_user():
             root = box.project()
+            box.sh("touch inc.gitconfig", root)
             if not mount_available(box, root):
                 self.skipTest("the mount backend is not available here")
             r = box.ralon_(["run", "-q", "--backend", "mount", "--", "sh", "-ec", self.AGENT],
