@@ -1160,8 +1160,9 @@ START_TEST(test_uninstall_absent) {
 }
 END_TEST
 
-/* Files ralon owns are deleted; shared files keep whatever is left, even
- * if that is nothing. */
+/* Without a record of what install created (no home, no XDG_STATE_HOME):
+ * files ralon owns are deleted; shared files keep whatever is left, even
+ * if that is nothing (test_uninstall_restores_tree: with the record). */
 START_TEST(test_uninstall_after_install) {
   for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
     const AgentCase *ac = &cases[i];
