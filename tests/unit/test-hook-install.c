@@ -1564,7 +1564,9 @@ static char *tree(const char *dir) {
   char **lines = NULL;
   size_t n = 0;
   tree_walk(dir, "", &lines, &n);
-  qsort(lines, n, sizeof(char *), strings_compare);
+  if (n > 0) {
+    qsort(lines, n, sizeof(char *), strings_compare);
+  }
   char *s = xstrdup("");
   for (size_t i = 0; i < n; i++) {
     char *next = xasprintf("%s%s\n", s, lines[i]);
