@@ -1971,6 +1971,7 @@ class HookInstallTest(RalonTestCase):
         r = self.run_ralon("init", cwd=root)
         self.assertEqual(r.rc, 0, r)
         self.assertIn("  ralon hook install --agent NAME   adds one to this project", r.out)
+        self.assertIn("  ralon hook install --user --agent NAME   the robust choice", r.out)
         self.assertEqual(sorted(os.listdir(root)), [".github", "agent.lock"])
 
     @unittest.skipUnless(os.geteuid() == 0, "needs root")
