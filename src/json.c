@@ -7,6 +7,7 @@
 #undef json_need
 #undef json_object_array_add
 #undef json_object_array_del_idx
+#undef json_object_equal
 #undef json_object_array_get_idx
 #undef json_object_array_length
 #undef json_object_array_put_idx
@@ -43,6 +44,7 @@
 
 __typeof__(&json_object_array_add) sym_json_object_array_add;
 __typeof__(&json_object_array_del_idx) sym_json_object_array_del_idx;
+__typeof__(&json_object_equal) sym_json_object_equal;
 __typeof__(&json_object_array_get_idx) sym_json_object_array_get_idx;
 __typeof__(&json_object_array_length) sym_json_object_array_length;
 __typeof__(&json_object_array_put_idx) sym_json_object_array_put_idx;
@@ -94,6 +96,7 @@ void json_need(void) {
   } syms[] = {
       {(void **)&sym_json_object_array_add, "json_object_array_add"},
       {(void **)&sym_json_object_array_del_idx, "json_object_array_del_idx"},
+      {(void **)&sym_json_object_equal, "json_object_equal"},
       {(void **)&sym_json_object_array_get_idx, "json_object_array_get_idx"},
       {(void **)&sym_json_object_array_length, "json_object_array_length"},
       {(void **)&sym_json_object_array_put_idx, "json_object_array_put_idx"},

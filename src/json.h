@@ -16,6 +16,7 @@ void json_need(void);
 
 extern __typeof__(&json_object_array_add) sym_json_object_array_add;
 extern __typeof__(&json_object_array_del_idx) sym_json_object_array_del_idx;
+extern __typeof__(&json_object_equal) sym_json_object_equal;
 extern __typeof__(&json_object_array_get_idx) sym_json_object_array_get_idx;
 extern __typeof__(&json_object_array_length) sym_json_object_array_length;
 extern __typeof__(&json_object_array_put_idx) sym_json_object_array_put_idx;
@@ -52,6 +53,7 @@ extern __typeof__(&json_object_get_boolean) sym_json_object_get_boolean;
 
 #define json_object_array_add (json_need(), *sym_json_object_array_add)
 #define json_object_array_del_idx (json_need(), *sym_json_object_array_del_idx)
+#define json_object_equal (json_need(), *sym_json_object_equal)
 #define json_object_array_get_idx (json_need(), *sym_json_object_array_get_idx)
 #define json_object_array_length (json_need(), *sym_json_object_array_length)
 #define json_object_array_put_idx (json_need(), *sym_json_object_array_put_idx)

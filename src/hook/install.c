@@ -992,9 +992,32 @@ static json_object *record_array(json_object *doc, const char *key) {
   return v;
 }
 
+/* Whether the record's directory and file, where they exist, are this
+ * user's own, not symbolic links, and writable by no one else: the record
+ * names files uninstall removes or gives back, so one planted elsewhere
+ * through a link must not be read, written or removed. */
+static bool record_trusted(const char *dir) {
+  struct stat st;
+  if (lstat(dir, &st) < 0) {
+    return errno == ENOENT;
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+    return false;
+  }
+  _cleanup_free_ char *file = path_join(dir, RECORD_NAME);
+  if (lstat(file, &st) < 0) {
+    return errno == ENOENT;
+  }
+  return S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0;
+}
+
 /* The record, or an empty one. */
 static json_object *record_load(const char *home) {
   _cleanup_free_ char *dir = record_dir(home);
+  if (dir != NULL && !record_trusted(dir)) {
+    free(dir);
+    dir = NULL;
+  }
   _cleanup_free_ char *file = dir ? path_join(dir, RECORD_NAME) : NULL;
   _cleanup_free_ char *text = file ? read_text_file(file, CONFIG_MAX_SIZE) : NULL;
   json_object *doc = text ? json_tokener_parse(text) : NULL;
@@ -1153,7 +1176,7 @@ static void remove_made_dirs(json_object *arr, const char *from, const char *sto
  * made to hold it. Best effort (see above). */
 static void record_save(const char *home, json_object *doc) {
   _cleanup_free_ char *dir = record_dir(home);
-  if (dir == NULL) {
+  if (dir == NULL || !record_trusted(dir)) {
     return;
   }
   json_object *created = record_array(doc, "created");
@@ -1176,11 +1199,21 @@ static void record_save(const char *home, json_object *doc) {
     }
     _cleanup_free_ char *text = json_pretty(doc);
     _cleanup_free_ char *old = read_text_file(file, CONFIG_MAX_SIZE);
-    if (old == NULL || !streq(old, text)) {
+    if (record_trusted(dir) && (old == NULL || !streq(old, text))) {
       (void)write_file_atomic_mode(dir, RECORD_NAME, text, strlen(text), true, 0600);
     }
   }
   strings_free(made, n_made);
+}
+
+/* Whether the JSON texts a and b hold the same document (layout aside). */
+static bool same_document(const char *a, const char *b) {
+  if (a == NULL || b == NULL) {
+    return false;
+  }
+  _cleanup_json_ json_object *x = json_tokener_parse(a);
+  _cleanup_json_ json_object *y = json_tokener_parse(b);
+  return x != NULL && y != NULL && json_object_equal(x, y);
 }
 
 /* The text a file ralon made holds once ralon's hook is out of it again:
@@ -1296,8 +1329,12 @@ int hook_install(Agent agent, const char *root, const char *home, bool user, boo
   json_object *entry = remove && kind == HOOK_CHANGE_REMOVED ? record_file(record, path) : NULL;
   const char *before = entry_string(entry, "before"), *wrote = entry_string(entry, "wrote");
   if (entry != NULL && before != NULL && wrote != NULL && f.len == strlen(wrote) &&
-      memcmp(f.text, wrote, f.len) == 0) {
-    /* The user's file as ralon left it: theirs again, byte for byte. */
+      memcmp(f.text, wrote, f.len) == 0 && same_document(before, text)) {
+    /* The user's file as ralon left it: theirs again, byte for byte. The
+     * record is outside every sandbox's protection, so what it holds is
+     * given back only when it says what taking ralon's hook out says,
+     * but for the layout: an agent that rewrote it cannot have its own
+     * settings written into a protected file. */
     free(text);
     text = xstrdup(before);
   } else if (entry != NULL && before == NULL && text != NULL) {

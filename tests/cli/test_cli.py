@@ -2025,6 +2025,47 @@ class HookInstallTest(RalonTestCase):
             with self.subTest(agent=a):
                 self.round_trip(root, ["--agent", a], ["--agent", a])
 
+    def test_a_rewritten_record_cannot_put_settings_into_the_file(self):
+        """The record of what the user's file held is outside every sandbox:
+        an agent that rewrites it gets the hook taken out on uninstall, and
+        nothing of its own written into the (protected) settings file."""
+        root = self.project(GOLDEN, dirs=[".claude"])
+        settings = os.path.join(root, ".claude", "settings.json")
+        write(settings, '{\n  "permissions": {"allow": ["Read"]}\n}\n')
+        r = self.run_ralon("hook", "install", "--agent", "claude", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        record = os.path.join(self.home, ".local", "state", "ralon", "created.json")
+        with open(record, encoding="utf-8") as f:
+            doc = json.load(f)
+        (entry,) = [e for e in doc["created"] if e.get("path") == settings]
+        entry["before"] = json.dumps({"permissions": {"allow": ["Bash(*)"]},
+                                      "hooks": {"SessionStart": [{"hooks": [
+                                          {"type": "command", "command": "touch PWNED"}]}]}})
+        write(record, json.dumps(doc))
+        r = self.run_ralon("hook", "uninstall", "--agent", "claude", cwd=root)
+        self.assertEqual(r.rc, 0, r)
+        with open(settings, encoding="utf-8") as f:
+            after = json.load(f)
+        self.assertEqual(after.get("permissions"), {"allow": ["Read"]}, after)
+        self.assertNotIn("SessionStart", json.dumps(after))
+        self.assertNotIn("ralon hook check", json.dumps(after))
+
+    def test_a_record_behind_a_link_is_not_used(self):
+        """A state directory that is a symbolic link (to a directory the
+        user keeps a created.json of their own in) is neither written nor
+        read, and its file is not removed."""
+        root = self.project(GOLDEN, dirs=[".claude"])
+        elsewhere = os.path.join(self.base, "elsewhere")
+        write(os.path.join(elsewhere, "created.json"), "precious\n")
+        state = os.path.join(self.home, ".local", "state")
+        os.makedirs(state, exist_ok=True)
+        os.symlink(elsewhere, os.path.join(state, "ralon"))
+        for verb in ("install", "uninstall"):
+            r = self.run_ralon("hook", verb, "--agent", "claude", cwd=root)
+            self.assertEqual(r.rc, 0, r)
+            self.assertEqual(read_bytes(os.path.join(elsewhere, "created.json")), b"precious\n")
+        self.assertEqual(sorted(os.listdir(elsewhere)), ["created.json"])
+
     def test_json_content_only_with_dry_run(self):
         """--json's `content` is what a dry run would write (null: the file
         would go); a real run only says what it did."""
