@@ -241,6 +241,8 @@ bool gitscan_key_runs(const char *key, const char *value) {
       "sequence.editor",   "diff.external",   "credential.helper", "gpg.program",
       "interactive.difffilter", "sendemail.tocmd", "sendemail.cccmd", "web.browser",
       "uploadpack.packobjectshook", "merge.tool", "diff.tool",
+      "gpg.ssh.defaultkeycommand", "gpg.ssh.program", "gpg.x509.program", "gpg.openpgp.program",
+      "sendemail.sendmailcmd", "help.browser", "instaweb.httpd",
   };
   /* SECTION.*.VAR. */
   static const char *const any[][2] = {
@@ -250,7 +252,8 @@ bool gitscan_key_runs(const char *key, const char *value) {
       {"remote", "receivepack"}, {"remote", "vcs"},       {"difftool", "cmd"},
       {"difftool", "path"},      {"mergetool", "cmd"},    {"mergetool", "path"},
       {"browser", "cmd"},        {"browser", "path"},     {"man", "cmd"},
-      {"man", "path"},
+      {"man", "path"},           {"tar", "command"},      {"trailer", "command"},
+      {"trailer", "cmd"},        {"guitool", "cmd"},      {"hook", "command"},
   };
   if (value != NULL && value[0] == '\0') {
     return false; /* an empty value resets, runs nothing */
@@ -263,6 +266,19 @@ bool gitscan_key_runs(const char *key, const char *value) {
   }
   if (startswith(key, "pager.")) {
     return !is_bool(value); /* pager.log = less: runs it */
+  }
+  if (streq(key, "sendemail.smtpserver")) {
+    return value != NULL && value[0] == '/'; /* a program instead of a host */
+  }
+  /* Remote helpers that run a command: `ext::` URLs, once let in. */
+  if (startswith(key, "protocol.") && key_is(key, "protocol", "allow")) {
+    return value != NULL && streq(value, "always") && streq(key, "protocol.ext.allow");
+  }
+  if (startswith(key, "url.") && value != NULL && startswith(value, "ext::")) {
+    return true;
+  }
+  if (startswith(key, "url.") && strstr(key, "ext::") != NULL) {
+    return true; /* url.<ext::…>.insteadOf: a command for a remote's URL */
   }
   if (startswith(key, "submodule.") && key_is(key, "submodule", "update")) {
     return value != NULL && value[0] == '!';
