@@ -13,8 +13,8 @@ payloads and on shell commands of growing size.
 The agents' payloads are the test fixtures (tests/hook/fixtures/), with
 @ROOT@ the bench project: for each agent, one edit allowed and one refused.
 The shell commands are a script of ordinary lines (echo, cp, a redirection,
-quotes, a comment) repeated to 1 KiB, 100 KiB, 1 MiB and 16 MiB less 4 KiB
-(the payload stays under hook check's 16 MiB limit, past which it is
+quotes, a comment) repeated so that the payload is 1 KiB, 100 KiB, 1 MiB and
+16 MiB less 4 KiB (under hook check's 16 MiB limit, past which it is
 refused unread).
 """
 import json
@@ -78,11 +78,17 @@ def cmd_payloads(d):
         with open(os.path.join(d, "agent-%s.args" % agent), "w") as f:
             f.write(" ".join(shlex.quote(a) for a in args))
     for name, size in SIZES:
+        # The payload (the command JSON-escaped) of about `size` bytes.
         command = (LINE * (size // len(LINE) + 1))[:size]
-        payload = {"session_id": "bench", "cwd": root, "hook_event_name": "PreToolUse",
-                   "tool_name": "Bash", "tool_input": {"command": command}}
+        while True:
+            payload = {"session_id": "bench", "cwd": root, "hook_event_name": "PreToolUse",
+                       "tool_name": "Bash", "tool_input": {"command": command}}
+            text = json.dumps(payload)
+            if len(text) <= size:
+                break
+            command = command[:len(command) - (len(text) - size) - 16]
         with open(os.path.join(d, "shell-%s.json" % name), "w") as f:
-            json.dump(payload, f)
+            f.write(text)
     print(" ".join(a for a in AGENTS))
 
 
@@ -135,8 +141,7 @@ def cmd_instructions(ralon, d):
                                 ralon, "hook", "check"], stdin=stdin, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
         m = re.search(r"Collected : (\d+)", p.stderr.decode())
-        answer = p.stdout.decode()
-        verdict = "refused" if "deny" in answer else "allowed"
+        verdict = "refused" if p.returncode == 2 or b"deny" in p.stdout else "allowed"
         if m:
             ir = int(m.group(1))
             print("  shell-%-5s %12d instructions, %6.1f per byte (%s)"

@@ -18,7 +18,7 @@
 /* The work one call may cost before it is refused as too large to check
  * in time (HookRequest.over_budget): about a byte of shell read, or one
  * comparison of a name with one already found, per unit. */
-#define HOOK_MAX_WORK (4u * 1024u * 1024u)
+#define HOOK_MAX_WORK (2u * 1024u * 1024u)
 /* The names one call may ask to decide, each weighed as 16 plus its
  * components (every component of a name costs system calls). */
 #define HOOK_MAX_NAMES (16u * 1024u)

@@ -72,7 +72,7 @@ static const ShellWriter writers[] = {
 
 const ShellWriter *shell_writer_find(const char *name) {
   for (size_t i = 0; i < ELEMENTSOF(writers); i++) {
-    if (strcmp(writers[i].name, name) == 0) {
+    if (writers[i].name[0] == name[0] && strcmp(writers[i].name, name) == 0) {
       return &writers[i];
     }
   }

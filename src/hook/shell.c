@@ -192,6 +192,10 @@ static char *path_file(const Shell *sh, const char *p) {
 /* stat(2) of `word` as the command would see it, or lstat(2) unless
  * `follow`. */
 static bool stat_word(const Shell *sh, const char *word, struct stat *st, bool follow) {
+  /* A system call costs what reading some 64 bytes does. */
+  if (!hook_request_charge(sh->req, 64)) {
+    return false;
+  }
   _cleanup_free_ char *abs = word_file(sh, word);
   return abs != NULL && (follow ? stat(abs, st) : lstat(abs, st)) == 0;
 }
@@ -761,7 +765,7 @@ static bool is_digits(const char *s) {
 
 static bool in_list(const char *s, const char *const *list) {
   for (size_t i = 0; list[i] != NULL; i++) {
-    if (streq(s, list[i])) {
+    if (s[0] == list[i][0] && streq(s, list[i])) {
       return true;
     }
   }
@@ -844,7 +848,7 @@ static const Wrapper wrappers[] = {
 
 static const Wrapper *find_wrapper(const char *name) {
   for (size_t i = 0; i < ELEMENTSOF(wrappers); i++) {
-    if (streq(wrappers[i].name, name)) {
+    if (wrappers[i].name[0] == name[0] && streq(wrappers[i].name, name)) {
       return &wrappers[i];
     }
   }
