@@ -465,6 +465,7 @@ class AgentTest(unittest.TestCase):
                 # Agents name their per-project state after the path too
                 # (Claude Code: ~/.claude/projects/-tmp-...-project/).
                 text = text.replace(s.root.replace("/", "-"), "p")
+                text = text.replace(re.sub(r"[^A-Za-z0-9]", "-", s.root), "p")
                 text = text.replace(s.root, "@ROOT@").replace(s.home, "/home/dev")
                 with open(os.path.join(d, "real-%s.json" % row.fixture), "w") as f:
                     f.write(text)
