@@ -614,6 +614,39 @@ CASES = [
          name="dir_option_from_outside"),
     deny("windsurf", "pre_write_code", A_TXT, args=["-C", "@ROOT@/src"], cwd="out",
          name="dir_option_subdir"),
+    # ---- payloads the real agents sent (tests/agents captured them) --------
+    allow("claude", "real-bash-allowed"),
+    deny("claude", "real-bash-cwd-protected", ("tests/golden/c1.txt", GOLDEN)),
+    deny("claude", "real-bash-protected", ("tests/golden/b1.txt", GOLDEN)),
+    allow("claude", "real-edit-protected"),  # src/auth.c: protected in tests/agents only
+    deny("claude", "real-subagent-write-protected", ("tests/golden/s1.txt", GOLDEN)),
+    allow("claude", "real-write-allowed"),
+    deny("claude", "real-write-protected", ("tests/golden/w1.txt", GOLDEN)),
+    deny("codex", "real-apply-patch-add-protected", ("tests/golden/n1.txt", GOLDEN)),
+    allow("codex", "real-apply-patch-allowed"),
+    deny("codex", "real-apply-patch-move-to-protected", ("tests/golden/mv1.txt", GOLDEN)),
+    allow("codex", "real-exec-command-allowed"),
+    deny("codex", "real-exec-command-cd-apply-patch", ("tests/golden/h1.txt", GOLDEN)),
+    deny("codex", "real-exec-command-protected", ("tests/golden/b1.txt", GOLDEN)),
+    deny("codex", "real-exec-command-workdir", ("migrations/002_data.sql", MIGRATIONS)),
+    # Copilot's PascalCase events carry Claude's shape, answered as Claude.
+    deny("copilot", "real-bash-protected", ("tests/golden/b1.txt", GOLDEN), dialect="claude"),
+    allow("copilot", "real-create-allowed", dialect="claude"),
+    deny("copilot", "real-create-protected", ("migrations/002_new.sql", MIGRATIONS),
+         dialect="claude"),
+    allow("copilot", "real-edit-protected", dialect="claude"),  # src/auth.c
+    allow("gemini", "real-replace-protected"),  # src/auth.c
+    deny("gemini", "real-run-shell-command-dir-path", ("migrations/002_data.sql", MIGRATIONS)),
+    deny("gemini", "real-run-shell-command-protected", ("tests/golden/b1.txt", GOLDEN)),
+    allow("gemini", "real-write-file-allowed"),
+    deny("gemini", "real-write-file-protected", ("tests/golden/w1.txt", GOLDEN)),
+    deny("gemini", "real-write-file-relative", ("tests/golden/w3.txt", GOLDEN)),
+    allow("qwen", "real-edit-protected"),  # src/auth.c
+    deny("qwen", "real-run-shell-command-directory", ("tests/golden/d1.txt", GOLDEN)),
+    deny("qwen", "real-run-shell-command-protected", ("tests/golden/b1.txt", GOLDEN)),
+    deny("qwen", "real-subagent-write-file-protected", ("tests/golden/s1.txt", GOLDEN)),
+    allow("qwen", "real-write-file-allowed"),
+    deny("qwen", "real-write-file-protected", ("tests/golden/w1.txt", GOLDEN)),
 ]
 
 # The cases refused for naming protected paths (without options): in a
