@@ -1584,22 +1584,6 @@ void audit_plan_missing(const Plan *plan, const char *root, AuditFindings *out) 
   }
 }
 
-/* Whether pattern `idx`, which was first for no entry, still names
- * something on disk: an entry an earlier pattern claimed, or something
- * inside a directory that is protected as a whole. */
-static bool pattern_shadowed(const Matcher *m, const ScanResult *scan, size_t idx) {
-  for (size_t k = 0; k < scan->n_paths; k++) {
-    const ProtectedPath *p = &scan->paths[k];
-    if (matcher_match_one(m, idx, p->relative)) {
-      return true;
-    }
-    if (S_ISDIR(p->mode) && matcher_may_match_below_one(m, idx, p->relative)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 /* The first symbolic link among the directories on the way from `root` to
  * the literal pattern `pat` (relative to the root), or NULL. */
 static char *link_on_the_way(const char *root, const char *pat) {
@@ -1659,8 +1643,14 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
                 .budget = LINK_WALK_MAX_ENTRIES,
                 .out = &inside};
   links_inside_walk(policy, scan, &w);
+  /* Whether a pattern that was first for no entry still names something
+   * on disk: an entry an earlier pattern claimed, or something inside a
+   * directory that is protected as a whole. One pass for all patterns. */
+  size_t *claimed = xcalloc(policy->n_patterns + 1, sizeof(size_t));
+  bool *inside_dir = xcalloc(policy->n_patterns + 1, sizeof(bool));
+  scan_pattern_matches(scan, m, claimed, inside_dir);
   for (size_t i = 1; i < policy->n_patterns; i++) {
-    if (scan->hits[i] > 0 || pattern_shadowed(m, scan, i)) {
+    if (scan->hits[i] > 0 || claimed[i] > 0 || inside_dir[i]) {
       continue;
     }
     const char *pat = policy->patterns[i].pattern;
@@ -1692,6 +1682,8 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
     }
     f->pattern = xstrdup(pat);
   }
+  free(claimed);
+  free(inside_dir);
   for (size_t i = 0; i < scan->n_paths; i++) {
     const ProtectedPath *p = &scan->paths[i];
     if (S_ISLNK(p->mode)) {

@@ -872,3 +872,7 @@ bool matcher_glob_may_name(const Matcher *m, const char *glob, const char *name)
 uint64_t matcher_operations(const Matcher *m) {
   return *m->ops;
 }
+
+size_t matcher_n_patterns(const Matcher *m) {
+  return m->n_patterns;
+}

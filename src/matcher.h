@@ -102,6 +102,9 @@ bool matcher_match_glob_one(const Matcher *m, size_t idx, const char *rel, bool 
  * has to be checked against, component by component, on the way down. */
 bool matcher_glob_may_name(const Matcher *m, const char *glob, const char *name);
 
+/* How many patterns `m` was compiled from. */
+size_t matcher_n_patterns(const Matcher *m);
+
 /* How much matching work `m` has done so far (segments compared, index
  * slots probed): what the tests hold the growth of, never a time. */
 uint64_t matcher_operations(const Matcher *m);

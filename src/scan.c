@@ -393,10 +393,11 @@ static void mark_inside(size_t pattern, void *data) {
 }
 
 void scan_pattern_matches(const ScanResult *r, const Matcher *m, size_t *counts, bool *inside) {
-  Attribution a = {.counts = counts, .inside = inside, .last = xcalloc(r->n_patterns + 1, sizeof(size_t))};
-  memset(counts, 0, r->n_patterns * sizeof(size_t));
+  size_t n = matcher_n_patterns(m);
+  Attribution a = {.counts = counts, .inside = inside, .last = xcalloc(n + 1, sizeof(size_t))};
+  memset(counts, 0, n * sizeof(size_t));
   if (inside != NULL) {
-    memset(inside, 0, r->n_patterns * sizeof(bool));
+    memset(inside, 0, n * sizeof(bool));
   }
   for (size_t k = 0; k < r->n_paths; k++) {
     a.path = k + 1;

@@ -97,7 +97,7 @@ const ProtectedPath *scan_find(const ScanResult *r, const char *relative);
  * `inside`, also whether it could match something inside a protected
  * directory, which the scan does not walk. One pass over the paths (the
  * matcher's index attributes each to its patterns), not one per pattern.
- * counts[] and inside[] hold r->n_patterns each. */
+ * counts[] and inside[] hold one for each of the matcher's patterns. */
 void scan_pattern_matches(const ScanResult *r, const Matcher *m, size_t *counts, bool *inside);
 
 void scan_result_free(ScanResult *r);

@@ -117,11 +117,14 @@ size_t carve_dirs_listed(const PlanTarget *targets, size_t n) {
   char **chain;
   size_t n_chain, listed = 0;
   carve_chain(targets, n, &chain, &n_chain);
+  PlanDirs dirs;
+  plan_dirs_init(&dirs, targets, n);
   for (size_t i = 0; i < n_chain; i++) {
     /* As carve_plan: what lies inside a protected directory is not
      * listed. */
-    listed += !plan_inside_protected_dir(targets, n, chain[i]);
+    listed += !plan_dirs_hold(&dirs, chain[i]);
   }
+  plan_dirs_clear(&dirs);
   strings_free(chain, n_chain);
   return listed;
 }
@@ -181,8 +184,10 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
    * collect those identities before granting anything, so an alias of one
    * (a bind mount, or the same directory under another spelling) is never
    * granted. */
+  PlanDirs dirs;
+  plan_dirs_init(&dirs, targets, n);
   for (size_t i = 0; i < n_chain && r == 0; i++) {
-    if (plan_inside_protected_dir(targets, n, chain[i])) {
+    if (plan_dirs_hold(&dirs, chain[i])) {
       continue;
     }
     bool unlisted = false;
@@ -202,6 +207,7 @@ int carve_plan(const PlanTarget *targets, size_t n, DirLister lister, void *user
       }
     }
   }
+  plan_dirs_clear(&dirs);
   identity_sort(&blocked);
 
   for (size_t i = 0; i < n_chain && r == 0; i++) {

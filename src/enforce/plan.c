@@ -60,6 +60,62 @@ bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path) 
   return false;
 }
 
+void plan_dirs_init(PlanDirs *d, const PlanTarget *t, size_t n) {
+  d->v = xcalloc(n + 1, sizeof(char *));
+  d->n = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!t[i].missing && S_ISDIR(t[i].mode)) {
+      d->v[d->n++] = t[i].path;
+    }
+  }
+  qsort(d->v, d->n, sizeof(char *), strings_compare);
+}
+
+static bool dirs_have(const PlanDirs *d, const char *path, size_t len) {
+  /* A binary search for `path`'s first `len` bytes. */
+  size_t lo = 0, hi = d->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strncmp(d->v[mid], path, len);
+    if (c == 0 && d->v[mid][len] != '\0') {
+      c = 1; /* longer than the prefix: after it */
+    }
+    if (c == 0) {
+      return true;
+    }
+    if (c < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return false;
+}
+
+bool plan_dirs_hold(const PlanDirs *d, const char *path) {
+  if (d->n == 0) {
+    return false;
+  }
+  /* path_relative(dir, path): `path` is the directory or lies below it,
+   * and everything absolute lies below `/`. */
+  if (path[0] == '/' && dirs_have(d, "/", 1)) {
+    return true;
+  }
+  size_t len = strlen(path);
+  for (size_t j = 0; j <= len; j++) {
+    if ((path[j] == '/' || path[j] == '\0') && dirs_have(d, path, j)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void plan_dirs_clear(PlanDirs *d) {
+  free(d->v);
+  d->v = NULL;
+  d->n = 0;
+}
+
 /* Appends every proper ancestor of `path` below `/` that is not also an
  * ancestor of `prev` (NULL: none is) to *v. Fed paths in sorted order, as
  * the targets are, each directory is added about once instead of once per
@@ -92,14 +148,17 @@ int plan_pinned(const PlanTarget *targets, size_t n, char ***ret, size_t *ret_n)
   }
   plan_sort_unique(v, &nv);
   size_t o = 0;
+  PlanDirs dirs;
+  plan_dirs_init(&dirs, targets, n);
   for (size_t i = 0; i < nv; i++) {
     /* An ancestor inside a protected directory is read-only already. */
-    if (plan_inside_protected_dir(targets, n, v[i])) {
+    if (plan_dirs_hold(&dirs, v[i])) {
       free(v[i]);
     } else {
       v[o++] = v[i];
     }
   }
+  plan_dirs_clear(&dirs);
   *ret = v;
   *ret_n = o;
   return 0;

@@ -226,3 +226,15 @@ bool carve_restricts_entries(const char *path);
 void plan_sort_unique(char **v, size_t *n);
 bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path);
 void plan_add_ancestors(const char *path, const char *prev, char ***v, size_t *n, size_t *cap);
+
+/* The protected directories among some targets, sorted: what
+ * plan_inside_protected_dir() answers, asked of many paths, at a lookup
+ * per component of each path instead of a pass over every target. The
+ * targets outlive it (it borrows their paths). */
+typedef struct {
+  const char **v;
+  size_t n;
+} PlanDirs;
+void plan_dirs_init(PlanDirs *d, const PlanTarget *t, size_t n);
+bool plan_dirs_hold(const PlanDirs *d, const char *path);
+void plan_dirs_clear(PlanDirs *d);

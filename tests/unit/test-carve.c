@@ -460,6 +460,37 @@ START_TEST(new_names_under_the_landlock_backend) {
 }
 END_TEST
 
+/* plan_dirs_hold(), the index, says what plan_inside_protected_dir()
+ * says, for paths at, below, beside and above protected directories. */
+START_TEST(dirs_index_agrees) {
+  PlanTarget t[] = {target("/p/a", D, 1, 1),     target("/p/a-b", F, 1, 2),
+                    target("/p/ab", D, 1, 3),    target("/p/c/d", D, 1, 4),
+                    target("/p/c/d.txt", F, 1, 5), target("/p/m", D, 0, 0),
+                    target("/q", D, 1, 6)};
+  t[5].missing = true;
+  const char *paths[] = {"/p",     "/p/a",    "/p/a/x",  "/p/a-b",     "/p/a-b/x", "/p/ab",
+                         "/p/abc", "/p/ab/c", "/p/c",    "/p/c/d",     "/p/c/dd",  "/p/c/d/e",
+                         "/p/m",   "/p/m/x",  "/q",      "/q/r/s",     "/qq",      "/",
+                         "/p/a/",  "p/a",     "/p/c/d.txt"};
+  PlanDirs d;
+  plan_dirs_init(&d, t, ELEMENTSOF(t));
+  for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+    ck_assert_msg(plan_dirs_hold(&d, paths[i]) ==
+                      plan_inside_protected_dir(t, ELEMENTSOF(t), paths[i]),
+                  "%s", paths[i]);
+  }
+  ck_assert(plan_dirs_hold(&d, "/p/a/x"));
+  ck_assert(!plan_dirs_hold(&d, "/p/abc"));
+  plan_dirs_clear(&d);
+  /* The root protected whole holds everything absolute. */
+  PlanTarget root = target("/", D, 1, 7);
+  plan_dirs_init(&d, &root, 1);
+  ck_assert(plan_dirs_hold(&d, "/etc/x"));
+  ck_assert(plan_dirs_hold(&d, "/"));
+  plan_dirs_clear(&d);
+}
+END_TEST
+
 START_TEST(pinned_every_ancestor_parents_first) {
   PlanTarget t[3] = {target("/home/dev/proj/agent.lock", F, 1, 17),
                      target("/home/dev/proj/src/deep/x.c", F, 1, 40),
@@ -707,6 +738,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, carve_unlistable_directory_grants_nothing);
   tcase_add_test(tc, carve_withholds_bind_mounts_from_protected_dirs);
   tcase_add_test(tc, carve_dirs_listed_counts_what_the_lister_is_asked);
+  tcase_add_test(tc, dirs_index_agrees);
   tcase_add_test(tc, descriptors_checked_against_the_limit);
   tcase_add_test(tc, new_names_under_the_mount_backend);
   tcase_add_test(tc, new_names_under_the_landlock_backend);
