@@ -28,13 +28,9 @@ def sh(cmd, workdir=None):
     return ("exec_command", args)
 
 
-HEREDOC_XFAIL = "issue 30: patch paths in an apply_patch heredoc are resolved before the cd"
 GIT_XFAIL = "issue 30: `git mv` is read as harmless"
 
 
-CRASH_XFAIL = ("issue 30: when ralon fails without a word, `ralon hook check || exit 2` "
-               "exits 2 with nothing on stderr, which Codex treats as a failed hook: the "
-               "tool runs")
 
 
 def rows():
@@ -88,7 +84,6 @@ def rows():
             [sh("cd tests && apply_patch <<'EOF'\n" +
                 patch("*** Update File: golden/h1.txt", "@@", "-h1", "+x") + "EOF\n")],
             files={"tests/golden/h1.txt": "h1\n"},
-            xfail={"project": HEREDOC_XFAIL, "user": HEREDOC_XFAIL},
             fixture="exec-command-cd-apply-patch"),
         Row("exec-git-mv-protected", "refused",
             [sh("git mv tests/golden/g1.txt src/g1.txt")],
@@ -96,8 +91,6 @@ def rows():
             after={"tests/golden/g1.txt": SAME, "src/g1.txt": SAME},
             xfail={"project": GIT_XFAIL, "user": GIT_XFAIL}),
     ]
-    for r in out:
-        r.xfail.setdefault("crashed", CRASH_XFAIL)
     return out
 
 
@@ -142,7 +135,6 @@ class CodexCLI(Codex, agentutil.AgentTest):
     ROWS = rows()
 
 
-CODEX_HOME_XFAIL = "issue 30: `hook install --user` ignores CODEX_HOME (silently off)"
 
 
 @agentutil.add_row_tests
@@ -154,11 +146,10 @@ class CodexHome(Codex, agentutil.AgentTest):
     ROWS = [
         Row("patch-add-protected", "refused",
             [("apply_patch", patch("*** Add File: tests/golden/n1.txt", "+x"))],
-            after={"tests/golden/n1.txt": SAME}, xfail={"user": CODEX_HOME_XFAIL}),
+            after={"tests/golden/n1.txt": SAME}),
         Row("exec-append-allowed", "allowed",
             [sh("echo x >> src/b2.txt")],
-            files={"src/b2.txt": "b2\n"}, after={"src/b2.txt": "b2\nx\n"},
-            xfail={"user:report": CODEX_HOME_XFAIL}),
+            files={"src/b2.txt": "b2\n"}, after={"src/b2.txt": "b2\nx\n"}),
     ]
 
 

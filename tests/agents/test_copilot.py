@@ -18,11 +18,6 @@ from agentutil import SAME, Row  # noqa: E402
 VERSION = "1.0.102"
 ROOT = "@ROOT@"
 
-REASON_XFAIL = ("issue 30: with the PascalCase PreToolUse file ralon writes and its exit 2, "
-                "Copilot tells the model only \"Denied by preToolUse hook: hook exited with "
-                "code 2\" (the reason is dropped)")
-ERRORED_XFAIL = ("issue 30: Copilot reports a failed hook as \"hook errored\" without its "
-                 "output, so the model is never told that ralon is missing or failed")
 
 
 def rows():
@@ -57,9 +52,6 @@ def rows():
     ]
     for r in out:
         r.modes = ("project", "user", "missing", "crashed")
-        if r.expect == "refused":
-            r.xfail.update({"project:report": REASON_XFAIL, "user:report": REASON_XFAIL})
-        r.xfail.update({"missing:report": ERRORED_XFAIL, "crashed:report": ERRORED_XFAIL})
     return out
 
 

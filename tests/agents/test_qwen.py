@@ -18,17 +18,6 @@ from agentutil import SAME, Row  # noqa: E402
 VERSION = "0.24.4"
 ROOT = "@ROOT@"
 
-CRASH_XFAIL = ("issue 30: Qwen lets the tool run when the hook exits non-zero with no "
-               "output, and `ralon hook check || exit 2` prints nothing when ralon dies")
-DIRECTORY_XFAIL = "issue 30: run_shell_command's `directory` is ignored"
-MONITOR_XFAIL = ("issue 30: the monitor tool (a shell command) is neither matched by the "
-                 "installed matcher nor decided by `hook check`")
-BOTH = ("project", "user")
-
-
-def xf(reason, modes=BOTH):
-    return {m: reason for m in modes}
-
 
 def read(rel):
     """Qwen refuses to write or edit an existing file it has not read in
@@ -80,13 +69,12 @@ def rows():
             [("run_shell_command", {"command": "echo x >> d1.txt", "is_background": False,
                                     "directory": ROOT + "/tests/golden",
                                     "description": "append"})],
-            files={"tests/golden/d1.txt": "d1\n"}, xfail=xf(DIRECTORY_XFAIL),
+            files={"tests/golden/d1.txt": "d1\n"},
             fixture="run-shell-command-directory"),
         Row("monitor-protected", "refused",
             [("monitor", {"command": "echo x >> tests/golden/mo1.txt", "description": "m",
                           "max_events": 1, "idle_timeout_ms": 1000})],
-            files={"tests/golden/mo1.txt": "mo1\n"},
-            xfail=xf(MONITOR_XFAIL, ("project", "user", "missing"))),
+            files={"tests/golden/mo1.txt": "mo1\n"}),
         Row("subagent-write-protected", "refused",
             [("agent", {"description": "edit golden", "subagent_type": "general-purpose",
                         "prompt": "RALON-SUB-1: write the golden file."})],
@@ -98,7 +86,6 @@ def rows():
     ]
     for r in out:
         r.modes = ("project", "user", "missing", "crashed")
-        r.xfail.setdefault("crashed", CRASH_XFAIL)
     return out
 
 
