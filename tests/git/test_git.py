@@ -26,6 +26,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from ralontest import as_user  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
 RALON_SRC = os.environ.get("RALON_BINARY") or os.path.join(SRC, "build", "src", "ralon")
@@ -45,17 +48,6 @@ protect:
   - .git/hooks
   - .git/config
 """
-
-
-def as_user(uid):
-    if not uid:
-        return None
-
-    def pre():
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-    return pre
 
 
 class Result:
