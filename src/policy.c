@@ -288,8 +288,12 @@ static int fail_friendly(Parse *ps) {
     return 0;
   }
   /* The pattern as written: to the end of the line, a comment or (in a
-   * flow list) the next `,` or `]`. */
+   * flow list) the next `,` or `]`. A mark past the text (libyaml's at
+   * the end of the stream) names nothing to quote. */
   const char *start = text_at(ps, m), *stop = start;
+  if (start >= end) {
+    return 0;
+  }
   bool flow = y->flow_level > 0;
   while (stop < end && *stop != '\n' && *stop != '\r' &&
          !(flow && (*stop == ',' || *stop == ']')) &&
