@@ -801,20 +801,8 @@ static void link_walk(LinkWalk *w, int dfd, const char *abs, const char *rel, un
     close(dfd);
     return;
   }
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  struct dirent *de;
-  while (w->budget > 0 && (de = readdir(d)) != NULL) {
-    if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
-      continue;
-    }
-    w->budget--;
-    char **slot = grow_array(&names, &n, &cap, sizeof(char *));
-    *slot = xstrdup(de->d_name);
-  }
-  if (n > 1) {
-    qsort(names, n, sizeof(char *), strings_compare);
-  }
+  size_t n = 0;
+  char **names = dir_names_sorted(d, &w->budget, NULL, &n);
   for (size_t i = 0; i < n; i++) {
     struct stat st;
     if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -833,10 +821,7 @@ static void link_walk(LinkWalk *w, int dfd, const char *abs, const char *rel, un
       }
     }
   }
-  for (size_t i = 0; i < n; i++) {
-    free(names[i]);
-  }
-  free(names);
+  strings_free(names, n);
   closedir(d);
 }
 

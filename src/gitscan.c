@@ -512,33 +512,14 @@ static bool looks_like_git_dir(int dfd) {
          is_dir_at(dfd, "refs");
 }
 
-static int name_compare(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void walk_dir(Walk *w, int dfd, const char *rel, unsigned depth) {
   DIR *d = fdopendir(dfd);
   if (d == NULL) {
     close(dfd);
     return;
   }
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
-      continue;
-    }
-    if (w->budget == 0) {
-      w->cut = true;
-      break;
-    }
-    w->budget--;
-    *(char **)grow_array(&names, &n, &cap, sizeof(char *)) = xstrdup(de->d_name);
-  }
-  if (n > 1) {
-    qsort(names, n, sizeof(char *), name_compare);
-  }
+  size_t n = 0;
+  char **names = dir_names_sorted(d, &w->budget, &w->cut, &n);
   for (size_t i = 0; i < n; i++) {
     const char *name = names[i];
     _cleanup_free_ char *child = rel[0] ? xasprintf("%s/%s", rel, name) : xstrdup(name);
@@ -1144,7 +1125,7 @@ static void raw_collect(void *userdata, char status, bool mode_changed, const ch
 }
 
 static bool set_has(const PathSet *s, const char *p) {
-  return bsearch(&p, s->v, s->n, sizeof(char *), name_compare) != NULL;
+  return bsearch(&p, s->v, s->n, sizeof(char *), strings_compare) != NULL;
 }
 
 /* A merge: the paths whose content differs from every parent's (what the
@@ -1164,7 +1145,7 @@ static int merge_changes(const char *dir, const RangePolicy *rp, const char *com
     }
     raw_records(out, len, raw_collect, &sets[i]);
     if (sets[i].n > 1) {
-      qsort(sets[i].v, sets[i].n, sizeof(char *), name_compare);
+      qsort(sets[i].v, sets[i].n, sizeof(char *), strings_compare);
     }
   }
   for (size_t k = 0; r == 0 && k < sets[0].n; k++) {
@@ -1216,7 +1197,7 @@ static int net_changes(const char *dir, const RangePolicy *rp, const char *a, co
         xasprintf("%s%s", rp->prefix, c->v[i].path);
   }
   if (x.seen.n > 1) {
-    qsort(x.seen.v, x.seen.n, sizeof(char *), name_compare);
+    qsort(x.seen.v, x.seen.n, sizeof(char *), strings_compare);
   }
   const char *args[] = {"diff-tree", "-z", "-r", "--raw", "--no-renames", "--no-commit-id",
                         a, b, NULL};

@@ -379,3 +379,27 @@ char *read_text_file_at(int dirfd, const char *path, size_t max) {
   close(fd);
   return text;
 }
+
+char **dir_names_sorted(DIR *d, size_t *budget, bool *ret_cut, size_t *ret_n) {
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
+      continue;
+    }
+    if (*budget == 0) {
+      if (ret_cut != NULL) {
+        *ret_cut = true;
+      }
+      break;
+    }
+    (*budget)--;
+    *(char **)grow_array(&names, &n, &cap, sizeof(char *)) = xstrdup(de->d_name);
+  }
+  if (n > 1) {
+    qsort(names, n, sizeof(char *), strings_compare);
+  }
+  *ret_n = n;
+  return names;
+}

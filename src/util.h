@@ -3,6 +3,8 @@
  * and the error value that library-style functions hand back to main. */
 #pragma once
 
+#include <dirent.h>
+
 #include "config.h"
 
 #include <errno.h>
@@ -162,6 +164,11 @@ int write_file_atomic_mode(const char *dir, const char *name, const char *data, 
  * directory, or -1 with errno. Where readdir(3) would cost an fstat and
  * two fcntl calls per directory opened with fdopendir(3). */
 ssize_t read_dir(int fd, void *buf, size_t size);
+/* The names in the directory `d` but "." and "..", sorted (strcmp), for a
+ * walk that reports in an order the filesystem does not decide. Each name
+ * takes one from *budget; when it runs out the rest are not read and
+ * *ret_cut is set (ret_cut may be NULL). Free with strings_free(). */
+char **dir_names_sorted(DIR *d, size_t *budget, bool *ret_cut, size_t *ret_n);
 
 /* The entries of the directory open at `fd`, one at a time, as readdir(3)
  * gives them, from a buffer of the caller's (read_dir()). */
