@@ -25,6 +25,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure import read_rows  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "tests", "hook", "fixtures")
 
@@ -90,16 +93,6 @@ def cmd_payloads(d):
         with open(os.path.join(d, "shell-%s.json" % name), "w") as f:
             f.write(text)
     print(" ".join(a for a in AGENTS))
-
-
-def read_rows(path):
-    rows = []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            rows.append(dict(kv.split("=", 1) for kv in shlex.split(line)))
-    return rows
 
 
 def cmd_growth(path):
