@@ -2075,6 +2075,14 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   g.cmd_sock = sp[0];
   /* Both sides set the group, whichever runs first (as shells do). */
   (void)setpgid(g.cmd_pid, g.cmd_pid);
+  /* While the command copies and locks the namespace: the socket for
+   * `ralon pause`, and a change between the binds and the watches (one
+   * after the watches is theirs to find). */
+  if (guard_listen(&g) < 0) {
+    error_set(err, errno, _("the guard cannot listen for `ralon pause`: %m"));
+    goto kill;
+  }
+  bool changed = check_identities(&g) > 0;
   if (wait_locked(&g, err) < 0) {
     goto kill;
   }
@@ -2083,15 +2091,10 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     goto kill;
   }
-  /* A change between the binds and the watches is found here. */
-  if (check_identities(&g) > 0 || check_mounts(&g) > 0) {
+  if (changed || check_mounts(&g) > 0) {
     error_set(err, ESTALE,
               _("%s changed while ralon started, after it was protected; refusing to run"),
               ret->changed[0]);
-    goto kill;
-  }
-  if (guard_listen(&g) < 0) {
-    error_set(err, errno, _("the guard cannot listen for `ralon pause`: %m"));
     goto kill;
   }
   if (g.tty >= 0 && tcsetpgrp(g.tty, g.cmd_pid) == 0) {
