@@ -3542,7 +3542,7 @@ class TestDescriptorLimit(Base):
 
 class TestNewNames(Base):
     """What each backend does with a name that does not exist when the
-    command starts but matches a protected glob (documented in ralon(1),
+    command starts but matches a protected glob (documented in ralon-security(7),
     "What each backend does with new names"): the mount backend binds
     what exists, so a new match in a writable directory can be made;
     Landlock refuses it in a directory on the way to a protected path,
@@ -3859,7 +3859,7 @@ class TestMountsMadeOutsideAfterStart(Base):
     """The mount backend's namespace is private (docs/ARCHITECTURE.md §4):
     nothing mounted outside once the command runs reaches it. That is a
     cost (a USB stick or an automount made later does not appear, as
-    ralon(1) says) and a defence: with slave propagation, as bubblewrap
+    ralon-security(7) says) and a defence: with slave propagation, as bubblewrap
     uses, a bind mount made outside over a protected file propagates onto
     ralon's read-only one and lands on top (seen on this kernel: the
     command then read and wrote the file mounted over it). Made as root in
