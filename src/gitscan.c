@@ -312,6 +312,235 @@ static bool is_include_key(const char *key) {
           strchr(key, '.') != strrchr(key, '.'));
 }
 
+/* ---- configuration files, read as git reads them ----------------------- */
+
+/* git's own character classes (git-compat-util.h), not the locale's. */
+static bool cfg_space(int c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static bool cfg_alpha(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool cfg_keychar(int c) {
+  return cfg_alpha(c) || (c >= '0' && c <= '9') || c == '-';
+}
+
+static int cfg_lower(int c) {
+  return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+typedef struct {
+  const unsigned char *p, *end;
+  bool eof;
+} CfgSource;
+
+/* git's get_next_char(): CRLF is a newline, the end of the text one too. */
+static int cfg_next(CfgSource *s) {
+  if (s->p >= s->end) {
+    s->eof = true;
+    return '\n';
+  }
+  int c = *s->p++;
+  if (c == '\r' && s->p < s->end && *s->p == '\n') {
+    s->p++;
+    c = '\n';
+  }
+  return c;
+}
+
+typedef struct {
+  char *v;
+  size_t len, cap;
+} CfgBuf;
+
+static void cfg_add(CfgBuf *b, int c) {
+  if (b->len + 2 > b->cap) {
+    b->cap = b->cap ? b->cap * 2 : 64;
+    b->v = xreallocarray(b->v, b->cap, 1);
+  }
+  b->v[b->len++] = (char)c;
+  b->v[b->len] = '\0';
+}
+
+/* git's parse_value(): NULL where git refuses the line. */
+static char *cfg_value(CfgSource *s) {
+  CfgBuf b = {0};
+  cfg_add(&b, 'x'); /* never NULL, even when empty */
+  b.len = 0;
+  b.v[0] = '\0';
+  bool quote = false, comment = false;
+  size_t spaces = 0;
+  for (;;) {
+    int c = cfg_next(s);
+    if (c == '\n') {
+      if (quote) {
+        free(b.v);
+        return NULL;
+      }
+      return b.v;
+    }
+    if (comment) {
+      continue;
+    }
+    if (cfg_space(c) && !quote) {
+      spaces += b.len > 0;
+      continue;
+    }
+    if (!quote && (c == ';' || c == '#')) {
+      comment = true;
+      continue;
+    }
+    for (; spaces > 0; spaces--) {
+      cfg_add(&b, ' ');
+    }
+    if (c == '\\') {
+      c = cfg_next(s);
+      switch (c) {
+      case '\n':
+        continue;
+      case 't':
+        c = '\t';
+        break;
+      case 'b':
+        c = '\b';
+        break;
+      case 'n':
+        c = '\n';
+        break;
+      case '\\':
+      case '"':
+        break;
+      default:
+        free(b.v);
+        return NULL;
+      }
+      cfg_add(&b, c);
+      continue;
+    }
+    if (c == '"') {
+      quote = !quote;
+      continue;
+    }
+    cfg_add(&b, c);
+  }
+}
+
+/* git's get_base_var() and get_extended_base_var(): the section header
+ * after `[`, into `name`. */
+static bool cfg_section(CfgSource *s, CfgBuf *name) {
+  for (;;) {
+    int c = cfg_next(s);
+    if (s->eof) {
+      return false;
+    }
+    if (c == ']') {
+      return true;
+    }
+    if (cfg_space(c)) {
+      do {
+        if (c == '\n') {
+          return false;
+        }
+        c = cfg_next(s);
+      } while (cfg_space(c));
+      if (c != '"') {
+        return false;
+      }
+      cfg_add(name, '.');
+      for (;;) {
+        c = cfg_next(s);
+        if (c == '\n') {
+          return false;
+        }
+        if (c == '"') {
+          break;
+        }
+        if (c == '\\') {
+          c = cfg_next(s);
+          if (c == '\n') {
+            return false;
+          }
+        }
+        cfg_add(name, c);
+      }
+      return cfg_next(s) == ']';
+    }
+    if (!cfg_keychar(c) && c != '.') {
+      return false;
+    }
+    cfg_add(name, cfg_lower(c));
+  }
+}
+
+bool gitscan_config_parse(const char *text, size_t len, GitConfigEach each, void *userdata) {
+  CfgSource s = {(const unsigned char *)text, (const unsigned char *)text + len, false};
+  if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+    s.p += 3; /* a byte-order mark */
+  }
+  CfgBuf var = {0};
+  cfg_add(&var, 'x');
+  var.len = 0;
+  size_t base = 0;
+  bool comment = false, ok = false;
+  for (;;) {
+    int c = cfg_next(&s);
+    if (c == '\n') {
+      if (s.eof) {
+        ok = true;
+        break;
+      }
+      comment = false;
+      continue;
+    }
+    if (comment || cfg_space(c)) {
+      continue;
+    }
+    if (c == '#' || c == ';') {
+      comment = true;
+      continue;
+    }
+    if (c == '[') {
+      var.len = 0;
+      if (!cfg_section(&s, &var) || var.len < 1) {
+        break;
+      }
+      cfg_add(&var, '.');
+      base = var.len;
+      continue;
+    }
+    if (!cfg_alpha(c)) {
+      break;
+    }
+    /* git's get_value(): the variable's name, then `=` and a value, or
+     * the end of the line (a boolean true). */
+    var.len = base;
+    cfg_add(&var, cfg_lower(c));
+    for (;;) {
+      c = cfg_next(&s);
+      if (s.eof || !cfg_keychar(c)) {
+        break;
+      }
+      cfg_add(&var, cfg_lower(c));
+    }
+    var.v[var.len] = '\0';
+    while (c == ' ' || c == '\t') {
+      c = cfg_next(&s);
+    }
+    char *value = NULL;
+    if (c != '\n') {
+      if (c != '=' || (value = cfg_value(&s)) == NULL) {
+        break;
+      }
+    }
+    each(userdata, var.v, value);
+    free(value);
+  }
+  free(var.v);
+  return ok;
+}
+
 /* ---- configuration as git lists it ------------------------------------- */
 
 typedef struct {
@@ -401,6 +630,89 @@ static bool agent_writable(const Scan *s, const char *abs) {
   return access(dir, W_OK) == 0;
 }
 
+/* ---- whether git need be asked ------------------------------------------ */
+
+typedef struct {
+  bool include; /* include.path, includeIf.*.path */
+  bool runs;    /* a setting that runs a command */
+} Interest;
+
+static void interest_each(void *userdata, const char *key, const char *value) {
+  Interest *x = userdata;
+  if (startswith(key, "include.") || startswith(key, "includeif.")) {
+    x->include = true;
+  } else if (gitscan_key_runs(key, value)) {
+    x->runs = true;
+  }
+}
+
+/* Whether the configuration file `file` may hold something the audit
+ * reports: an include (what it includes is only known by following it),
+ * or a setting that runs a command when an agent could write the file.
+ * Read as git reads it (gitscan_config_parse); anything not plainly
+ * understood (not a regular file, unreadable, a NUL byte, a line git
+ * would refuse) may. A file that is not there holds nothing. When no file
+ * of a repository may, git is not run to list them: the common case costs
+ * no process. */
+static bool config_may_matter(const Scan *s, const char *file) {
+  struct stat st;
+  if (lstat(file, &st) < 0) {
+    return errno != ENOENT && errno != ENOTDIR;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return true;
+  }
+  int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return true;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  int r = read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len);
+  close(fd);
+  if (r < 0) {
+    return true;
+  }
+  Interest x = {0};
+  bool plain = memchr(text, '\0', len) == NULL && gitscan_config_parse(text, len, interest_each, &x);
+  free(text);
+  return !plain || x.include || (x.runs && agent_writable(s, file));
+}
+
+/* The same for every file git reads as the repository's own configuration
+ * (scope local or worktree): config and config.worktree of its git
+ * directory and, for a linked worktree, of the common directory. */
+static bool repo_config_may_matter(const Scan *s, const char *git_dir) {
+  static const char *const names[] = {"config", "config.worktree"};
+  for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+    _cleanup_free_ char *f = path_join(git_dir, names[i]);
+    if (config_may_matter(s, f)) {
+      return true;
+    }
+  }
+  _cleanup_free_ char *commondir = path_join(git_dir, "commondir");
+  struct stat st;
+  if (lstat(commondir, &st) < 0) {
+    return errno != ENOENT;
+  }
+  _cleanup_free_ char *text = read_text_file(commondir, 65536);
+  if (text == NULL) {
+    return true;
+  }
+  text[strcspn(text, "\r\n")] = '\0';
+  _cleanup_free_ char *common = path_absolute(git_dir, text);
+  if (common == NULL) {
+    return true;
+  }
+  for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+    _cleanup_free_ char *f = path_join(common, names[i]);
+    if (config_may_matter(s, f)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Where an include.path value leads: `~/` is the home directory, a
  * relative path is relative to the directory of the file that says it. */
 static char *include_target(const char *including, const char *value) {
@@ -463,6 +775,9 @@ static void audit_config_listing(const Scan *s, char *out, size_t len, bool scop
  * file it reads absolutely too (found on its own, it names them relative
  * to the top of the working tree, which need not be the project root). */
 static void audit_project_config(const Scan *s, const char *root, const char *git_dir) {
+  if (!repo_config_may_matter(s, git_dir)) {
+    return;
+  }
   const char *args[] = {"--git-dir", git_dir, "config", "--list", "-z", "--includes",
                         "--show-origin", "--show-scope", NULL};
   size_t len = 0;
@@ -475,7 +790,7 @@ static void audit_project_config(const Scan *s, const char *root, const char *gi
 /* A nested repository's configuration file (and what it includes). */
 static void audit_file_config(const Scan *s, const char *config, const char *where) {
   struct stat st;
-  if (lstat(config, &st) < 0 || !S_ISREG(st.st_mode)) {
+  if (lstat(config, &st) < 0 || !S_ISREG(st.st_mode) || !config_may_matter(s, config)) {
     return;
   }
   const char *args[] = {"config", "--file", config, "--list", "-z", "--includes", "--show-origin",

@@ -57,6 +57,16 @@ void gitscan_audit(const char *root, const char *canon_root, const Matcher *m,
  * ralon(1). Pure. */
 bool gitscan_key_runs(const char *key, const char *value);
 
+/* Each setting in the text of a git configuration file, as git's own
+ * parser reads it (config.c): `key` as `git config --list` prints it
+ * (section and variable lower-case, a quoted subsection as written),
+ * `value` with quotes, escapes and comments undone, NULL for a key without
+ * `=`. Includes are not followed. Returns false when git would refuse the
+ * file, and with it every command; the settings before the line it
+ * refuses have been handed to `each` by then. Pure. */
+typedef void (*GitConfigEach)(void *userdata, const char *key, const char *value);
+bool gitscan_config_parse(const char *text, size_t len, GitConfigEach each, void *userdata);
+
 /* The exec lines of the text of a sequencer todo list (git-rebase-todo,
  * done, sequencer/todo): each command, in order, in a new array of `*n`
  * strings (NULL when there is none). Pure. */

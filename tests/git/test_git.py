@@ -285,6 +285,91 @@ class TestAudit(Base):
             self.assertEqual([k for k in kinds(doc) if k[0].startswith("git-")], [])
 
 
+class TestGitRuns(Base):
+    """The audit asks git only when a configuration file of the repository
+    may hold what it looks for (a setting that runs a command, an
+    include), read as git reads it; a `git` first on PATH logs each run."""
+
+    def logging_git(self, box):
+        log = os.path.join(box.home, "git-runs.log")
+        wrapper = os.path.join(box.bindir, "git")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\necho "$*" >> %s\nexec /usr/bin/git "$@"\n' % log)
+        os.chmod(wrapper, 0o755)
+        return log
+
+    def runs(self, log):
+        if not os.path.exists(log):
+            return []
+        with open(log) as f:
+            # ralon's runs (the tests' own git commands log too).
+            return [l.strip() for l in f if l.startswith("--no-pager ")]
+
+    def test_a_clean_repository_runs_no_git(self):
+        if not os.path.exists("/usr/bin/git"):
+            self.skipTest("git is not /usr/bin/git here")
+        for box in self.each_user():
+            root = box.project()
+            box.sh("git config alias.st status && git config core.editor vi && "
+                   "git remote add origin https://example.org/x.git", root)
+            log = self.logging_git(box)
+            self.assertEqual(box.ralon_(["status"], root).rc, 0)
+            self.assertEqual(box.ralon_(["run", "--dry-run", "--", "true"], root).rc, 0)
+            self.assertEqual(box.ralon_(["check"], root).rc, 0)
+            self.assertEqual(self.runs(log), [])
+            # A setting that runs a command, in a file the policy
+            # protects: nothing to report, nothing asked.
+            box.sh("git config alias.up '!sh -c evil'", root)
+            doc = self.status_json(box, root)
+            self.assertEqual(self.runs(log), [])
+            self.assertEqual([k for k in kinds(doc) if k[0] == "git-command-unprotected"], [])
+            # Unprotected: asked once, and found.
+            box.write(root, "agent.lock", POLICY.replace("  - .git/config\n", ""))
+            doc = self.status_json(box, root)
+            self.assertEqual(len(self.runs(log)), 1, self.runs(log))
+            self.assertIn("config --list", self.runs(log)[0])
+            self.assertIn(("git-command-unprotected", ".git/config"), kinds(doc))
+            # An include: asked whatever the policy protects.
+            box.write(root, "agent.lock", POLICY)
+            box.sh("git config --unset alias.up && git config include.path ../inc", root)
+            box.write(root, "inc", "[core]\n\tpager = evil\n")
+            doc = self.status_json(box, root)
+            self.assertEqual(len(self.runs(log)), 2, self.runs(log))
+            self.assertIn(("git-command-unprotected", "inc"), kinds(doc))
+
+    def test_settings_are_found_however_they_are_written(self):
+        # A nested repository's configuration, written the ways git reads
+        # and a quick look might not: each is reported.
+        configs = [
+            ("[CORE]\r\n\tFsMonitor = \"touch x\"\r\n", "core.fsmonitor = touch x"),
+            ("\ufeff[core] pager = less -R # c\n", "core.pager = less -R"),
+            ("[core]\n\tsshCommand = \\\n  ssh -i k\n", "core.sshcommand = ssh -i k"),
+            ("[alias]\n\tst = \"!\"sh -c evil\n", "alias.st = !sh -c evil"),
+            ('[diff "a\\"b"]\n\ttextconv = evil\n', 'diff.a"b.textconv = evil'),
+            ('[url "e\\xt::sh -c evil"]\n\tinsteadOf = o\n', "url.ext::sh -c evil.insteadof"),
+            ("[Filter.X]\n\tclean = evil\n", "filter.x.clean = evil"),
+            ("[include]\n\tpath = ../../inc\n", None),
+        ]
+        for box in self.each_user():
+            root = box.project()
+            box.write(root, "inc", "[core]\n\teditor = evil-editor\n")
+            for i, (text, shown) in enumerate(configs):
+                box.sh("mkdir -p n%d && git -C n%d init -q" % (i, i), root)
+                box.write(root, "n%d/.git/config" % i, text)
+            doc = self.status_json(box, root)
+            for i, (text, shown) in enumerate(configs):
+                msgs = [f["message"] for f in doc["findings"]
+                        if f["kind"] == "git-command-unprotected"
+                        and f["subject"] == "n%d/.git/config" % i]
+                if shown is None:
+                    # The include: what it includes is reported.
+                    msgs = [f["message"] for f in doc["findings"]
+                            if f["kind"] == "git-command-unprotected" and f["subject"] == "inc"]
+                    shown = "core.editor = evil-editor"
+                self.assertEqual(len(msgs), 1, (text, msgs))
+                self.assertIn(shown, msgs[0])
+
+
 def install_pre_receive(box):
     """A bare repository with the pre-receive hook under test."""
     server = os.path.join(box.work, "server.git")
