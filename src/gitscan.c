@@ -381,6 +381,10 @@ static char *cfg_value(CfgSource *s) {
       }
       return b.v;
     }
+    if (c == '\0') {
+      free(b.v); /* git would cut the value short there: refused */
+      return NULL;
+    }
     if (comment) {
       continue;
     }
@@ -451,7 +455,7 @@ static bool cfg_section(CfgSource *s, CfgBuf *name) {
       cfg_add(name, '.');
       for (;;) {
         c = cfg_next(s);
-        if (c == '\n') {
+        if (c == '\n' || c == '\0') {
           return false;
         }
         if (c == '"') {
@@ -459,7 +463,7 @@ static bool cfg_section(CfgSource *s, CfgBuf *name) {
         }
         if (c == '\\') {
           c = cfg_next(s);
-          if (c == '\n') {
+          if (c == '\n' || c == '\0') {
             return false;
           }
         }

@@ -62,8 +62,9 @@ bool gitscan_key_runs(const char *key, const char *value);
  * (section and variable lower-case, a quoted subsection as written),
  * `value` with quotes, escapes and comments undone, NULL for a key without
  * `=`. Includes are not followed. Returns false when git would refuse the
- * file, and with it every command; the settings before the line it
- * refuses have been handed to `each` by then. Pure. */
+ * file, and with it every command, and at a NUL byte in a value or a
+ * subsection (git would cut it short there); the settings before have
+ * been handed to `each` by then. Pure. */
 typedef void (*GitConfigEach)(void *userdata, const char *key, const char *value);
 bool gitscan_config_parse(const char *text, size_t len, GitConfigEach each, void *userdata);
 

@@ -447,6 +447,7 @@ START_TEST(test_git_config_parse_as_git) {
       "[a]\n\tk = \"a\"\"b\"\n",
       "[a]\n\tk=\n",
       "[a]\n\tk = \\\n",
+      "k = 1\n[a]\nj = 2\n",
   };
   if (system("git --version >/dev/null 2>&1") != 0) {
     return;
