@@ -895,7 +895,7 @@ class TestNoPolicyAtTheBase(Base):
                    "git commit -qm policy", root)
             r = box.run(["git", "push", server, "main"], root)
             self.assertEqual(r.rc, 0, r)
-            self.assertIn("no agent.lock in", r.err)
+            self.assertIn("ralon: refs/heads/main: no agent.lock in ", r.err)
             box.sh("git rm -q agent.lock && git commit -qm rm", root)
             r = box.run(["git", "push", server, "main"], root)
             self.assertNotEqual(r.rc, 0, r)
