@@ -6,10 +6,12 @@
  * own answers. */
 #include <check.h>
 #include <locale.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "matcher.h"
+#include "policy.h"
 #include "scan.h"
 #include "util.h"
 
@@ -219,6 +221,54 @@ START_TEST(test_attribution_inside) {
 }
 END_TEST
 
+/* Reading a policy of N literals: the duplicate check looks each pattern
+ * up in an index of those kept (one probe or two), never compares it with
+ * the others; the first of equal patterns is kept, whatever form it was
+ * written in. */
+static uint64_t parse_work(size_t n) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  ck_assert_ptr_nonnull(f);
+  fputs("version: 1\nprotect:\n", f);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "  - src/f%zu.c\n", i);
+    if (i % 10 == 0) {
+      /* The same again, once as written and once in another form. */
+      fprintf(f, "  - ./src/f%zu.c\n  - src/f%zu.c\n", i, i);
+    }
+  }
+  fputs("  - agent.lock\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  Policy *p = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_msg(policy_parse("/p/agent.lock", text, len, &p, &err) == 0, "%s", err.message);
+  ck_assert_uint_eq(p->n_patterns, n + 1);
+  ck_assert_str_eq(p->patterns[0].pattern, "agent.lock");
+  ck_assert(p->patterns[0].implicit);
+  unsigned line = 3;
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_free_ char *want = xasprintf("src/f%zu.c", i);
+    const PolicyPattern *pp = &p->patterns[i + 1];
+    ck_assert_str_eq(pp->pattern, want);
+    ck_assert_str_eq(pp->declared, want);
+    ck_assert_uint_eq(pp->line, line); /* the first of the three */
+    line += i % 10 == 0 ? 3 : 1;
+  }
+  uint64_t ops = p->operations;
+  policy_free(p);
+  free(text);
+  return ops;
+}
+
+START_TEST(test_parse_growth) {
+  uint64_t small = parse_work(300), large = parse_work(2400);
+  ck_assert_uint_gt(small, 0);
+  ck_assert_msg(large <= small * 8 * 3 / 2, "300 literals: %llu operations, 2400: %llu",
+                (unsigned long long)small, (unsigned long long)large);
+}
+END_TEST
+
 static Suite *growth_suite(void) {
   Suite *s = suite_create("growth");
   TCase *tc = tcase_create("index");
@@ -228,6 +278,7 @@ static Suite *growth_suite(void) {
   tc = tcase_create("growth");
   tcase_add_test(tc, test_literal_growth);
   tcase_add_test(tc, test_attribution_growth);
+  tcase_add_test(tc, test_parse_growth);
   suite_add_tcase(s, tc);
   return s;
 }
