@@ -193,6 +193,11 @@ static void free_strv(char **v, size_t n) {
   free(v);
 }
 
+/* The bytes a segment's reading stops at: its end, and wildcards. */
+static const bool seg_special[256] = {
+    ['\0'] = true, ['/'] = true, ['*'] = true, ['?'] = true, ['['] = true,
+};
+
 /* Splits one expanded alternative into segments, or explains why not.
  * The segments and their texts (a copy of `alt`) are cut from `arena`;
  * with `ret` NULL, the alternative is only checked, and nothing is
@@ -209,35 +214,30 @@ static int split_segments(const char *orig, const char *alt, Arena *arena, Segme
                      orig);
     return -1;
   }
-  size_t alt_len = strlen(alt);
+  Segment local[MATCHER_MAX_SEGMENTS];
   if (ret != NULL) {
-    /* At most one segment per `/` and one more (and never more than the
-     * limit, checked below before a segment is stored). */
-    size_t most = 1;
-    for (const char *c = alt; (c = memchr(c, '/', alt_len - (size_t)(c - alt))) != NULL; c++) {
-      most++;
-    }
-    if (most > MATCHER_MAX_SEGMENTS) {
-      most = MATCHER_MAX_SEGMENTS;
-    }
-    segs = arena_alloc(arena, most * sizeof(Segment));
-    buf = arena_strndup(arena, alt, alt_len);
+    buf = arena_strndup(arena, alt, strlen(alt));
+    segs = local;
   }
   for (const char *s = alt; *s != '\0';) {
     /* One look at each byte: where the segment ends, and what is in it. */
     size_t len = 0, stars = 0, others = 0;
-    bool star2 = false, ascii = true;
-    for (; s[len] != '\0' && s[len] != '/'; len++) {
+    bool star2 = false;
+    unsigned char bits = 0; /* every plain byte or'ed: 0x80 when one is not ASCII */
+    for (;; len++) {
       unsigned char c = (unsigned char)s[len];
-      if (c == '*') {
+      if (!seg_special[c]) {
+        bits |= c;
+      } else if (c == '\0' || c == '/') {
+        break;
+      } else if (c == '*') {
         star2 |= stars > 0 && s[len - 1] == '*';
         stars++;
-      } else if (c == '?' || c == '[') {
-        others++;
-      } else if (c >= 0x80) {
-        ascii = false;
+      } else {
+        others++; /* `?` or `[` */
       }
     }
+    bool ascii = bits < 0x80;
     const char *e = s + len;
     if (len == 0 || (len == 1 && s[0] == '.')) {
       /* Alternatives like "a/{,b}/c" leave empty or "." segments. */
@@ -278,7 +278,8 @@ static int split_segments(const char *orig, const char *alt, Arena *arena, Segme
     return -1;
   }
   if (ret != NULL) {
-    *ret = segs;
+    *ret = arena_alloc(arena, n * sizeof(Segment));
+    memcpy(*ret, segs, n * sizeof(Segment));
     *ret_n = n;
   }
   return 0;
@@ -362,11 +363,21 @@ static void trie_insert_slot(Matcher *m, uint32_t k) {
 }
 
 static uint32_t trie_add_child(Matcher *m, uint32_t parent, const char *name, size_t len) {
-  uint32_t k = trie_child(m, parent, name, len);
-  if (k != TRIE_NONE) {
-    return k;
+  /* One hash for the lookup and, when the child is new, its slot. */
+  size_t i = 0, mask = m->table_size - 1;
+  if (m->table_size != 0) {
+    for (i = trie_hash(parent, name, len) & mask;; i = (i + 1) & mask) {
+      uint32_t k = m->table[i];
+      if (k == TRIE_NONE) {
+        break;
+      }
+      const TrieNode *nd = &m->nodes[k];
+      if (nd->parent == parent && nd->len == len && memcmp(nd->name, name, len) == 0) {
+        return k;
+      }
+    }
   }
-  k = (uint32_t)m->n_nodes;
+  uint32_t k = (uint32_t)m->n_nodes;
   TrieNode *nd = grow_array(&m->nodes, &m->n_nodes, &m->cap_nodes, sizeof(TrieNode));
   *nd = (TrieNode){.name = name,
                    .len = len,
@@ -386,7 +397,7 @@ static uint32_t trie_add_child(Matcher *m, uint32_t parent, const char *name, si
       trie_insert_slot(m, j);
     }
   } else {
-    trie_insert_slot(m, k);
+    m->table[i] = k;
   }
   return k;
 }

@@ -709,6 +709,22 @@ static void remove_duplicates(Policy *p) {
   free(set);
 }
 
+/* How many bytes the text starts with that are ASCII, eight at a time: a
+ * policy is mostly ASCII, which is UTF-8 as it stands. */
+static size_t ascii_prefix(const char *text, size_t len) {
+  size_t i = 0;
+  for (uint64_t w; i + 8 <= len; i += 8) {
+    memcpy(&w, text + i, sizeof(w));
+    if (w & 0x8080808080808080ull) {
+      break;
+    }
+  }
+  while (i < len && (unsigned char)text[i] < 0x80) {
+    i++;
+  }
+  return i;
+}
+
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err) {
   unsigned line, col;
 
@@ -724,7 +740,8 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
     return error_set(err, EINVAL, _("%s:%u:%u: a NUL byte; agent.lock must be UTF-8 text"), file,
                      line, col);
   }
-  size_t bad = utf8_invalid_offset((const unsigned char *)text, len);
+  size_t ascii = ascii_prefix(text, len);
+  size_t bad = ascii + utf8_invalid_offset((const unsigned char *)text + ascii, len - ascii);
   if (bad < len) {
     position_of(text, bad, &line, &col);
     return error_set(err, EILSEQ, _("%s:%u:%u: not valid UTF-8; agent.lock must be UTF-8 text"),
