@@ -50,70 +50,43 @@ void plan_sort_unique(char **v, size_t *n) {
   *n = o;
 }
 
-/* Whether `path` is a protected directory target or lies below one. */
-bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path) {
-  for (size_t i = 0; i < n; i++) {
-    if (!t[i].missing && S_ISDIR(t[i].mode) && path_relative(t[i].path, path) != NULL) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void plan_dirs_init(PlanDirs *d, const PlanTarget *t, size_t n) {
-  d->v = xcalloc(n + 1, sizeof(char *));
-  d->n = 0;
+  *d = (PlanDirs){0};
   for (size_t i = 0; i < n; i++) {
     if (!t[i].missing && S_ISDIR(t[i].mode)) {
-      d->v[d->n++] = t[i].path;
+      plan_dirs_add(d, t[i].path);
     }
   }
-  qsort(d->v, d->n, sizeof(char *), strings_compare);
 }
 
-static bool dirs_have(const PlanDirs *d, const char *path, size_t len) {
-  /* A binary search for `path`'s first `len` bytes. */
-  size_t lo = 0, hi = d->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strncmp(d->v[mid], path, len);
-    if (c == 0 && d->v[mid][len] != '\0') {
-      c = 1; /* longer than the prefix: after it */
-    }
-    if (c == 0) {
-      return true;
-    }
-    if (c < 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return false;
+void plan_dirs_add(PlanDirs *d, const char *path) {
+  d->root |= streq(path, "/");
+  strset_add(&d->set, path);
 }
 
 bool plan_dirs_hold(const PlanDirs *d, const char *path) {
-  if (d->n == 0) {
+  if (d->set.n == 0) {
     return false;
   }
   /* path_relative(dir, path): `path` is the directory or lies below it,
    * and everything absolute lies below `/`. */
-  if (path[0] == '/' && dirs_have(d, "/", 1)) {
+  if (path[0] == '/' && d->root) {
     return true;
   }
-  size_t len = strlen(path);
-  for (size_t j = 0; j <= len; j++) {
-    if ((path[j] == '/' || path[j] == '\0') && dirs_have(d, path, j)) {
+  /* `path` itself and each of its ancestors, by its first `j` bytes. */
+  for (size_t j = 1;; j++) {
+    if ((path[j] == '/' || path[j] == '\0') && strset_has(&d->set, path, j)) {
       return true;
     }
+    if (path[j] == '\0') {
+      return false;
+    }
   }
-  return false;
 }
 
 void plan_dirs_clear(PlanDirs *d) {
-  free(d->v);
-  d->v = NULL;
-  d->n = 0;
+  strset_clear(&d->set);
+  d->root = false;
 }
 
 /* Appends every proper ancestor of `path` below `/` that is not also an
