@@ -21,6 +21,7 @@
 #include "gitscan.h"
 #include "mounts.h"
 #include "path.h"
+#include "strset.h"
 
 /* Older headers lack the casefold attribute (Linux 5.2). */
 #ifndef FS_CASEFOLD_FL
@@ -1390,6 +1391,20 @@ static bool git_path_elsewhere(const char *root, const char *pattern) {
 }
 
 void audit_plan_missing(const Plan *plan, const char *root, AuditFindings *out) {
+  /* What the findings name already, in an index that each finding added
+   * here is entered into too: a lookup per missing target, not a pass
+   * over every finding (a policy of many literals naming nothing yet has
+   * as many findings as targets). */
+  StrSet said = {0};
+  for (size_t k = 0; k < out->n; k++) {
+    const AuditFinding *f = &out->items[k];
+    if (f->pattern != NULL) {
+      strset_add(&said, f->pattern);
+    }
+    if (f->kind == AUDIT_SYMLINK) {
+      strset_add(&said, f->subject);
+    }
+  }
   for (size_t i = 0; i < plan->n_targets; i++) {
     const PlanTarget *t = &plan->targets[i];
     if (!t->missing) {
@@ -1398,18 +1413,14 @@ void audit_plan_missing(const Plan *plan, const char *root, AuditFindings *out) 
     if (git_path_elsewhere(root, t->relative)) {
       continue;
     }
-    bool said = false;
-    for (size_t k = 0; k < out->n && !said; k++) {
-      const AuditFinding *f = &out->items[k];
-      said = (f->pattern != NULL && streq(f->pattern, t->relative)) ||
-             (f->kind == AUDIT_SYMLINK && streq(f->subject, t->relative));
-    }
-    if (!said) {
+    if (!strset_has(&said, t->relative, strlen(t->relative))) {
       AuditFinding *f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", t->relative),
                             unmatched_literal_detail());
       f->pattern = xstrdup(t->relative);
+      strset_add(&said, f->pattern);
     }
   }
+  strset_clear(&said);
 }
 
 /* The first symbolic link among the directories on the way from `root` to
