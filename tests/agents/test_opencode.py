@@ -27,6 +27,7 @@ for another host would reach it and fail the run's test_offline."""
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -326,6 +327,61 @@ class OpencodeSubdir(Opencode, agentutil.AgentTest):
             after={"src/sd3.txt": "x\n"}),
     ]
 
+
+
+class SwitchedOff(Opencode):
+    """opencode's own switches that keep it from loading ralon.js: with one
+    set, a protected file changes. opencode decides that, not ralon, and
+    only the kernel (`ralon run`) stops the write then. What ralon owes is
+    to say so: `ralon hook list`, in the same environment, says the hook
+    will not run here and names the variable."""
+
+    SWITCH = {}
+    ROWS = [
+        Row("write-protected-unguarded", "allowed",
+            [("write", {"filePath": ROOT + "/tests/golden/off1.txt", "content": "x\n"})],
+            after={"tests/golden/off1.txt": "x\n"}),
+    ]
+
+    def prepare(self, s, env, mode):
+        super().prepare(s, env, mode)
+        env.update(self.SWITCH)
+
+    def check_report(self, mode, row):
+        s = self.session(mode)
+        cid = self.result_of(s, row)[0]
+        self.assertIsNotNone(s.results.get(cid), "no tool result came back for %s" % cid)
+        self.assertIsNone(self.payload_for(s, cid, by_args=True),
+                          "the plugin ran with %s set" % self.SWITCH)
+
+    def test_hook_list_says_so(self):
+        for mode in self.MODES:
+            s = self.session(mode)
+            env = self.base_env(s.home, agentutil.SYSTEM_PATH)
+            env.update(self.extra_env(s.home))
+            env.update(self.SWITCH)
+            r = subprocess.run([agentutil.RALON, "--json", "hook", "list"], cwd=s.root, env=env,
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            (h,) = [h for h in json.loads(r.stdout)["hooks"]
+                    if (h["agent"], h["scope"]) == ("opencode", mode)]
+            self.assertEqual((h["state"], h["runs"]), ("installed", "no"), h)
+            self.assertIn(list(self.SWITCH)[0], h["note"])
+
+
+@agentutil.add_row_tests
+class OpencodeNoProjectConfig(SwitchedOff, agentutil.AgentTest):
+    MODES = ("project",)
+    SWITCH = {"OPENCODE_DISABLE_PROJECT_CONFIG": "1"}
+
+
+@agentutil.add_row_tests
+class OpencodePure(SwitchedOff, agentutil.AgentTest):
+    """OPENCODE_PURE, which `opencode run --pure` sets: no plugin at all,
+    the user-level one included."""
+
+    MODES = ("user",)
+    SWITCH = {"OPENCODE_PURE": "1"}
 
 if __name__ == "__main__":
     agentutil.main()
