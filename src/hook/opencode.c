@@ -2,9 +2,14 @@
 /* opencode: no command hooks; the plugin .opencode/plugins/ralon.js calls
  * `ralon hook check` from tool.execute.before with {tool_name, tool_input,
  * cwd, hook_event_name:"tool.execute.before"} and throws ralon's stderr
- * when it exits non-zero. Tools: write/edit/multiedit (filePath),
- * apply_patch/patch (patchText, paths relative to the project), bash
- * (command, and workdir: where it runs). */
+ * when it exits non-zero; cwd is where opencode was started, from which it
+ * resolves relative paths too. Tools of opencode 1.18.33, as the real
+ * client sends them (tests/agents/test_opencode.py): write and edit
+ * (filePath) for most models, apply_patch (patchText, paths relative to
+ * cwd) instead for GPT-named ones, bash (command, and workdir: where it
+ * runs, relative to cwd or absolute); task starts a subagent whose calls
+ * come through the plugin too; read, glob, grep, skill, todowrite and
+ * webfetch change no file. multiedit and patch are older builds' names. */
 #include <stdlib.h>
 #include <strings.h>
 

@@ -6,7 +6,10 @@ without its workdir, relative and absolute), relative paths and a subagent
 (the task tool), on protected and unprotected paths, with ralon's plugin at
 project level (.opencode/plugins/ralon.js) and at user level
 ($XDG_CONFIG_HOME/opencode/plugins/ralon.js), with ralon missing and with a
-ralon that fails silently. See agentutil.py for what a row checks.
+ralon that fails silently; with opencode started in a subdirectory, with
+the user-level plugin under another XDG_CONFIG_HOME, and with the two
+switches of opencode's own that load no ralon.js (where `ralon hook list`
+must say so). See agentutil.py for what a row checks.
 
 opencode offers a model either write and edit or apply_patch, by the
 model's name (apply_patch for GPT-named models), so the file tools run in
