@@ -1691,7 +1691,9 @@ HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool us
                         char **ret_note) {
   _cleanup_free_ char *note = NULL;
   HookRuns r = HOOK_RUNS_YES;
-  if (user || root == NULL) {
+  if (agent == AGENT_OPENCODE) {
+    r = hook_opencode_runs_here(user || root == NULL, &note);
+  } else if (user || root == NULL) {
     /* A user-level hook runs in every project, trusted or not. */
   } else if (agent == AGENT_CLAUDE) {
     note = xasprintf(_("Claude Code reads %s/%s only when started in %s itself, not in a "

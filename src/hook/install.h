@@ -108,6 +108,10 @@ const char *hook_runs_to_string(HookRuns r);
 HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool user,
                         char **ret_note);
 
+/* opencode's part of hook_runs_here: the variables that keep it from
+ * loading the plugin at that level (src/hook/opencode.c). */
+HookRuns hook_opencode_runs_here(bool user, char **ret_note);
+
 /* Whether an executable `ralon` is on `path_env` (a $PATH value; NULL:
  * the system's default search path), which is what the agent will run.
  * *ret_found (optional) gets its full name. */
