@@ -12,7 +12,15 @@ static size_t hash_bytes(const char *s, size_t len) {
   for (size_t i = 0; i < len; i++) {
     h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
   }
-  return (size_t)(h ^ (h >> 29));
+  /* FNV-1a's low bits, which pick the slot, are weak for names that
+   * differ only in their last bytes (d1, d2, ...): the 64-bit finaliser of
+   * MurmurHash3 spreads every bit over them. */
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return (size_t)h;
 }
 
 /* The slot holding the `len` bytes at `s`, or the empty one where they

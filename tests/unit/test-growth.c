@@ -328,7 +328,12 @@ static uint64_t targets_work(size_t n) {
 START_TEST(test_targets_growth) {
   uint64_t small = targets_work(150), large = targets_work(1200);
   ck_assert_uint_gt(small, 0);
-  ck_assert_msg(large <= small * 8 * 3 / 2, "150: %llu operations, 1200: %llu",
+  /* 8 times the targets: linear is about 8 times the probes, a pass over
+   * every target 64 times. Twice 8, not 1.5 times: how full the doubling
+   * table happens to be at each size (a quarter to a half), and the
+   * temporary directory's name in every path, move the count by up to
+   * 60 % between runs (ratios of 9.8 to 13.2 measured in 60 runs). */
+  ck_assert_msg(large <= small * 8 * 2, "150: %llu operations, 1200: %llu",
                 (unsigned long long)small, (unsigned long long)large);
 }
 END_TEST
