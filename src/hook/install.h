@@ -17,6 +17,9 @@
 /* The command every installed hook runs. */
 #define HOOK_COMMAND "ralon hook check"
 
+/* A configuration larger than this is not a hook configuration. */
+#define HOOK_CONFIG_MAX_SIZE (16u << 20)
+
 typedef enum {
   HOOK_CHANGE_WROTE,     /* our hook was not there; now it is (file created or edited) */
   HOOK_CHANGE_UPDATED,   /* our hook was there in another form (e.g. the Rust ralon's); replaced */
@@ -112,3 +115,61 @@ HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool us
  * the system's default search path), which is what the agent will run.
  * *ret_found (optional) gets its full name. */
 bool hook_ralon_on_path(const char *path_env, char **ret_found);
+
+/* ---- helpers for the agent files (install.c) --------------------------- */
+
+/* The tools that modify files, by the verbs in their names, for agents
+ * whose matchers are regular expressions searched in the tool name (the
+ * Rust ralon's, so its entries compare equal where nothing else changed). */
+#define HOOK_VERB_MATCHER                                                                   \
+  "[Ww]rite|[Ee]dit|[Cc]reate|[Rr]eplace|[Pp]atch|[Ii]nsert|[Uu]pdate|[Dd]elete|[Rr]emove|" \
+  "[Rr]ename|[Mm]ove"
+
+/* How long an agent may wait for the hook. Gemini CLI, Qwen Code and
+ * Copilot let the tool run when a hook times out, so the only safe limit
+ * is one ralon never reaches: `hook check` answers in milliseconds and
+ * bounds itself; a minute (Gemini's and Qwen's own default) leaves room
+ * for a loaded machine or a cold disk. */
+#define HOOK_TIMEOUT_SECONDS 60
+
+/* How a file ralon owns whole tells the user to take it away (no single
+ * quote: the Cline script prints it from within one). */
+#define HOOK_UNDO_OWNED(file)                                                      \
+  "If ralon was removed on purpose, remove its hook: run `ralon hook uninstall` "  \
+  "where ralon is installed, or delete " file "."
+
+struct json_object;
+
+/* The shell command an agent runs: HOOK_COMMAND (or `check`), and every
+ * failure of ralon (missing, not executable, killed, crashed) made exit 2
+ * with a reason that says what happened and how to take the hook away.
+ * `where` names the file holding the hook (`owned`: a file ralon owns
+ * whole); `copilot` adds Copilot's JSON refusal. */
+char *hook_blocking_command(const char *check, const char *where, bool owned, bool copilot);
+/* {"type": "command", "command": command} */
+struct json_object *hook_new_handler(const char *command);
+/* {"matcher": matcher, "hooks": [handler]}, taking over `handler`. */
+struct json_object *hook_new_group(const char *matcher, struct json_object *handler);
+/* o[key] = value, a string. */
+void hook_json_add_string(struct json_object *o, const char *key, const char *value);
+/* The layout every file ralon writes gets: two-space indent, a final
+ * newline. */
+char *hook_json_pretty(struct json_object *o);
+
+/* An environment variable naming a directory, when it is set to an
+ * absolute path (the XDG rule: a relative value is ignored). */
+const char *hook_env_dir(const char *name);
+/* The agent's own user-level directory (where its trust is kept): from
+ * its user_env, else home_dir under `home`; NULL when neither is known. */
+char *hook_agent_home(Agent a, const char *home);
+/* An agent's own JSON file, read as the agent reads it (comments
+ * allowed), or NULL; and doc.a.b.c, when every step is there. */
+struct json_object *hook_agent_json(const char *path);
+struct json_object *hook_json_at(struct json_object *doc, const char *const *keys);
+/* Whether `path` is `dir` or lies below it (both absolute). */
+bool hook_path_within(const char *path, const char *dir);
+/* Gemini CLI's folder trust, which Qwen Code inherited, read from
+ * trustedFolders.json in the agent's home (or `trusted_file`, absolute)
+ * and the folderTrust setting. */
+HookRuns hook_runs_folder_trust(Agent a, const char *root, const char *home,
+                                const char *trusted_file, char **note);

@@ -5,7 +5,7 @@
  * when it exits non-zero. Tools: write/edit/multiedit (filePath),
  * apply_patch/patch (patchText, paths relative to the project), bash
  * (command, and workdir: where it runs). */
-#include "hook/hook.h"
+#include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
   const char *ev = hook_json_string(p, "hook_event_name");
@@ -36,4 +36,21 @@ static void answer(const HookVerdict *v, HookAnswer *ret) {
   hook_answer_exit2(v, ret);
 }
 
-const HookDialect hook_dialect_opencode = {AGENT_OPENCODE, recognize, interpret, answer};
+const AgentDesc agent_opencode = {
+    .id = AGENT_OPENCODE,
+    .name = "opencode",
+    .display = "opencode",
+    .recognize = recognize,
+    .recognize_rank = 60,
+    .interpret = interpret,
+    .answer = answer,
+    .project = ".opencode/plugins/ralon.js",
+    .user = ".config/opencode/plugins/ralon.js",
+    .user_env = "XDG_CONFIG_HOME",
+    .user_env_file = "opencode/plugins/ralon.js",
+    .user_env_dir = "opencode",
+    .home_dir = ".config/opencode",
+    .detect = {{".opencode", AGENT_IN_BOTH}, {".config/opencode", AGENT_IN_HOME}},
+    .shape = AGENT_SHAPE_FILE,
+    .file = hook_opencode_plugin,
+};
