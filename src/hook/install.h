@@ -64,9 +64,8 @@ void hook_change_clear(HookChange *c);
 /* Where `agent`'s configuration lives (project or user scope), or NULL
  * when the agent has none there (Antigravity has no known user-level
  * file) or `user` is set without a home. At user level, the directory the
- * agent is told to use instead of home (an absolute CODEX_HOME,
- * CLAUDE_CONFIG_DIR, COPILOT_HOME, GEMINI_CLI_HOME (a home of Gemini's
- * own), or XDG_CONFIG_HOME for opencode) wins, as it does for the
+ * agent is told to use instead of home (its descriptor's user_env, an
+ * absolute CODEX_HOME, CLAUDE_CONFIG_DIR, …) wins, as it does for the
  * agent. */
 char *hook_config_path(Agent agent, const char *root, const char *home, bool user);
 /* Whether our hook is in it now. A configuration that cannot be read or
@@ -75,18 +74,15 @@ int hook_is_installed(Agent agent, const char *root, const char *home, bool user
                       Error *err);
 
 /* For --agent auto: agents whose configuration directory exists in the
- * project or in home (.claude .cursor .opencode .codex .gemini .agents
- * .windsurf .clinerules .qwen; Copilot: .github/hooks or .github/copilot;
- * in home also the agents' user directories, e.g. .copilot, .cline,
- * .config/opencode, .codeium/windsurf, and the directories CODEX_HOME,
- * CLAUDE_CONFIG_DIR, COPILOT_HOME, GEMINI_CLI_HOME and XDG_CONFIG_HOME
- * name). Returns
- * whether any was found; none found, none is set. `home` may be NULL
- * (then only the project counts). */
+ * project or in home (each descriptor's `detect`: .claude, .github/hooks,
+ * .config/opencode, …), or, with a home, the directory the agent's
+ * user_env names (CODEX_HOME, …). Returns whether any was found; none
+ * found, none is set. `home` may be NULL (then only the project counts). */
 bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]);
 
 /* A translated note for agents that must be told to trust project hooks
- * before they run them (Codex, Gemini CLI, Qwen Code, Cursor), or NULL. */
+ * before they run them (the descriptor's trust_note: Codex, Gemini CLI,
+ * Qwen Code, Cursor), or NULL. */
 const char *hook_trust_note(Agent agent);
 
 typedef enum {
@@ -103,8 +99,9 @@ const char *hook_runs_to_string(HookRuns r);
 
 /* Whether `agent` will run a hook installed at that level for a session in
  * the project `root`, from the agent's own trust records where they can be
- * read: Gemini CLI's and Qwen Code's trustedFolders.json and folderTrust
- * setting, Codex's trust_level in config.toml, Copilot's trusted folders.
+ * read (its descriptor's runs_here): Gemini CLI's and Qwen Code's
+ * trustedFolders.json and folderTrust setting, Codex's trust_level in
+ * config.toml, Copilot's trusted folders.
  * *ret_note (may be NULL) gets a translated sentence saying why not, or
  * where the agent must be started, and what to do (caller frees; NULL when
  * there is nothing to say). A user-level hook runs everywhere. */
