@@ -51,6 +51,9 @@ typedef struct AgentDesc {
   void (*interpret)(json_object *payload, HookRequest *req);
   /* The refusal, or the (often empty) consent, in this agent's words. */
   void (*answer)(const HookVerdict *v, HookAnswer *ret);
+  /* It sends a bare patch envelope, not JSON, for its patch tool: such a
+   * payload is answered in its terms (one agent at most: Cursor). */
+  bool bare_patch;
 
   /* ---- its configuration ---- */
   const char *project; /* the file ralon edits, relative to the project */

@@ -115,6 +115,8 @@ const AgentDesc agent_cursor = {
     .recognize_rank = 30,
     .interpret = interpret,
     .answer = answer,
+    /* ApplyPatch has arrived as the bare patch. */
+    .bare_patch = true,
     .project = ".cursor/hooks.json",
     .user = ".cursor/hooks.json",
     .home_dir = ".cursor",

@@ -940,11 +940,13 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
     req.not_understood = xasprintf(_("a payload of more than %u bytes"), HOOK_MAX_PAYLOAD);
   } else if (root == NULL && memmem(payload, len, "*** ", 4) != NULL &&
              memchr(payload, '\0', len) == NULL && hook_patch_paths(payload, &req) > 0) {
-    /* A bare patch envelope: only Cursor has been seen sending one (for
-     * ApplyPatch), and it wants its own answer, an explicit allow too. */
-    if (d == NULL) {
-      d = &agent_cursor;
-      req.agent = AGENT_CURSOR;
+    /* A bare patch envelope: the agent that sends one answered in its
+     * own terms (Cursor, which wants an explicit allow too). */
+    for (int a = 0; d == NULL && a < _AGENT_MAX; a++) {
+      if (agent_desc((Agent)a)->bare_patch) {
+        d = agent_desc((Agent)a);
+        req.agent = d->id;
+      }
     }
   } else if (root == NULL) {
     req.not_understood =

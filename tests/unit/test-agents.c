@@ -84,6 +84,11 @@ START_TEST(test_complete) {
     ck_assert_msg(d->answer != NULL, "%s: no answer", n);
     ck_assert_msg((d->recognize != NULL) == (d->recognize_rank > 0),
                   "%s: recognize and recognize_rank go together", n);
+    for (int b = 0; b < a && d->bare_patch; b++) {
+      ck_assert_msg(!agent_desc((Agent)b)->bare_patch,
+                    "%s and %s both send bare patches: which answers one?", n,
+                    agent_desc((Agent)b)->name);
+    }
     for (int b = 0; b < a && d->recognize != NULL; b++) {
       const AgentDesc *o = agent_desc((Agent)b);
       ck_assert_msg(o->recognize == NULL || o->recognize_rank != d->recognize_rank,
