@@ -21,7 +21,8 @@
   X(ANTIGRAVITY, antigravity)                                                  \
   X(WINDSURF, windsurf)                                                        \
   X(CLINE, cline)                                                              \
-  X(QWEN, qwen)
+  X(QWEN, qwen)                                                                \
+  /* (every line ends in a backslash; the list ends at the blank line) */
 
 typedef enum {
 #define AGENT_ENUM(ID, name) AGENT_##ID,
