@@ -93,12 +93,13 @@ typedef struct AgentDesc {
   /* Untranslated (N_()): what must be done before the agent runs project
    * hooks, or NULL. */
   const char *trust_note;
-  /* Whether a project-level hook runs for a session in `root`, read from
-   * the agent's own records; *note (set only when there is something to
-   * say) why not or where to start, translated. NULL: with a trust note,
-   * HOOK_RUNS_UNKNOWN and that note; else HOOK_RUNS_YES. A user-level
-   * hook always runs. */
-  HookRuns (*runs_here)(const char *root, const char *home, char **note);
+  /* Whether ralon's hook at that level (`user`: the user-level one; also
+   * when `root` is NULL) runs for a session in the project `root`, read
+   * from the agent's own records; *note (set only when there is something
+   * to say) why not or where to start, translated. NULL: a user-level hook
+   * runs; a project's, with a trust note, HOOK_RUNS_UNKNOWN and that
+   * note, else HOOK_RUNS_YES. */
+  HookRuns (*runs_here)(const char *root, const char *home, bool user, char **note);
 } AgentDesc;
 
 /* Claude Code's entry: a matcher group for the tools that write and Bash,

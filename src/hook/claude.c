@@ -41,7 +41,10 @@ json_object *hook_claude_entry(const char *where) {
   return hook_new_group(HOOK_VERB_MATCHER "|Bash", h);
 }
 
-static HookRuns runs_here(const char *root, const char *home, char **note) {
+static HookRuns runs_here(const char *root, const char *home, bool user, char **note) {
+  if (user) {
+    return HOOK_RUNS_YES; /* in every project, trusted or not */
+  }
   (void)home;
   *note = xasprintf(_("Claude Code reads %s/%s only when started in %s itself, not in a "
                       "subdirectory; a hook installed with --user runs wherever it starts."),

@@ -81,7 +81,10 @@ static int codex_trust(const char *config, const char *root) {
   return verdict;
 }
 
-static HookRuns runs_here(const char *root, const char *home, char **note) {
+static HookRuns runs_here(const char *root, const char *home, bool user, char **note) {
+  if (user) {
+    return HOOK_RUNS_YES; /* in every project, trusted or not */
+  }
   _cleanup_free_ char *dir = hook_agent_home(AGENT_CODEX, home);
   _cleanup_free_ char *config = dir ? path_join(dir, "config.toml") : NULL;
   if (config != NULL && codex_trust(config, root) == 1) {

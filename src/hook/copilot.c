@@ -108,7 +108,10 @@ static bool copilot_trusts(const char *dir, const char *root) {
   return false;
 }
 
-static HookRuns runs_here(const char *root, const char *home, char **note) {
+static HookRuns runs_here(const char *root, const char *home, bool user, char **note) {
+  if (user) {
+    return HOOK_RUNS_YES; /* in every project, trusted or not */
+  }
   _cleanup_free_ char *dir = hook_agent_home(AGENT_COPILOT, home);
   if (dir != NULL && copilot_trusts(dir, root)) {
     return HOOK_RUNS_YES;

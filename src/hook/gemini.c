@@ -53,7 +53,10 @@ static json_object *entry(const char *where) {
   return hook_new_group(HOOK_VERB_MATCHER "|run_shell_command", hook_new_handler(command));
 }
 
-static HookRuns runs_here(const char *root, const char *home, char **note) {
+static HookRuns runs_here(const char *root, const char *home, bool user, char **note) {
+  if (user) {
+    return HOOK_RUNS_YES; /* in every project, trusted or not */
+  }
   /* Gemini CLI lets GEMINI_CLI_TRUSTED_FOLDERS_PATH name the file. */
   return hook_runs_folder_trust(AGENT_GEMINI, root, home,
                                 getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH"), note);

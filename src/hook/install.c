@@ -695,8 +695,8 @@ static int plan_json(Agent a, const char *path, const char *where, const ConfigF
 static int plan_file(Agent a, const char *path, const char *where, const ConfigFile *f,
                      bool remove, char **ret_text,
                      HookChangeKind *ret_kind, Error *err) {
-  bool ours = f->exists &&
-              (!agent_desc(a)->marked || memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND)));
+  bool ours = f->exists && (!agent_desc(a)->marked ||
+                            memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND)));
   if (remove) {
     *ret_text = NULL;
     *ret_kind = ours ? HOOK_CHANGE_REMOVED : HOOK_CHANGE_ABSENT;
@@ -1377,10 +1377,12 @@ HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool us
   const AgentDesc *d = agent_desc(agent);
   _cleanup_free_ char *note = NULL;
   HookRuns r = HOOK_RUNS_YES;
-  if (user || root == NULL || d == NULL) {
-    /* A user-level hook runs in every project, trusted or not. */
+  if (d == NULL) {
+    /* no such agent */
   } else if (d->runs_here != NULL) {
-    r = d->runs_here(root, home, &note);
+    r = d->runs_here(root, home, user || root == NULL, &note);
+  } else if (user || root == NULL) {
+    /* A user-level hook runs in every project, trusted or not. */
   } else if (d->trust_note != NULL) {
     /* A trust that cannot be read (an IDE's workspace trust). */
     r = HOOK_RUNS_UNKNOWN;

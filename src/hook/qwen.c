@@ -43,7 +43,10 @@ static json_object *entry(const char *where) {
   return hook_new_group("^(write_file|edit|replace|notebook_edit|run_shell_command|monitor)$", h);
 }
 
-static HookRuns runs_here(const char *root, const char *home, char **note) {
+static HookRuns runs_here(const char *root, const char *home, bool user, char **note) {
+  if (user) {
+    return HOOK_RUNS_YES; /* in every project, trusted or not */
+  }
   return hook_runs_folder_trust(AGENT_QWEN, root, home, NULL, note);
 }
 
