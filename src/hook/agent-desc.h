@@ -106,9 +106,6 @@ typedef struct AgentDesc {
  * whose handler shows a status message. Codex reads the same. */
 json_object *hook_claude_entry(const char *where);
 
-/* The text of opencode's plugin. */
-char *hook_opencode_plugin(const char *where);
-
 /* The descriptor of `a`, or NULL when `a` is no agent. */
 const AgentDesc *agent_desc(Agent a);
 

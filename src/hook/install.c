@@ -25,58 +25,6 @@
 /* The key Antigravity's hooks.json names ralon's hook set by. */
 #define NAMED_KEY "ralon"
 
-#define UNDO_OPENCODE HOOK_UNDO_OWNED("ralon.js in the plugins directory of opencode")
-
-/* opencode has no command hooks: a plugin that asks ralon and throws to
- * refuse. Anything but a clean exit refuses, including a ralon that cannot
- * be started or does not answer in time. */
-static const char opencode_plugin[] =
-    "// ralon: refuses tool calls that would modify a path agent.lock protects.\n"
-    "// Written by `ralon hook install`; `ralon hook uninstall` removes it.\n"
-    "//\n"
-    "// Every tool call is put to `" HOOK_COMMAND "`. A refusal, a failure, or a\n"
-    "// ralon that cannot be started stops the call.\n"
-    "import { spawnSync } from \"node:child_process\";\n"
-    "\n"
-    "export const RalonPlugin = async ({ directory }) => ({\n"
-    "  \"tool.execute.before\": async (input, output) => {\n"
-    "    const request = JSON.stringify({\n"
-    "      tool_name: input.tool,\n"
-    "      tool_input: output.args,\n"
-    "      cwd: directory,\n"
-    "      hook_event_name: \"tool.execute.before\",\n"
-    "    });\n"
-    "    const result = spawnSync(\"ralon\", [\"hook\", \"check\"], {\n"
-    "      cwd: directory,\n"
-    "      input: request,\n"
-    "      encoding: \"utf8\",\n"
-    "      timeout: 60000,\n"
-    "    });\n"
-    "    if (result.error) {\n"
-    "      throw new Error(\n"
-    "        `ralon could not be run (${result.error.message}; is it installed and on PATH?), ` +\n"
-    "          \"so agent.lock could not be checked and this tool call was refused. \" +\n"
-    "          \"" UNDO_OPENCODE "\",\n"
-    "      );\n"
-    "    }\n"
-    "    if (result.status !== 0) {\n"
-    "      const reason = (result.stderr || \"\").trim();\n"
-    "      const how = result.signal ? `signal ${result.signal}` "
-    ": `exit status ${result.status}`;\n"
-    "      throw new Error(\n"
-    "        reason ||\n"
-    "          `ralon hook check failed (${how}), so this tool call was refused. ` +\n"
-    "            \"" UNDO_OPENCODE "\",\n"
-    "      );\n"
-    "    }\n"
-    "  },\n"
-    "});\n";
-
-char *hook_opencode_plugin(const char *where) {
-  (void)where; /* the plugin names the file itself */
-  return xstrdup(opencode_plugin);
-}
-
 const char *hook_change_kind_to_string(HookChangeKind k) {
   static const char *const names[_HOOK_CHANGE_MAX] = {
       [HOOK_CHANGE_WROTE] = "wrote",         [HOOK_CHANGE_UPDATED] = "updated",
