@@ -364,13 +364,28 @@ char *text_display_terminal(const char *s, bool utf8, bool lines) {
   return display(s, lines ? SHOW_TERMINAL : SHOW_TEXT, utf8);
 }
 
-char *path_find_program(const char *path_env, const char *name) {
+/* 0 when execve(2) of `candidate` could start it: a regular file this
+ * user may execute (root: one with an execute bit). Otherwise why not, as
+ * execve(2) would say: stat(2)'s error, or EACCES for a file that is
+ * there but is not a regular file or lacks the permission. */
+static int program_at(const char *candidate) {
   struct stat st;
+  if (stat(candidate, &st) < 0) {
+    return errno;
+  }
+  return S_ISREG(st.st_mode) && access(candidate, X_OK) == 0 ? 0 : EACCES;
+}
+
+char *path_search_program(const char *path_env, const char *name, int *ret_errnum) {
+  int e = ENOENT;
+  char *found = NULL;
   if (strchr(name, '/') != NULL) {
     /* Named with a directory: no search, as for execvp(3). */
-    return stat(name, &st) == 0 && S_ISREG(st.st_mode) && access(name, X_OK) == 0
-               ? xstrdup(name)
-               : NULL;
+    e = program_at(name);
+    if (ret_errnum != NULL) {
+      *ret_errnum = e;
+    }
+    return e == 0 ? xstrdup(name) : NULL;
   }
   _cleanup_free_ char *fallback = NULL;
   if (path_env == NULL) {
@@ -384,17 +399,34 @@ char *path_find_program(const char *path_env, const char *name) {
     path_env = fallback;
   }
   for (const char *s = path_env;;) {
-    const char *e = strchrnul(s, ':');
+    const char *end = strchrnul(s, ':');
     /* An empty entry is the working directory, as for execvp(3). */
-    _cleanup_free_ char *dir = e == s ? xstrdup(".") : xstrndup(s, (size_t)(e - s));
+    _cleanup_free_ char *dir = end == s ? xstrdup(".") : xstrndup(s, (size_t)(end - s));
     char *candidate = path_join(dir, name);
-    if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
-      return candidate;
+    int r = program_at(candidate);
+    if (r == 0) {
+      found = candidate;
+      e = 0;
+      break;
     }
     free(candidate);
-    if (*e == '\0') {
-      return NULL;
+    /* execvp(3) goes on past every entry that fails, and fails with
+     * EACCES when one did so (a file it may not execute, a directory it
+     * may not search), else with ENOENT. */
+    if (r == EACCES) {
+      e = EACCES;
     }
-    s = e + 1;
+    if (*end == '\0') {
+      break;
+    }
+    s = end + 1;
   }
+  if (ret_errnum != NULL) {
+    *ret_errnum = e;
+  }
+  return found;
+}
+
+char *path_find_program(const char *path_env, const char *name) {
+  return path_search_program(path_env, name, NULL);
 }

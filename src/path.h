@@ -75,3 +75,9 @@ char *text_display_terminal(const char *s, bool utf8, bool lines);
  * the first executable regular file of that name in the search path.
  * NULL when there is none (caller frees). */
 char *path_find_program(const char *path_env, const char *name);
+/* The same, and, where it finds none, why in `*ret_errnum` (when not
+ * NULL), as execvp(3) would fail: EACCES when a file of that name is in
+ * the search path but cannot be executed (not a regular file, no execute
+ * permission) or a directory of it cannot be searched, else ENOENT; for a
+ * name with a slash, stat(2)'s error or EACCES. 0 when found. */
+char *path_search_program(const char *path_env, const char *name, int *ret_errnum);

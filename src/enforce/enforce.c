@@ -363,9 +363,9 @@ int enforce_check_descriptors(Backend backend, const PlanTarget *targets, size_t
 }
 
 int enforce_check_command(char *const argv[], Error *err) {
-  _cleanup_free_ char *program = path_find_program(getenv("PATH"), argv[0]);
+  int e = 0;
+  _cleanup_free_ char *program = path_search_program(getenv("PATH"), argv[0], &e);
   if (program == NULL) {
-    int e = strchr(argv[0], '/') != NULL && access(argv[0], F_OK) == 0 ? EACCES : ENOENT;
     return error_exec(err, e, argv[0]);
   }
   return 0;

@@ -2237,6 +2237,54 @@ class TestProcess(Base):
                     # Nothing ran: no line claims paths locked for it.
                     self.assertNotRegex(r.stderr, LOCKED_LINE, r)
 
+    def test_command_on_path_not_executable_exits_126(self):
+        # A command found in PATH but not executable is 126, as bash, env(1)
+        # and timeout(1) give, not 127: the lookup says why it found none.
+        # Root executes a file with any execute bit set, so root's file has
+        # none; nobody's has the owner's (root's) only. A later entry of
+        # PATH that can be executed is still found, as execvp(3) does.
+        for backend, user in self.each_backend_and_user():
+            with self.subTest(backend=backend, user=user):
+                pr = self.project(user)
+                bins = [os.path.join(pr.base, d) for d in ("bin1", "bin2")]
+                for d in bins:
+                    os.mkdir(d, 0o755)
+                script = os.path.join(bins[0], "ralon-enf-noexec")
+                with open(script, "w", encoding="utf-8") as f:
+                    f.write("#!/bin/sh\necho ran\n")
+                os.chmod(script, 0o644 if user == "root" else 0o700)
+                env = dict(pr.env(), PATH="%s:%s" % (bins[0], Tools.path))
+                for args in (["run", "-q", "--backend", backend],
+                             ["run", "-q", "--if-policy", "--backend", backend]):
+                    r = run([Tools.ralon] + args + ["--", "ralon-enf-noexec"], user, pr.proj,
+                            env)
+                    self.assertEqual(r.rc, 126, r)
+                    self.assertEqual(r.stderr, "ralon: failed to run `ralon-enf-noexec`: "
+                                     "Permission denied\n", r)
+                    self.assertEqual(r.stdout, "", r)
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--dry-run", "--",
+                         "ralon-enf-noexec"], user, pr.proj, env)
+                self.assertEqual(r.rc, 1, r)
+                self.assertIn("would fail: failed to run `ralon-enf-noexec`: Permission denied\n",
+                              r.stdout, r)
+                # Outside any project, --if-policy starts it unchanged: 126.
+                r = run([Tools.ralon, "run", "--if-policy", "--", "ralon-enf-noexec"], user,
+                        pr.home, env)
+                self.assertEqual(r.rc, 126, r)
+                # pause -- COMMAND runs it outside any sandbox: 126 too.
+                r = run([Tools.ralon, "pause", "--", "ralon-enf-noexec"], user, pr.proj, env)
+                self.assertEqual(r.rc, 126, r)
+                self.assertIn("failed to run `ralon-enf-noexec`: Permission denied", r.stderr, r)
+                # An executable one later in PATH is the one started.
+                later = os.path.join(bins[1], "ralon-enf-noexec")
+                with open(later, "w", encoding="utf-8") as f:
+                    f.write("#!/bin/sh\necho later\n")
+                os.chmod(later, 0o755)
+                env["PATH"] = "%s:%s:%s" % (bins[0], bins[1], Tools.path)
+                r = run([Tools.ralon, "run", "-q", "--backend", backend, "--",
+                         "ralon-enf-noexec"], user, pr.proj, env)
+                self.assertEqual((r.rc, r.stdout), (0, "later\n"), r)
+
     def test_command_failing_in_execve_exits_126_or_127(self):
         # Found and executable, but execve(2) itself fails once the
         # restriction holds (under the mount backend in the guard's child,
@@ -3494,7 +3542,7 @@ class TestDescriptorLimit(Base):
 
 class TestNewNames(Base):
     """What each backend does with a name that does not exist when the
-    command starts but matches a protected glob (documented in ralon(1),
+    command starts but matches a protected glob (documented in ralon-security(7),
     "What each backend does with new names"): the mount backend binds
     what exists, so a new match in a writable directory can be made;
     Landlock refuses it in a directory on the way to a protected path,
@@ -3811,7 +3859,7 @@ class TestMountsMadeOutsideAfterStart(Base):
     """The mount backend's namespace is private (docs/ARCHITECTURE.md §4):
     nothing mounted outside once the command runs reaches it. That is a
     cost (a USB stick or an automount made later does not appear, as
-    ralon(1) says) and a defence: with slave propagation, as bubblewrap
+    ralon-security(7) says) and a defence: with slave propagation, as bubblewrap
     uses, a bind mount made outside over a protected file propagates onto
     ralon's read-only one and lands on top (seen on this kernel: the
     command then read and wrote the file mounted over it). Made as root in

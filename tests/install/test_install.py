@@ -155,6 +155,8 @@ def expected_files(opts, nls, man, sourcedir):
     if man:
         want("ralon.1", [os.path.join(lay.dir("mandir"), "man1")])
         want("agent.lock.5", [os.path.join(lay.dir("mandir"), "man5")])
+        for page in ("ralon-hooks.7", "ralon-journal.7", "ralon-security.7"):
+            want(page, [os.path.join(lay.dir("mandir"), "man7")])
 
     # bash: "from bash-completion.pc, else DATADIR/bash-completion/completions".
     # bash-completion.pc spells datadir out (/usr/share), so the .pc read as

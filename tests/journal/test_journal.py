@@ -6,7 +6,7 @@ The test starts systemd-journald in a private mount namespace, with tmpfs
 over /run/systemd/journal and the journal directories, so nothing reaches
 the machine's own journal; runs ralon there (as root and as nobody), and
 reads the records back with `journalctl -o json`, asserting the fields
-ARCHITECTURE.md §6 and ralon(1) promise. It also checks that without a journal
+ARCHITECTURE.md §6 and ralon-journal(7) promise. It also checks that without a journal
 socket ralon loads no libsystemd and says nothing.
 
 Needs root (for the namespace and tmpfs mounts). Where it cannot start
@@ -38,7 +38,7 @@ INSIDE = "RALON_JOURNAL_NAMESPACE"
 JOURNALD_CANDIDATES = ("/lib/systemd/systemd-journald", "/usr/lib/systemd/systemd-journald")
 NOBODY = 65534
 
-# The MESSAGE_IDs ralon(1) and data/catalog/ralon.catalog document.
+# The MESSAGE_IDs ralon-journal(7) and data/catalog/ralon.catalog document.
 ID_RUN = "5f8fa535faf947df8e4d9779d80cba7e"
 ID_PASS = "1f2bae7ceb8b42fca8e2d559eccdf4bf"
 ID_HOOK = "811933fd90844332a969e540053f478a"

@@ -887,6 +887,25 @@ START_TEST(test_find_program) {
   /* No PATH: the system's default, which has sh. */
   _cleanup_free_ char *sh = path_find_program(NULL, "sh");
   ck_assert_ptr_nonnull(sh);
+  /* Why none was found, as execvp(3) fails: EACCES where a file (or a
+   * directory) of that name is there but cannot be executed, ENOENT where
+   * there is none at all; found, 0. (Root executes a file with any
+   * execute bit, and a/tool has none.) */
+  int e = -1;
+  ck_assert_ptr_null(path_search_program(a, "tool", &e));
+  ck_assert_int_eq(e, EACCES);
+  ck_assert_ptr_null(path_search_program(env, "subdir", &e));
+  ck_assert_int_eq(e, EACCES);
+  ck_assert_ptr_null(path_search_program(env, "no-such-tool", &e));
+  ck_assert_int_eq(e, ENOENT);
+  _cleanup_free_ char *found = path_search_program(env, "tool", &e);
+  ck_assert_str_eq(found, bt);
+  ck_assert_int_eq(e, 0);
+  ck_assert_ptr_null(path_search_program(NULL, at, &e));
+  ck_assert_int_eq(e, EACCES);
+  _cleanup_free_ char *missing = path_join(t, "a/none");
+  ck_assert_ptr_null(path_search_program(NULL, missing, &e));
+  ck_assert_int_eq(e, ENOENT);
 }
 END_TEST
 
