@@ -21,6 +21,7 @@
 #include "gitscan.h"
 #include "mounts.h"
 #include "path.h"
+#include "strset.h"
 
 /* Older headers lack the casefold attribute (Linux 5.2). */
 #ifndef FS_CASEFOLD_FL
@@ -167,186 +168,29 @@ static bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/* One value, from just after the `=` to the end of its (possibly
- * continued) line, as git reads it: leading blanks dropped, trailing ones
- * outside quotes too, each blank between words kept, `"` quotes, the escapes
- * \" \\ \n \t \b, a comment after `#` or `;` outside quotes. NULL when git
- * would refuse the line (it then refuses the whole file, and runs nothing
- * from it). */
-static char *git_parse_value(const char **pp) {
-  const char *p = *pp;
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *f = open_memstream(&buf, &size);
-  if (f == NULL) {
-    oom();
+static void git_core_each(void *userdata, const char *key, const char *value) {
+  GitCore *out = userdata;
+  if (streq(key, "core.hookspath")) {
+    free(out->hooks_path);
+    out->hooks_path = value != NULL ? xstrdup(value) : NULL;
+  } else if (streq(key, "core.fsmonitor")) {
+    free(out->fsmonitor);
+    out->fsmonitor = value != NULL ? xstrdup(value) : NULL;
+    out->has_fsmonitor = true;
+  } else if (streq(key, "extensions.worktreeconfig")) {
+    free(out->worktree_config);
+    out->worktree_config = xstrdup(value != NULL ? value : "true");
   }
-  bool quote = false, comment = false, ok = true;
-  size_t spaces = 0, written = 0;
-  for (; *p != '\0'; p++) {
-    char c = *p;
-    if (c == '\n') {
-      ok = !quote;
-      break;
-    }
-    if (comment) {
-      continue;
-    }
-    if (!quote && (c == '#' || c == ';')) {
-      comment = true;
-      continue;
-    }
-    if (!quote && is_blank(c)) {
-      spaces += written > 0;
-      continue;
-    }
-    for (; spaces > 0; spaces--) {
-      fputc(' ', f);
-    }
-    if (c == '\\') {
-      char e = p[1];
-      p++;
-      switch (e) {
-      case '\n':
-        continue; /* the value goes on on the next line */
-      case 't':
-        e = '\t';
-        break;
-      case 'b':
-        e = '\b';
-        break;
-      case 'n':
-        e = '\n';
-        break;
-      case '\\':
-      case '"':
-        break;
-      default:
-        ok = false;
-        break;
-      }
-      if (!ok) {
-        break;
-      }
-      fputc(e, f);
-      written++;
-      continue;
-    }
-    if (c == '"') {
-      quote = !quote;
-      continue;
-    }
-    fputc(c, f);
-    written++;
-  }
-  if (*p == '\0' && quote) {
-    ok = false;
-  }
-  fclose(f);
-  *pp = p;
-  if (!ok) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
 }
 
-/* Reads the keys the audit needs from the text of a git config file.
- * `include.path` and `includeIf.*.path` are not followed, nor are the
- * user's ~/.gitconfig or /etc/gitconfig read: a setting made there is not
- * seen here (an included file inside the project is still covered by the
- * .git/config finding when the policy leaves it writable). Returns false
- * when git would refuse the file as malformed. */
+/* Reads the keys the audit needs from the text of a git config file, as
+ * git reads it (gitscan_config_parse). `include.path` and
+ * `includeIf.*.path` are not followed, nor are the user's ~/.gitconfig or
+ * /etc/gitconfig read: a setting made there is not seen here (gitscan's
+ * audit follows includes). Returns false when git would refuse the file as
+ * malformed. */
 static bool git_parse_config(const char *text, GitCore *out) {
-  const char *p = text;
-  bool in_core = false, in_extensions = false;
-  while (*p != '\0') {
-    if (is_blank(*p) || *p == '\n') {
-      p++;
-      continue;
-    }
-    if (*p == '#' || *p == ';') {
-      while (*p != '\0' && *p != '\n') {
-        p++;
-      }
-      continue;
-    }
-    if (*p == '[') {
-      /* [name], [name "subsection"] or the old [name.subsection]: only
-       * a plain [core] (any case) is the core section. */
-      const char *name = ++p;
-      while (isalnum((unsigned char)*p) || *p == '-' || *p == '.') {
-        p++;
-      }
-      size_t len = (size_t)(p - name);
-      bool plain = *p == ']';
-      in_core = plain && len == 4 && strncasecmp(name, "core", 4) == 0;
-      in_extensions = plain && len == 10 && strncasecmp(name, "extensions", 10) == 0;
-      if (!plain) {
-        /* A subsection: skip its quoted name to the `]`. */
-        while (is_blank(*p)) {
-          p++;
-        }
-        if (*p != '"') {
-          return false;
-        }
-        for (p++; *p != '"'; p++) {
-          if (*p == '\0' || *p == '\n') {
-            return false;
-          }
-          if (*p == '\\' && p[1] != '\0' && p[1] != '\n') {
-            p++;
-          }
-        }
-        p++;
-        if (*p != ']') {
-          return false;
-        }
-      }
-      p++; /* past `]`: a key may follow on the same line */
-      continue;
-    }
-    if (!isalpha((unsigned char)*p)) {
-      return false;
-    }
-    const char *key = p;
-    while (isalnum((unsigned char)*p) || *p == '-') {
-      p++;
-    }
-    size_t klen = (size_t)(p - key);
-    while (is_blank(*p)) {
-      p++;
-    }
-    char *value = NULL;
-    bool bare = false;
-    if (*p == '=') {
-      p++;
-      value = git_parse_value(&p);
-      if (value == NULL) {
-        return false;
-      }
-    } else if (*p == '\0' || *p == '\n' || *p == '#' || *p == ';') {
-      bare = true; /* a key without `=` is boolean true */
-      while (*p != '\0' && *p != '\n') {
-        p++;
-      }
-    } else {
-      return false;
-    }
-    if (in_core && klen == 9 && strncasecmp(key, "hooksPath", 9) == 0) {
-      free(out->hooks_path);
-      out->hooks_path = bare ? NULL : steal_pointer(&value);
-    } else if (in_core && klen == 9 && strncasecmp(key, "fsmonitor", 9) == 0) {
-      free(out->fsmonitor);
-      out->fsmonitor = bare ? NULL : steal_pointer(&value);
-      out->has_fsmonitor = true;
-    } else if (in_extensions && klen == 14 && strncasecmp(key, "worktreeConfig", 14) == 0) {
-      free(out->worktree_config);
-      out->worktree_config = bare ? xstrdup("true") : steal_pointer(&value);
-    }
-    free(value);
-  }
-  return true;
+  return gitscan_config_parse(text, strlen(text), git_core_each, out);
 }
 
 /* A git boolean: 1 true, 0 false, -1 not a boolean (then core.fsmonitor
@@ -1547,6 +1391,20 @@ static bool git_path_elsewhere(const char *root, const char *pattern) {
 }
 
 void audit_plan_missing(const Plan *plan, const char *root, AuditFindings *out) {
+  /* What the findings name already, in an index that each finding added
+   * here is entered into too: a lookup per missing target, not a pass
+   * over every finding (a policy of many literals naming nothing yet has
+   * as many findings as targets). */
+  StrSet said = {0};
+  for (size_t k = 0; k < out->n; k++) {
+    const AuditFinding *f = &out->items[k];
+    if (f->pattern != NULL) {
+      strset_add(&said, f->pattern);
+    }
+    if (f->kind == AUDIT_SYMLINK) {
+      strset_add(&said, f->subject);
+    }
+  }
   for (size_t i = 0; i < plan->n_targets; i++) {
     const PlanTarget *t = &plan->targets[i];
     if (!t->missing) {
@@ -1555,18 +1413,14 @@ void audit_plan_missing(const Plan *plan, const char *root, AuditFindings *out) 
     if (git_path_elsewhere(root, t->relative)) {
       continue;
     }
-    bool said = false;
-    for (size_t k = 0; k < out->n && !said; k++) {
-      const AuditFinding *f = &out->items[k];
-      said = (f->pattern != NULL && streq(f->pattern, t->relative)) ||
-             (f->kind == AUDIT_SYMLINK && streq(f->subject, t->relative));
-    }
-    if (!said) {
+    if (!strset_has(&said, t->relative, strlen(t->relative))) {
       AuditFinding *f = add(out, AUDIT_UNMATCHED_LITERAL, xasprintf("`%s`", t->relative),
                             unmatched_literal_detail());
       f->pattern = xstrdup(t->relative);
+      strset_add(&said, f->pattern);
     }
   }
+  strset_clear(&said);
 }
 
 /* The first symbolic link among the directories on the way from `root` to

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,13 +54,13 @@ static const char *const dropped_env[] = {
 };
 
 ATTR_NORETURN static void git_child(const char *dir, unsigned flags, const char *const *args,
-                                    int out) {
+                                    int in, int out) {
   sigset_t none;
   sigemptyset(&none);
   (void)sigprocmask(SIG_SETMASK, &none, NULL);
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0 ||
-      dup2(out >= 0 ? out : null, STDOUT_FILENO) < 0) {
+  if (null < 0 || dup2(in >= 0 ? in : null, STDIN_FILENO) < 0 ||
+      dup2(null, STDERR_FILENO) < 0 || dup2(out >= 0 ? out : null, STDOUT_FILENO) < 0) {
     _exit(127);
   }
   if (dir != NULL && chdir(dir) < 0) {
@@ -111,25 +112,34 @@ ATTR_NORETURN static void git_child(const char *dir, unsigned flags, const char 
   _exit(errno == ENOENT ? 127 : 126);
 }
 
+/* Starts git as above, with standard input from `in` (-1: /dev/null) and
+ * standard output to `out`. Its pid, or -1 with `err`. */
+static pid_t git_spawn(const char *dir, unsigned flags, const char *const *args, int in, int out,
+                       Error *err) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    return error_set(err, errno, _("cannot run git: %m"));
+  }
+  if (pid == 0) {
+    git_child(dir, flags, args, in, out);
+  }
+  return pid;
+}
+
 int git_run(const char *dir, unsigned flags, const char *const *args, char **ret_out,
             size_t *ret_len, Error *err) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) {
     return error_set(err, errno, _("cannot run git: %m"));
   }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(p[0]);
-    close(p[1]);
-    return error_set(err, e, _("cannot run git: %m"));
-  }
-  if (pid == 0) {
-    git_child(dir, flags, args, p[1]);
-  }
+  pid_t pid = git_spawn(dir, flags, args, -1, p[1], err);
   close(p[1]);
+  if (pid < 0) {
+    close(p[0]);
+    return -1;
+  }
   char *buf = NULL;
   size_t len = 0, cap = 0;
   bool too_long = false;
@@ -302,6 +312,239 @@ static bool is_include_key(const char *key) {
           strchr(key, '.') != strrchr(key, '.'));
 }
 
+/* ---- configuration files, read as git reads them ----------------------- */
+
+/* git's own character classes (git-compat-util.h), not the locale's. */
+static bool cfg_space(int c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static bool cfg_alpha(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool cfg_keychar(int c) {
+  return cfg_alpha(c) || (c >= '0' && c <= '9') || c == '-';
+}
+
+static int cfg_lower(int c) {
+  return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+typedef struct {
+  const unsigned char *p, *end;
+  bool eof;
+} CfgSource;
+
+/* git's get_next_char(): CRLF is a newline, the end of the text one too. */
+static int cfg_next(CfgSource *s) {
+  if (s->p >= s->end) {
+    s->eof = true;
+    return '\n';
+  }
+  int c = *s->p++;
+  if (c == '\r' && s->p < s->end && *s->p == '\n') {
+    s->p++;
+    c = '\n';
+  }
+  return c;
+}
+
+typedef struct {
+  char *v;
+  size_t len, cap;
+} CfgBuf;
+
+static void cfg_add(CfgBuf *b, int c) {
+  if (b->len + 2 > b->cap) {
+    b->cap = b->cap ? b->cap * 2 : 64;
+    b->v = xreallocarray(b->v, b->cap, 1);
+  }
+  b->v[b->len++] = (char)c;
+  b->v[b->len] = '\0';
+}
+
+/* git's parse_value(): NULL where git refuses the line. */
+static char *cfg_value(CfgSource *s) {
+  CfgBuf b = {0};
+  cfg_add(&b, 'x'); /* never NULL, even when empty */
+  b.len = 0;
+  b.v[0] = '\0';
+  bool quote = false, comment = false;
+  size_t spaces = 0;
+  for (;;) {
+    int c = cfg_next(s);
+    if (c == '\n') {
+      if (quote) {
+        free(b.v);
+        return NULL;
+      }
+      return b.v;
+    }
+    if (c == '\0') {
+      free(b.v); /* git would cut the value short there: refused */
+      return NULL;
+    }
+    if (comment) {
+      continue;
+    }
+    if (cfg_space(c) && !quote) {
+      spaces += b.len > 0;
+      continue;
+    }
+    if (!quote && (c == ';' || c == '#')) {
+      comment = true;
+      continue;
+    }
+    for (; spaces > 0; spaces--) {
+      cfg_add(&b, ' ');
+    }
+    if (c == '\\') {
+      c = cfg_next(s);
+      switch (c) {
+      case '\n':
+        continue;
+      case 't':
+        c = '\t';
+        break;
+      case 'b':
+        c = '\b';
+        break;
+      case 'n':
+        c = '\n';
+        break;
+      case '\\':
+      case '"':
+        break;
+      default:
+        free(b.v);
+        return NULL;
+      }
+      cfg_add(&b, c);
+      continue;
+    }
+    if (c == '"') {
+      quote = !quote;
+      continue;
+    }
+    cfg_add(&b, c);
+  }
+}
+
+/* git's get_base_var() and get_extended_base_var(): the section header
+ * after `[`, into `name`. */
+static bool cfg_section(CfgSource *s, CfgBuf *name) {
+  for (;;) {
+    int c = cfg_next(s);
+    if (s->eof) {
+      return false;
+    }
+    if (c == ']') {
+      return true;
+    }
+    if (cfg_space(c)) {
+      do {
+        if (c == '\n') {
+          return false;
+        }
+        c = cfg_next(s);
+      } while (cfg_space(c));
+      if (c != '"') {
+        return false;
+      }
+      cfg_add(name, '.');
+      for (;;) {
+        c = cfg_next(s);
+        if (c == '\n' || c == '\0') {
+          return false;
+        }
+        if (c == '"') {
+          break;
+        }
+        if (c == '\\') {
+          c = cfg_next(s);
+          if (c == '\n' || c == '\0') {
+            return false;
+          }
+        }
+        cfg_add(name, c);
+      }
+      return cfg_next(s) == ']';
+    }
+    if (!cfg_keychar(c) && c != '.') {
+      return false;
+    }
+    cfg_add(name, cfg_lower(c));
+  }
+}
+
+bool gitscan_config_parse(const char *text, size_t len, GitConfigEach each, void *userdata) {
+  CfgSource s = {(const unsigned char *)text, (const unsigned char *)text + len, false};
+  if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+    s.p += 3; /* a byte-order mark */
+  }
+  CfgBuf var = {0};
+  cfg_add(&var, 'x');
+  var.len = 0;
+  size_t base = 0;
+  bool comment = false, ok = false;
+  for (;;) {
+    int c = cfg_next(&s);
+    if (c == '\n') {
+      if (s.eof) {
+        ok = true;
+        break;
+      }
+      comment = false;
+      continue;
+    }
+    if (comment || cfg_space(c)) {
+      continue;
+    }
+    if (c == '#' || c == ';') {
+      comment = true;
+      continue;
+    }
+    if (c == '[') {
+      var.len = 0;
+      if (!cfg_section(&s, &var) || var.len < 1) {
+        break;
+      }
+      cfg_add(&var, '.');
+      base = var.len;
+      continue;
+    }
+    if (!cfg_alpha(c)) {
+      break;
+    }
+    /* git's get_value(): the variable's name, then `=` and a value, or
+     * the end of the line (a boolean true). */
+    var.len = base;
+    cfg_add(&var, cfg_lower(c));
+    for (;;) {
+      c = cfg_next(&s);
+      if (s.eof || !cfg_keychar(c)) {
+        break;
+      }
+      cfg_add(&var, cfg_lower(c));
+    }
+    var.v[var.len] = '\0';
+    while (c == ' ' || c == '\t') {
+      c = cfg_next(&s);
+    }
+    char *value = NULL;
+    if (c != '\n') {
+      if (c != '=' || (value = cfg_value(&s)) == NULL) {
+        break;
+      }
+    }
+    each(userdata, var.v, value);
+    free(value);
+  }
+  free(var.v);
+  return ok;
+}
+
 /* ---- configuration as git lists it ------------------------------------- */
 
 typedef struct {
@@ -391,6 +634,89 @@ static bool agent_writable(const Scan *s, const char *abs) {
   return access(dir, W_OK) == 0;
 }
 
+/* ---- whether git need be asked ------------------------------------------ */
+
+typedef struct {
+  bool include; /* include.path, includeIf.*.path */
+  bool runs;    /* a setting that runs a command */
+} Interest;
+
+static void interest_each(void *userdata, const char *key, const char *value) {
+  Interest *x = userdata;
+  if (startswith(key, "include.") || startswith(key, "includeif.")) {
+    x->include = true;
+  } else if (gitscan_key_runs(key, value)) {
+    x->runs = true;
+  }
+}
+
+/* Whether the configuration file `file` may hold something the audit
+ * reports: an include (what it includes is only known by following it),
+ * or a setting that runs a command when an agent could write the file.
+ * Read as git reads it (gitscan_config_parse); anything not plainly
+ * understood (not a regular file, unreadable, a NUL byte, a line git
+ * would refuse) may. A file that is not there holds nothing. When no file
+ * of a repository may, git is not run to list them: the common case costs
+ * no process. */
+static bool config_may_matter(const Scan *s, const char *file) {
+  struct stat st;
+  if (lstat(file, &st) < 0) {
+    return errno != ENOENT && errno != ENOTDIR;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return true;
+  }
+  int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return true;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  int r = read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len);
+  close(fd);
+  if (r < 0) {
+    return true;
+  }
+  Interest x = {0};
+  bool plain = memchr(text, '\0', len) == NULL && gitscan_config_parse(text, len, interest_each, &x);
+  free(text);
+  return !plain || x.include || (x.runs && agent_writable(s, file));
+}
+
+/* The same for every file git reads as the repository's own configuration
+ * (scope local or worktree): config and config.worktree of its git
+ * directory and, for a linked worktree, of the common directory. */
+static bool repo_config_may_matter(const Scan *s, const char *git_dir) {
+  static const char *const names[] = {"config", "config.worktree"};
+  for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+    _cleanup_free_ char *f = path_join(git_dir, names[i]);
+    if (config_may_matter(s, f)) {
+      return true;
+    }
+  }
+  _cleanup_free_ char *commondir = path_join(git_dir, "commondir");
+  struct stat st;
+  if (lstat(commondir, &st) < 0) {
+    return errno != ENOENT;
+  }
+  _cleanup_free_ char *text = read_text_file(commondir, 65536);
+  if (text == NULL) {
+    return true;
+  }
+  text[strcspn(text, "\r\n")] = '\0';
+  _cleanup_free_ char *common = path_absolute(git_dir, text);
+  if (common == NULL) {
+    return true;
+  }
+  for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+    _cleanup_free_ char *f = path_join(common, names[i]);
+    if (config_may_matter(s, f)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Where an include.path value leads: `~/` is the home directory, a
  * relative path is relative to the directory of the file that says it. */
 static char *include_target(const char *including, const char *value) {
@@ -453,6 +779,9 @@ static void audit_config_listing(const Scan *s, char *out, size_t len, bool scop
  * file it reads absolutely too (found on its own, it names them relative
  * to the top of the working tree, which need not be the project root). */
 static void audit_project_config(const Scan *s, const char *root, const char *git_dir) {
+  if (!repo_config_may_matter(s, git_dir)) {
+    return;
+  }
   const char *args[] = {"--git-dir", git_dir, "config", "--list", "-z", "--includes",
                         "--show-origin", "--show-scope", NULL};
   size_t len = 0;
@@ -465,7 +794,7 @@ static void audit_project_config(const Scan *s, const char *root, const char *gi
 /* A nested repository's configuration file (and what it includes). */
 static void audit_file_config(const Scan *s, const char *config, const char *where) {
   struct stat st;
-  if (lstat(config, &st) < 0 || !S_ISREG(st.st_mode)) {
+  if (lstat(config, &st) < 0 || !S_ISREG(st.st_mode) || !config_may_matter(s, config)) {
     return;
   }
   const char *args[] = {"config", "--file", config, "--list", "-z", "--includes", "--show-origin",
@@ -905,36 +1234,476 @@ void git_changes_clear(GitChanges *c) {
     free(c->v[i].path);
     free(c->v[i].commit);
     free(c->v[i].pattern);
+    free(c->v[i].policy);
+    free(c->v[i].policy_path);
   }
   free(c->v);
   free(c->policy_file);
+  strings_free(c->policies, c->n_policies);
   free(c->base);
+  free(c->base_name);
   memset(c, 0, sizeof(*c));
 }
 
-/* The policy the changes are judged by, and where its root is in the
- * repository ("" or "DIR/"). */
-typedef struct {
-  Policy *policy;
-  Matcher *m;
-  char *prefix;
-} RangePolicy;
+/* The longest object id in hexadecimal (SHA-256). */
+#define GIT_HEX_MAX 64
 
-static void range_policy_clear(RangePolicy *rp) {
-  policy_free(rp->policy);
-  matcher_free(rp->m);
-  free(rp->prefix);
-  memset(rp, 0, sizeof(*rp));
+/* `git cat-file --batch`, started once and asked one object at a time: it
+ * answers each request before it reads the next, so every agent.lock of a
+ * tree, and the trees that lead to them, cost one process. */
+typedef struct {
+  pid_t pid;
+  int req;   /* requests: our end of a socket pair, written with
+              * MSG_NOSIGNAL (a pipe would kill ralon with SIGPIPE if git
+              * went away) */
+  FILE *ans; /* answers */
+  bool broken;
+} CatFile;
+
+static int catfile_start(const char *dir, CatFile *cf, Error *err) {
+  static const char *const args[] = {"cat-file", "--batch", NULL};
+  *cf = (CatFile){.pid = -1, .req = -1};
+  int sv[2], p[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+    return error_set(err, errno, _("cannot run git: %m"));
+  }
+  if (pipe2(p, O_CLOEXEC) < 0) {
+    int e = errno;
+    close(sv[0]);
+    close(sv[1]);
+    return error_set(err, e, _("cannot run git: %m"));
+  }
+  pid_t pid = git_spawn(dir, GIT_RUN_KEEP_ENV, args, sv[1], p[1], err);
+  close(sv[1]);
+  close(p[1]);
+  if (pid < 0) {
+    close(sv[0]);
+    close(p[0]);
+    return -1;
+  }
+  cf->pid = pid;
+  cf->req = sv[0];
+  cf->ans = fdopen(p[0], "r");
+  if (cf->ans == NULL) {
+    oom();
+  }
+  return 0;
 }
 
-static int range_matcher(RangePolicy *rp, Error *err) {
-  const char **pats = xcalloc(rp->policy->n_patterns, sizeof(char *));
-  for (size_t i = 0; i < rp->policy->n_patterns; i++) {
-    pats[i] = rp->policy->patterns[i].pattern;
+static void catfile_end(CatFile *cf) {
+  if (cf->ans != NULL) {
+    fclose(cf->ans); /* git, still writing, gets EPIPE */
   }
-  int r = matcher_new(pats, rp->policy->n_patterns, 0, &rp->m, err);
+  if (cf->req >= 0) {
+    close(cf->req); /* git reads the end of its input and exits */
+  }
+  if (cf->pid > 0) {
+    int st;
+    while (waitpid(cf->pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  *cf = (CatFile){.pid = -1, .req = -1};
+}
+
+/* The object `name` (an object id, or ID^{tree}): 1 with its type, its id
+ * in hexadecimal and its content (NUL-terminated, its length in *ret_len);
+ * 0 when the repository has none of that name; -1 with `err` when git
+ * does not answer. */
+static int catfile_get(CatFile *cf, const char *name, char type[16], char oid[GIT_HEX_MAX + 1],
+                       char **ret, size_t *ret_len, Error *err) {
+  if (cf->broken) {
+    return error_set(err, EIO, _("cannot read objects from git"));
+  }
+  _cleanup_free_ char *line = xasprintf("%s\n", name);
+  size_t len = strlen(line), off = 0;
+  while (off < len) {
+    ssize_t w = send(cf->req, line + off, len - off, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) {
+      continue;
+    }
+    if (w <= 0) {
+      cf->broken = true;
+      return error_set(err, w < 0 ? errno : EIO, _("cannot read objects from git: %m"));
+    }
+    off += (size_t)w;
+  }
+  _cleanup_free_ char *hdr = NULL;
+  size_t cap = 0;
+  if (getline(&hdr, &cap, cf->ans) <= 0) {
+    cf->broken = true;
+    return error_set(err, EIO, _("cannot read objects from git"));
+  }
+  /* ID TYPE SIZE, or NAME missing (or ambiguous) */
+  unsigned long long size = 0;
+  char t[16] = "", o[GIT_HEX_MAX + 1] = "";
+  if (sscanf(hdr, "%64s %15s %llu", o, t, &size) != 3) {
+    return 0;
+  }
+  if (size > GIT_OUTPUT_MAX) {
+    cf->broken = true;
+    return error_set(err, EFBIG, _("git printed more than %u MiB"), GIT_OUTPUT_MAX >> 20);
+  }
+  char *buf = xmalloc((size_t)size + 1);
+  if (fread(buf, 1, (size_t)size, cf->ans) != (size_t)size || fgetc(cf->ans) != '\n') {
+    free(buf);
+    cf->broken = true;
+    return error_set(err, EIO, _("cannot read objects from git"));
+  }
+  buf[size] = '\0';
+  memcpy(type, t, sizeof(t));
+  memcpy(oid, o, sizeof(o));
+  *ret = buf;
+  *ret_len = (size_t)size;
+  return 1;
+}
+
+/* The entry `name` of the tree object `tree`: its mode and its object id
+ * in hexadecimal; false when the tree has none. `raw`: the length of an
+ * object id in binary (20, or 32 in a SHA-256 repository). */
+static bool tree_entry(const char *tree, size_t len, size_t raw, const char *name,
+                       unsigned *ret_mode, char oid[GIT_HEX_MAX + 1]) {
+  size_t name_len = strlen(name);
+  const char *p = tree, *end = tree + len;
+  while (p < end) {
+    /* MODE SP NAME NUL ID */
+    const char *sp = memchr(p, ' ', (size_t)(end - p));
+    const char *nul = sp != NULL ? memchr(sp + 1, '\0', (size_t)(end - sp - 1)) : NULL;
+    if (nul == NULL || (size_t)(end - nul - 1) < raw) {
+      return false;
+    }
+    if ((size_t)(nul - sp - 1) == name_len && memcmp(sp + 1, name, name_len) == 0) {
+      unsigned mode = 0;
+      for (const char *q = p; q < sp; q++) {
+        if (*q < '0' || *q > '7' || mode > 0777777) {
+          return false;
+        }
+        mode = mode * 8 + (unsigned)(*q - '0');
+      }
+      static const char hex[] = "0123456789abcdef";
+      for (size_t i = 0; i < raw; i++) {
+        unsigned char b = (unsigned char)nul[1 + i];
+        oid[2 * i] = hex[b >> 4];
+        oid[2 * i + 1] = hex[b & 15];
+      }
+      oid[2 * raw] = '\0';
+      *ret_mode = mode;
+      return true;
+    }
+    p = nul + 1 + raw;
+  }
+  return false;
+}
+
+/* One directory of the tree the changes are judged by, and its agent.lock. */
+typedef struct {
+  char *dir;      /* "" for the top of the repository, else "a/b" */
+  char *tree;     /* its tree object; NULL when it is no directory there
+                   * (and when the policies are read from disk) */
+  size_t tree_len;
+  size_t raw;     /* the length of an object id in binary, in `tree` */
+  Policy *policy; /* its agent.lock, or NULL */
+  Matcher *m;
+  char *file;     /* where that was read: "REV:a/b/agent.lock", or on disk */
+  char *path;     /* its path in the repository: "a/b/agent.lock" */
+  char *error;    /* why it cannot be judged by (not a regular file, does
+                   * not parse), or NULL */
+} TreeDir;
+
+/* Every agent.lock of one tree that a changed path needs, each read once,
+ * through one `git cat-file --batch`: the tree of a commit, or, before the
+ * first commit, the working tree. */
+typedef struct {
+  const char *git_dir;   /* where git runs (the caller's directory) */
+  const char *commit;    /* full hex; NULL: the working tree at `top` */
+  const char *rev_shown; /* how the caller named the commit */
+  const char *top;       /* the working tree's top, when commit is NULL */
+  CatFile cf;
+  bool started;
+  TreeDir *v; /* sorted by dir */
+  size_t n, cap;
+} TreePolicies;
+
+static void tree_policies_clear(TreePolicies *tp) {
+  if (tp->started) {
+    catfile_end(&tp->cf);
+  }
+  for (size_t i = 0; i < tp->n; i++) {
+    TreeDir *d = &tp->v[i];
+    free(d->dir);
+    free(d->tree);
+    policy_free(d->policy);
+    matcher_free(d->m);
+    free(d->file);
+    free(d->path);
+    free(d->error);
+  }
+  free(tp->v);
+  tp->v = NULL;
+  tp->n = tp->cap = 0;
+}
+
+/* Whether `dir` is known; *at: its place, or where it goes. */
+static bool tree_dir_find(const TreePolicies *tp, const char *dir, size_t *at) {
+  size_t lo = 0, hi = tp->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(tp->v[mid].dir, dir);
+    if (c == 0) {
+      *at = mid;
+      return true;
+    }
+    if (c < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  *at = lo;
+  return false;
+}
+
+/* An object of the tree's repository, of type `want`: 1, 0 when there is
+ * none (or it is something else), -1 with `err`. */
+static int tree_object(TreePolicies *tp, const char *name, const char *want, char **ret,
+                       size_t *ret_len, size_t *ret_raw, Error *err) {
+  if (!tp->started) {
+    if (catfile_start(tp->git_dir, &tp->cf, err) < 0) {
+      return -1;
+    }
+    tp->started = true;
+  }
+  char type[16], oid[GIT_HEX_MAX + 1];
+  int r = catfile_get(&tp->cf, name, type, oid, ret, ret_len, err);
+  if (r <= 0) {
+    return r;
+  }
+  if (!streq(type, want)) {
+    free(*ret);
+    *ret = NULL;
+    return 0;
+  }
+  if (ret_raw != NULL) {
+    *ret_raw = strlen(oid) / 2;
+  }
+  return 1;
+}
+
+static int matcher_of(const Policy *p, Matcher **ret, Error *err) {
+  const char **pats = xcalloc(p->n_patterns, sizeof(char *));
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    pats[i] = p->patterns[i].pattern;
+  }
+  int r = matcher_new(pats, p->n_patterns, 0, ret, err);
   free(pats);
   return r;
+}
+
+/* Parses the text of d's agent.lock; a policy that does not parse is
+ * d->error. */
+static void tree_dir_parse(TreeDir *d, const char *text, size_t len) {
+  Error e = {0};
+  if (len > POLICY_MAX_SIZE) {
+    error_set(&e, EFBIG, _("%s is larger than %u bytes"), d->file, POLICY_MAX_SIZE);
+  } else if (policy_parse(d->file, text, len, &d->policy, &e) == 0) {
+    (void)matcher_of(d->policy, &d->m, &e);
+  }
+  if (e.message != NULL) {
+    d->error = steal_pointer(&e.message);
+    policy_free(d->policy);
+    d->policy = NULL;
+  }
+  error_clear(&e);
+}
+
+/* d's agent.lock in the commit's tree, from d->tree. */
+static int tree_dir_policy(TreePolicies *tp, TreeDir *d, Error *err) {
+  unsigned mode = 0;
+  char oid[GIT_HEX_MAX + 1];
+  if (!tree_entry(d->tree, d->tree_len, d->raw, POLICY_FILE_NAME, &mode, oid)) {
+    return 0;
+  }
+  d->path = d->dir[0] ? xasprintf("%s/%s", d->dir, POLICY_FILE_NAME) : xstrdup(POLICY_FILE_NAME);
+  d->file = xasprintf("%s:%s", tp->rev_shown, d->path);
+  if (mode != 0100644 && mode != 0100755) {
+    /* A symbolic link (it may lead out of the tree), a directory, a
+     * gitlink: on disk every command would refuse it too. */
+    d->error = xasprintf(_("%s is not a regular file in that commit, so it protects nothing "
+                           "there: refusing to judge the range by it"),
+                         d->file);
+    return 0;
+  }
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  int r = tree_object(tp, oid, "blob", &text, &len, NULL, err);
+  if (r < 0) {
+    return -1;
+  }
+  if (r == 0) {
+    return error_set(err, EIO, _("cannot read %s"), d->file);
+  }
+  tree_dir_parse(d, text, len);
+  return 0;
+}
+
+/* d's agent.lock in the working tree: as every command finds one on disk
+ * (policy_check_file: anything there but a regular file is an error). */
+static void disk_dir_policy(const TreePolicies *tp, TreeDir *d) {
+  _cleanup_free_ char *dir = path_join(tp->top, d->dir[0] ? d->dir : ".");
+  _cleanup_free_ char *file = path_join(dir, POLICY_FILE_NAME);
+  _cleanup_free_ char *norm = path_normalize(file);
+  Error e = {0};
+  int r = policy_check_file(norm, &e);
+  if (r == -ENOENT || r == -ENOTDIR) {
+    error_clear(&e);
+    return;
+  }
+  d->path = d->dir[0] ? xasprintf("%s/%s", d->dir, POLICY_FILE_NAME) : xstrdup(POLICY_FILE_NAME);
+  d->file = steal_pointer(&norm);
+  if (r == 0 && policy_load(d->file, &d->policy, &e) == 0) {
+    (void)matcher_of(d->policy, &d->m, &e);
+  }
+  if (e.message != NULL) {
+    d->error = steal_pointer(&e.message);
+    policy_free(d->policy);
+    d->policy = NULL;
+  }
+  error_clear(&e);
+}
+
+/* The directory `dir` ("" for the top, else "a/b") with its agent.lock,
+ * read the first time it is asked for; NULL with `err` when git fails. The
+ * pointer holds until the next call. */
+static const TreeDir *tree_dir(TreePolicies *tp, const char *dir, Error *err) {
+  size_t at;
+  if (tree_dir_find(tp, dir, &at)) {
+    return &tp->v[at];
+  }
+  TreeDir d = {.dir = xstrdup(dir)};
+  int r = 0;
+  if (tp->commit == NULL) {
+    disk_dir_policy(tp, &d);
+  } else if (dir[0] == '\0') {
+    _cleanup_free_ char *name = xasprintf("%s^{tree}", tp->commit);
+    r = tree_object(tp, name, "tree", &d.tree, &d.tree_len, &d.raw, err);
+    if (r == 0) {
+      r = error_set(err, EIO, _("cannot list the tree of %s"), tp->rev_shown);
+    }
+  } else {
+    const char *slash = strrchr(dir, '/');
+    _cleanup_free_ char *up = slash ? xstrndup(dir, (size_t)(slash - dir)) : xstrdup("");
+    const TreeDir *parent = tree_dir(tp, up, err);
+    unsigned mode = 0;
+    char oid[GIT_HEX_MAX + 1];
+    if (parent == NULL) {
+      r = -1;
+    } else if (parent->tree != NULL &&
+               tree_entry(parent->tree, parent->tree_len, parent->raw, slash ? slash + 1 : dir,
+                          &mode, oid) &&
+               mode == 040000) {
+      r = tree_object(tp, oid, "tree", &d.tree, &d.tree_len, &d.raw, err);
+      if (r == 0) {
+        r = error_set(err, EIO, _("cannot list the tree of %s"), tp->rev_shown);
+      }
+    }
+  }
+  if (r >= 0 && d.tree != NULL) {
+    r = tree_dir_policy(tp, &d, err);
+  }
+  if (r < 0) {
+    free(d.dir);
+    free(d.tree);
+    policy_free(d.policy);
+    matcher_free(d.m);
+    free(d.file);
+    free(d.path);
+    free(d.error);
+    return NULL;
+  }
+  (void)tree_dir_find(tp, dir, &at); /* the parent went in meanwhile */
+  (void)grow_array(&tp->v, &tp->n, &tp->cap, sizeof(TreeDir));
+  memmove(&tp->v[at + 1], &tp->v[at], (tp->n - 1 - at) * sizeof(TreeDir));
+  tp->v[at] = d;
+  return &tp->v[at];
+}
+
+/* Judges `path` (from the top of the repository) as the working-tree
+ * commands do, by every agent.lock of the tree at or above it, each with
+ * its patterns relative to its own directory: 1 when one protects it (the
+ * nearest that does: *ret_dir, *ret_pattern), 0 when none does, -1 with
+ * `err` when git fails or an agent.lock on the way cannot be judged by.
+ * Not only the nearest: an agent.lock in a subdirectory does not hide
+ * what one above it protects there, as `ralon hook check` decides.
+ * *governed: whether any agent.lock is on the way. */
+static int tree_judge(TreePolicies *tp, const char *path, const TreeDir **ret_dir,
+                      long *ret_pattern, bool *governed, Error *err) {
+  const char *slash = strrchr(path, '/');
+  _cleanup_free_ char *dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
+  for (;;) {
+    const TreeDir *d = tree_dir(tp, dir, err);
+    if (d == NULL) {
+      return -1;
+    }
+    if (d->error != NULL) {
+      return error_set(err, EINVAL, "%s", d->error);
+    }
+    if (d->policy != NULL) {
+      *governed = true;
+      long pat = matcher_match(d->m, path + (dir[0] ? strlen(dir) + 1 : 0));
+      if (pat >= 0) {
+        *ret_dir = d;
+        *ret_pattern = pat;
+        return 1;
+      }
+    }
+    if (dir[0] == '\0') {
+      return 0;
+    }
+    char *s = strrchr(dir, '/');
+    if (s != NULL) {
+      *s = '\0';
+    } else {
+      dir[0] = '\0';
+    }
+  }
+}
+
+/* The agent.lock nearest to `prefix` ("" or "DIR/", the working
+ * directory's place in the repository), or NULL: what the changes were
+ * judged by before nested policies counted, kept for the JSON form. */
+static char *nearest_policy_file(TreePolicies *tp, const char *prefix) {
+  _cleanup_free_ char *dir = xstrdup(prefix);
+  for (;;) {
+    size_t len = strlen(dir);
+    while (len > 0 && dir[len - 1] == '/') {
+      dir[--len] = '\0';
+    }
+    Error e = {0};
+    const TreeDir *d = tree_dir(tp, dir, &e);
+    error_clear(&e);
+    if (d != NULL && d->file != NULL) {
+      return xstrdup(d->file);
+    }
+    if (len == 0) {
+      return NULL;
+    }
+    char *s = strrchr(dir, '/');
+    if (s != NULL) {
+      *s = '\0';
+    } else {
+      dir[0] = '\0';
+    }
+  }
+}
+
+/* Every agent.lock that was read, in path order, for the JSON form. */
+static void list_policies(const TreePolicies *tp, GitChanges *c) {
+  size_t cap = 0;
+  for (size_t i = 0; i < tp->n; i++) {
+    if (tp->v[i].file != NULL) {
+      *(char **)grow_array(&c->policies, &c->n_policies, &cap, sizeof(char *)) =
+          xstrdup(tp->v[i].file);
+    }
+  }
 }
 
 /* A commit's full name, or NULL when `rev` names none. */
@@ -955,96 +1724,58 @@ static char *resolve_commit(const char *dir, const char *rev) {
 /* Whether `dir` is in a git repository at all (bare or not); its prefix
  * there in *prefix ("" at the top, and in a bare repository). */
 static int repository_prefix(const char *dir, char **prefix, Error *err) {
-  static const char *const args[] = {"rev-parse", "--git-dir", NULL};
+  static const char *const args[] = {"rev-parse", "--show-prefix", NULL};
   Error e = {0};
-  int r = git_run(dir, GIT_RUN_KEEP_ENV, args, NULL, NULL, &e);
+  char *out = NULL;
+  int r = git_run(dir, GIT_RUN_KEEP_ENV, args, &out, NULL, &e);
   if (r < 0) {
     *err = e;
     return -1;
   }
   if (r != 0) {
+    free(out);
     return error_set(err, ENOENT, _("%s is not in a git repository"), dir ? dir : ".");
   }
-  static const char *const pargs[] = {"rev-parse", "--show-prefix", NULL};
-  char *p = git_line(dir, GIT_RUN_KEEP_ENV, pargs);
-  *prefix = p != NULL ? p : xstrdup("");
+  out[strcspn(out, "\n")] = '\0';
+  *prefix = out;
   return 0;
 }
 
-/* The agent.lock nearest to `prefix` in the tree of `commit`: prefix's own
- * directory first, then each one above it, as on disk. */
-static int policy_at(const char *dir, const char *commit, const char *rev_shown,
-                     const char *prefix, RangePolicy *rp, char **ret_file, Error *err) {
-  _cleanup_free_ char *d = xstrdup(prefix);
-  for (;;) {
-    size_t len = strlen(d);
-    while (len > 0 && d[len - 1] == '/') {
-      d[--len] = '\0';
-    }
-    _cleanup_free_ char *path = len > 0 ? xasprintf("%s/%s", d, POLICY_FILE_NAME)
-                                        : xstrdup(POLICY_FILE_NAME);
-    const char *args[] = {"ls-tree", "-z", "--full-tree", commit, "--", path, NULL};
-    _cleanup_free_ char *entry = git_output(dir, GIT_RUN_KEEP_ENV, args, NULL);
-    if (entry == NULL) {
-      return error_set(err, EIO, _("cannot list the tree of %s"), rev_shown);
-    }
-    if (entry[0] != '\0') {
-      _cleanup_free_ char *shown = xasprintf("%s:%s", rev_shown, path);
-      /* MODE TYPE OBJECT\tPATH */
-      if (!startswith(entry, "100644 blob ") && !startswith(entry, "100755 blob ")) {
-        return error_set(err, EINVAL,
-                         _("%s is not a regular file in that commit, so it protects nothing "
-                           "there: refusing to judge the range by it"),
-                         shown);
-      }
-      char *oid = entry + strlen("100644 blob ");
-      oid[strcspn(oid, "\t")] = '\0';
-      const char *cargs[] = {"cat-file", "blob", oid, NULL};
-      size_t tlen = 0;
-      _cleanup_free_ char *text = git_output(dir, GIT_RUN_KEEP_ENV, cargs, &tlen);
-      if (text == NULL) {
-        return error_set(err, EIO, _("cannot read %s"), shown);
-      }
-      if (tlen > POLICY_MAX_SIZE) {
-        return error_set(err, EFBIG, _("%s is larger than %u bytes"), shown, POLICY_MAX_SIZE);
-      }
-      if (policy_parse(shown, text, tlen, &rp->policy, err) < 0 || range_matcher(rp, err) < 0) {
-        return -1;
-      }
-      rp->prefix = len > 0 ? xasprintf("%s/", d) : xstrdup("");
-      *ret_file = steal_pointer(&shown);
-      return 0;
-    }
-    if (len == 0) {
-      break;
-    }
-    char *slash = strrchr(d, '/');
-    if (slash != NULL) {
-      *slash = '\0';
-    } else {
-      d[0] = '\0';
-    }
-  }
-  return error_set(err, ENOENT, _("no %s in %s (nor in a directory above %s there)"),
-                   POLICY_FILE_NAME, rev_shown, prefix[0] ? prefix : ".");
-}
+/* What one judgement needs: where the changes go, the policies, the
+ * commit being looked at, and the first error. */
+typedef struct {
+  GitChanges *c;
+  TreePolicies *tp;
+  const char *commit;
+  Error *err;
+  int r;
+} RawCtx;
 
-/* One changed path, if the policy protects it. */
-static void change_found(GitChanges *c, const RangePolicy *rp, const char *repo_path,
-                         const char *commit, const char *change) {
-  if (!startswith(repo_path, rp->prefix)) {
+/* One changed path, if an agent.lock of the base protects it. */
+static void change_found(RawCtx *x, const char *path, const char *commit, const char *change) {
+  if (x->r < 0) {
     return;
   }
-  const char *rel = repo_path + strlen(rp->prefix);
-  long pat = matcher_match(rp->m, rel);
-  if (pat < 0) {
+  const TreeDir *d = NULL;
+  long pat = -1;
+  bool governed = false;
+  int r = tree_judge(x->tp, path, &d, &pat, &governed, x->err);
+  x->c->n_judged++;
+  x->c->n_governed += governed;
+  x->c->touches_policy |= streq(path_basename(path), POLICY_FILE_NAME);
+  if (r < 0) {
+    x->r = -1;
+  }
+  if (r <= 0) {
     return;
   }
-  GitChange *g = grow_array(&c->v, &c->n, &c->cap, sizeof(GitChange));
-  *g = (GitChange){.path = xstrdup(rel),
+  GitChange *g = grow_array(&x->c->v, &x->c->n, &x->c->cap, sizeof(GitChange));
+  *g = (GitChange){.path = xstrdup(path),
                    .commit = commit ? xstrdup(commit) : NULL,
                    .change = change,
-                   .pattern = xstrdup(rp->policy->patterns[pat].pattern)};
+                   .pattern = xstrdup(d->policy->patterns[pat].pattern),
+                   .policy = xstrdup(d->file),
+                   .policy_path = xstrdup(d->path)};
 }
 
 /* The records of `git diff-tree --raw -z` (or diff-index): for each, its
@@ -1076,34 +1807,28 @@ static void raw_records(char *out, size_t len, RawEach each, void *userdata) {
   }
 }
 
-typedef struct {
-  GitChanges *c;
-  const RangePolicy *rp;
-  const char *commit;
-} RawCtx;
-
 static void raw_change(void *userdata, char status, bool mode_changed, const char *a,
                        const char *b) {
   RawCtx *x = userdata;
   switch (status) {
   case 'A':
-    change_found(x->c, x->rp, a, x->commit, "added");
+    change_found(x, a, x->commit, "added");
     break;
   case 'D':
-    change_found(x->c, x->rp, a, x->commit, "deleted");
+    change_found(x, a, x->commit, "deleted");
     break;
   case 'T':
-    change_found(x->c, x->rp, a, x->commit, "type");
+    change_found(x, a, x->commit, "type");
     break;
   case 'R':
-    change_found(x->c, x->rp, a, x->commit, "renamed-from");
-    change_found(x->c, x->rp, b, x->commit, "renamed-to");
+    change_found(x, a, x->commit, "renamed-from");
+    change_found(x, b, x->commit, "renamed-to");
     break;
   case 'C':
-    change_found(x->c, x->rp, b, x->commit, "added");
+    change_found(x, b, x->commit, "added");
     break;
   default: /* M, U, X */
-    change_found(x->c, x->rp, a, x->commit, mode_changed ? "mode" : "modified");
+    change_found(x, a, x->commit, mode_changed ? "mode" : "modified");
     break;
   }
 }
@@ -1130,17 +1855,16 @@ static bool set_has(const PathSet *s, const char *p) {
 
 /* A merge: the paths whose content differs from every parent's (what the
  * merge itself wrote, not what it brought from one side). */
-static int merge_changes(const char *dir, const RangePolicy *rp, const char *commit,
-                         char **parents, size_t n_parents, GitChanges *c, Error *err) {
+static int merge_changes(const char *dir, RawCtx *x, const char *commit, char **parents,
+                         size_t n_parents) {
   PathSet *sets = xcalloc(n_parents, sizeof(PathSet));
-  int r = 0;
-  for (size_t i = 0; i < n_parents && r == 0; i++) {
+  for (size_t i = 0; i < n_parents && x->r == 0; i++) {
     const char *args[] = {"diff-tree", "-z", "-r", "--raw", "--no-renames", "--no-commit-id",
                           parents[i], commit, NULL};
     size_t len = 0;
     _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, &len);
     if (out == NULL) {
-      r = error_set(err, EIO, _("cannot compare %s with its parent %s"), commit, parents[i]);
+      x->r = error_set(x->err, EIO, _("cannot compare %s with its parent %s"), commit, parents[i]);
       break;
     }
     raw_records(out, len, raw_collect, &sets[i]);
@@ -1148,25 +1872,24 @@ static int merge_changes(const char *dir, const RangePolicy *rp, const char *com
       qsort(sets[i].v, sets[i].n, sizeof(char *), strings_compare);
     }
   }
-  for (size_t k = 0; r == 0 && k < sets[0].n; k++) {
+  for (size_t k = 0; x->r == 0 && k < sets[0].n; k++) {
     bool everywhere = true;
     for (size_t i = 1; i < n_parents && everywhere; i++) {
       everywhere = set_has(&sets[i], sets[0].v[k]);
     }
     if (everywhere && (k == 0 || !streq(sets[0].v[k], sets[0].v[k - 1]))) {
-      change_found(c, rp, sets[0].v[k], commit, "merge");
+      change_found(x, sets[0].v[k], commit, "merge");
     }
   }
   for (size_t i = 0; i < n_parents; i++) {
     strings_free(sets[i].v, sets[i].n);
   }
   free(sets);
-  return r;
+  return x->r;
 }
 
 typedef struct {
-  GitChanges *c;
-  const RangePolicy *rp;
+  RawCtx *x;
   const char *tip;
   PathSet seen; /* sorted: what the commits were found to change */
 } NetCtx;
@@ -1176,9 +1899,9 @@ static void net_change(void *userdata, char status, bool mode_changed, const cha
   (void)status;
   (void)mode_changed;
   (void)b; /* --no-renames: one path a record */
-  NetCtx *x = userdata;
-  if (!set_has(&x->seen, a)) {
-    change_found(x->c, x->rp, a, x->tip, "net");
+  NetCtx *n = userdata;
+  if (!set_has(&n->seen, a)) {
+    change_found(n->x, a, n->tip, "net");
   }
 }
 
@@ -1189,28 +1912,26 @@ static void net_change(void *userdata, char status, bool mode_changed, const cha
  * parents where it matters), and B need not descend from A at all (a
  * push that rewinds a branch): each commit alone changes nothing there,
  * yet the branch's file goes back. */
-static int net_changes(const char *dir, const RangePolicy *rp, const char *a, const char *b,
-                       GitChanges *c, Error *err) {
-  NetCtx x = {c, rp, b, {0}};
-  for (size_t i = 0; i < c->n; i++) {
-    *(char **)grow_array(&x.seen.v, &x.seen.n, &x.seen.cap, sizeof(char *)) =
-        xasprintf("%s%s", rp->prefix, c->v[i].path);
+static int net_changes(const char *dir, RawCtx *x, const char *a, const char *b) {
+  NetCtx n = {x, b, {0}};
+  for (size_t i = 0; i < x->c->n; i++) {
+    *(char **)grow_array(&n.seen.v, &n.seen.n, &n.seen.cap, sizeof(char *)) =
+        xstrdup(x->c->v[i].path);
   }
-  if (x.seen.n > 1) {
-    qsort(x.seen.v, x.seen.n, sizeof(char *), strings_compare);
+  if (n.seen.n > 1) {
+    qsort(n.seen.v, n.seen.n, sizeof(char *), strings_compare);
   }
   const char *args[] = {"diff-tree", "-z", "-r", "--raw", "--no-renames", "--no-commit-id",
                         a, b, NULL};
   size_t len = 0;
   _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, &len);
-  int r = 0;
   if (out == NULL) {
-    r = error_set(err, EIO, _("cannot compare %s with %s"), a, b);
+    x->r = error_set(x->err, EIO, _("cannot compare %s with %s"), a, b);
   } else {
-    raw_records(out, len, net_change, &x);
+    raw_records(out, len, net_change, &n);
   }
-  strings_free(x.seen.v, x.seen.n);
-  return r;
+  strings_free(n.seen.v, n.seen.n);
+  return x->r;
 }
 
 int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error *err) {
@@ -1234,23 +1955,19 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
   if (b == NULL) {
     return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), b_name);
   }
-  RangePolicy rp = {0};
-  if (policy_at(dir, a, a_name, prefix, &rp, &ret->policy_file, err) < 0) {
-    range_policy_clear(&rp);
-    return -1;
-  }
   ret->base = xstrdup(a);
+  ret->base_name = xstrdup(a_name);
   _cleanup_free_ char *not_a = xasprintf("^%s", a);
   const char *args[] = {"rev-list", "--reverse", "--topo-order", "--parents", b, not_a, "--",
                         NULL};
   _cleanup_free_ char *list = git_output(dir, GIT_RUN_KEEP_ENV, args, NULL);
   if (list == NULL) {
-    range_policy_clear(&rp);
     git_changes_clear(ret);
     return error_set(err, EIO, _("cannot list the commits of %s"), range);
   }
-  int r = 0;
-  for (char *line = list; r == 0 && *line != '\0';) {
+  TreePolicies tp = {.git_dir = dir, .commit = a, .rev_shown = a_name};
+  RawCtx x = {ret, &tp, NULL, err, 0};
+  for (char *line = list; x.r == 0 && *line != '\0';) {
     size_t len = strcspn(line, "\n");
     char *next = line + len + (line[len] == '\n');
     line[len] = '\0';
@@ -1267,7 +1984,7 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
     ret->n_commits++;
     const char *commit = words[0];
     if (n > 2) {
-      r = merge_changes(dir, &rp, commit, words + 1, n - 1, ret, err);
+      (void)merge_changes(dir, &x, commit, words + 1, n - 1);
       continue;
     }
     const char *dargs[] = {"diff-tree", "-z", "-r", "--raw", "-M", "--no-commit-id", "--root",
@@ -1275,20 +1992,24 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
     size_t olen = 0;
     _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, dargs, &olen);
     if (out == NULL) {
-      r = error_set(err, EIO, _("cannot list what %s changed"), commit);
+      x.r = error_set(err, EIO, _("cannot list what %s changed"), commit);
       break;
     }
-    RawCtx x = {ret, &rp, commit};
+    x.commit = commit;
     raw_records(out, olen, raw_change, &x);
   }
-  if (r == 0) {
-    r = net_changes(dir, &rp, a, b, ret, err);
+  if (x.r == 0) {
+    (void)net_changes(dir, &x, a, b);
   }
-  range_policy_clear(&rp);
-  if (r < 0) {
+  if (x.r == 0) {
+    ret->policy_file = nearest_policy_file(&tp, prefix);
+    list_policies(&tp, ret);
+  }
+  tree_policies_clear(&tp);
+  if (x.r < 0) {
     git_changes_clear(ret);
   }
-  return r;
+  return x.r;
 }
 
 int git_staged_changes(const char *dir, GitChanges *ret, Error *err) {
@@ -1297,50 +2018,40 @@ int git_staged_changes(const char *dir, GitChanges *ret, Error *err) {
   if (repository_prefix(dir, &prefix, err) < 0) {
     return -1;
   }
-  RangePolicy rp = {0};
   _cleanup_free_ char *head = resolve_commit(dir, "HEAD");
-  _cleanup_free_ char *tree = NULL;
-  if (head != NULL) {
-    if (policy_at(dir, head, "HEAD", prefix, &rp, &ret->policy_file, err) < 0) {
-      range_policy_clear(&rp);
-      return -1;
-    }
-    ret->base = xstrdup(head);
-  } else {
-    /* Before the first commit: the policy on disk, against an empty tree. */
+  _cleanup_free_ char *tree = NULL, *top = NULL;
+  if (head == NULL) {
+    /* Before the first commit: the policies on disk, against an empty
+     * tree. */
     static const char *const targs[] = {"hash-object", "-t", "tree", "--stdin", NULL};
     static const char *const top_args[] = {"rev-parse", "--show-toplevel", NULL};
     tree = git_line(dir, GIT_RUN_KEEP_ENV, targs);
-    _cleanup_free_ char *top = git_line(dir, GIT_RUN_KEEP_ENV, top_args);
-    if (tree == NULL || top == NULL) {
+    top = git_line(dir, GIT_RUN_KEEP_ENV, top_args);
+    if (tree == NULL || top == NULL || top[0] != '/') {
       return error_set(err, EIO, _("cannot read the repository at %s"), dir ? dir : ".");
     }
-    if (policy_discover(dir, &rp.policy, err) < 0 || range_matcher(&rp, err) < 0) {
-      range_policy_clear(&rp);
-      return -1;
-    }
-    _cleanup_free_ char *canon_top = path_resolve(top);
-    _cleanup_free_ char *canon_root = policy_canonical_root(rp.policy);
-    const char *in = canon_top && canon_root ? path_relative(canon_top, canon_root) : NULL;
-    if (in == NULL) {
-      range_policy_clear(&rp);
-      return error_set(err, EINVAL, _("%s is not inside the repository at %s"),
-                       rp.policy ? rp.policy->file : POLICY_FILE_NAME, top);
-    }
-    rp.prefix = in[0] ? xasprintf("%s/", in) : xstrdup("");
-    ret->policy_file = xstrdup(rp.policy->file);
+  } else {
+    ret->base = xstrdup(head);
   }
+  ret->base_name = xstrdup("HEAD");
   const char *args[] = {"diff-index", "--cached", "-z", "-r", "--raw", "-M",
                         head ? head : tree, "--", NULL};
   size_t len = 0;
   _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, &len);
   if (out == NULL) {
-    range_policy_clear(&rp);
     git_changes_clear(ret);
     return error_set(err, EIO, _("cannot list the staged changes"));
   }
-  RawCtx x = {ret, &rp, NULL};
+  TreePolicies tp = {.git_dir = dir, .commit = head, .rev_shown = "HEAD", .top = top};
+  RawCtx x = {ret, &tp, NULL, err, 0};
   raw_records(out, len, raw_change, &x);
-  range_policy_clear(&rp);
-  return 0;
+  if (x.r == 0) {
+    ret->policy_file = nearest_policy_file(&tp, prefix);
+    list_policies(&tp, ret);
+  }
+  tree_policies_clear(&tp);
+  if (x.r < 0) {
+    git_changes_clear(ret);
+  }
+  return x.r;
 }

@@ -57,6 +57,17 @@ void gitscan_audit(const char *root, const char *canon_root, const Matcher *m,
  * ralon(1). Pure. */
 bool gitscan_key_runs(const char *key, const char *value);
 
+/* Each setting in the text of a git configuration file, as git's own
+ * parser reads it (config.c): `key` as `git config --list` prints it
+ * (section and variable lower-case, a quoted subsection as written),
+ * `value` with quotes, escapes and comments undone, NULL for a key without
+ * `=`. Includes are not followed. Returns false when git would refuse the
+ * file, and with it every command, and at a NUL byte in a value or a
+ * subsection (git would cut it short there); the settings before have
+ * been handed to `each` by then. Pure. */
+typedef void (*GitConfigEach)(void *userdata, const char *key, const char *value);
+bool gitscan_config_parse(const char *text, size_t len, GitConfigEach each, void *userdata);
+
 /* The exec lines of the text of a sequencer todo list (git-rebase-todo,
  * done, sequencer/todo): each command, in order, in a new array of `*n`
  * strings (NULL when there is none). Pure. */
@@ -87,30 +98,45 @@ void git_watch_end(GitWatch *w);
 /* ---- what commits change ------------------------------------------------ */
 
 typedef struct {
-  char *path;    /* relative to the policy's root */
+  char *path;    /* from the top of the repository */
   char *commit;  /* the commit that changed it (full hex), or NULL for staged changes */
   const char *change; /* "added", "modified", "deleted", "renamed-from",
-                       * "renamed-to", "mode", "type", "merge" */
-  char *pattern; /* the policy's pattern that protects it */
+                       * "renamed-to", "mode", "type", "merge", "net" */
+  char *pattern; /* the pattern that protects it, relative to its policy's directory */
+  char *policy;  /* that policy: "REV:PATH", or the file on disk */
+  char *policy_path; /* its path in the repository: "agent.lock", "app/agent.lock" */
 } GitChange;
 
 typedef struct {
-  char *policy_file; /* where the policy was read: "REV:PATH" */
-  char *base;        /* the commit it was read at (full hex) */
+  /* The agent.lock nearest to the working directory's place in the
+   * repository at the base ("REV:PATH", or the file on disk), or NULL. */
+  char *policy_file;
+  char **policies;   /* every agent.lock of the base that was read */
+  size_t n_policies;
+  char *base;        /* the commit the policies were read at (full hex), or
+                      * NULL (staged, before the first commit: on disk) */
+  char *base_name;   /* how it was named: "A", "HEAD" */
   GitChange *v;
   size_t n, cap;
   size_t n_commits;
+  size_t n_judged;   /* changed paths judged (a path once per change) */
+  size_t n_governed; /* of them, those with an agent.lock at or above them */
+  bool touches_policy; /* a changed path is named agent.lock */
 } GitChanges;
 
 /* `range`: "A..B", or "A" for A..HEAD. Every path changed by a commit in
- * A..B (for a merge: what differs from every parent) that the agent.lock
- * found at A (the one nearest to `dir`'s place in the repository)
- * protects, in commit order (oldest first). Returns 0, or -1 with `err`:
- * no repository, an unknown revision, no or an unreadable policy at A. */
+ * A..B (for a merge: what differs from every parent), and every one that
+ * differs between A and B, that an agent.lock of A's tree at or above it
+ * protects (each relative to its own directory; the nearest that protects
+ * it is named), in commit order (oldest first). The agent.locks of B, or
+ * of any commit in the range, count for nothing. Returns 0 (a path no
+ * agent.lock of A governs is not protected: see n_governed), or -1 with
+ * `err`: no repository, an unknown revision, an agent.lock on the way of a
+ * changed path that is not a regular file or does not parse. */
 int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error *err);
 
 /* The same for the changes staged in the index against HEAD, with the
- * policy as of HEAD (or, before the first commit, the one on disk). */
+ * agent.locks of HEAD (or, before the first commit, those on disk). */
 int git_staged_changes(const char *dir, GitChanges *ret, Error *err);
 
 void git_changes_clear(GitChanges *c);

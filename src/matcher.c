@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "matcher.h"
 
+#include "arena.h"
+
 #include <fnmatch.h>
 #include <limits.h>
 #include <locale.h>
@@ -31,9 +33,8 @@ typedef struct {
 
 typedef struct {
   size_t pattern; /* index into the caller's pattern list */
-  Segment *segs;
+  Segment *segs; /* in the matcher's arena, with their texts */
   size_t n_segs;
-  char *buf; /* the segments' texts, one after the other */
   bool in_trie;      /* every segment literal: matched through the trie */
   uint32_t next_end; /* the next alternative ending at the same trie node */
 } Alternative;
@@ -57,6 +58,7 @@ typedef struct {
 } TrieNode;
 
 struct Matcher {
+  Arena arena; /* the alternatives' segments and texts */
   Alternative *alts;
   size_t n_alts;
   bool *literal; /* per pattern */
@@ -191,93 +193,96 @@ static void free_strv(char **v, size_t n) {
   free(v);
 }
 
+/* The bytes a segment's reading stops at: its end, and wildcards. */
+static const bool seg_special[256] = {
+    ['\0'] = true, ['/'] = true, ['*'] = true, ['?'] = true, ['['] = true,
+};
+
 /* Splits one expanded alternative into segments, or explains why not.
- * The segments' texts point into one copy of `alt`, *ret_buf (the
- * caller frees it); with `ret` NULL, the alternative is only checked, and
- * nothing is allocated. */
-static int split_segments(const char *orig, const char *alt, Segment **ret, size_t *ret_n,
-                          char **ret_buf, char **why) {
+ * The segments and their texts (a copy of `alt`) are cut from `arena`;
+ * with `ret` NULL, the alternative is only checked, and nothing is
+ * allocated. */
+static int split_segments(const char *orig, const char *alt, Arena *arena, Segment **ret,
+                          size_t *ret_n, char **why) {
   Segment *segs = NULL;
-  size_t n = 0, cap = 0;
+  size_t n = 0;
   SegKind last = SEG_LITERAL;
   char *buf = NULL;
   if (alt[0] == '/') {
     /* `{/etc,x}`: an alternative may not turn absolute either. */
     *why = xasprintf(_("absolute paths are not allowed, patterns are relative to agent.lock: `%s`"),
                      orig);
-    goto fail;
+    return -1;
   }
+  Segment local[MATCHER_MAX_SEGMENTS];
   if (ret != NULL) {
-    buf = xstrdup(alt);
+    buf = arena_strndup(arena, alt, strlen(alt));
+    segs = local;
   }
   for (const char *s = alt; *s != '\0';) {
-    const char *e = strchrnul(s, '/');
-    size_t len = (size_t)(e - s);
+    /* One look at each byte: where the segment ends, and what is in it. */
+    size_t len = 0, stars = 0, others = 0;
+    bool star2 = false;
+    unsigned char bits = 0; /* every plain byte or'ed: 0x80 when one is not ASCII */
+    for (;; len++) {
+      unsigned char c = (unsigned char)s[len];
+      if (!seg_special[c]) {
+        bits |= c;
+      } else if (c == '\0' || c == '/') {
+        break;
+      } else if (c == '*') {
+        star2 |= stars > 0 && s[len - 1] == '*';
+        stars++;
+      } else {
+        others++; /* `?` or `[` */
+      }
+    }
+    bool ascii = bits < 0x80;
+    const char *e = s + len;
     if (len == 0 || (len == 1 && s[0] == '.')) {
       /* Alternatives like "a/{,b}/c" leave empty or "." segments. */
     } else if (len == 2 && s[0] == '.' && s[1] == '.') {
       *why = xasprintf(_("`..` may not be used to escape the project root: `%s`"), orig);
-      goto fail;
+      return -1;
     } else {
-      bool star2 = memmem(s, len, "**", 2) != NULL;
       if (star2 && !(len == 2)) {
         *why = xasprintf(_("`**` must be a whole path component (like `a/**/b`), in `%s`"), orig);
-        goto fail;
+        return -1;
       }
-      SegKind kind = star2 ? SEG_GLOBSTAR
-                     : (memchr(s, '*', len) || memchr(s, '?', len) || memchr(s, '[', len))
-                         ? SEG_GLOB
-                         : SEG_LITERAL;
+      SegKind kind = star2 ? SEG_GLOBSTAR : (stars > 0 || others > 0) ? SEG_GLOB : SEG_LITERAL;
       /* Consecutive `**` mean the same as one. */
       if (!(kind == SEG_GLOBSTAR && n > 0 && last == SEG_GLOBSTAR)) {
         if (n >= MATCHER_MAX_SEGMENTS) {
           *why = xasprintf(_("`%s` has more than %d path components"), orig, MATCHER_MAX_SEGMENTS);
-          goto fail;
+          return -1;
         }
         last = kind;
-        if (ret == NULL) {
-          n++;
-        } else {
-          Segment *sg = grow_array(&segs, &n, &cap, sizeof(Segment));
-          sg->kind = kind;
+        if (ret != NULL) {
+          Segment *sg = &segs[n];
+          *sg = (Segment){.kind = kind, .fast = FAST_NONE, .len = len, .ascii = ascii};
           sg->text = buf + (s - alt);
           sg->text[len] = '\0';
-          sg->len = len;
-          sg->ascii = true;
-          for (size_t k = 0; k < len; k++) {
-            sg->ascii &= (unsigned char)s[k] < 0x80;
-          }
-          if (kind == SEG_GLOB) {
-            size_t stars = 0, others = 0;
-            for (size_t k = 0; k < len; k++) {
-              stars += s[k] == '*';
-              others += s[k] == '?' || s[k] == '[';
-            }
-            if (others == 0 && stars == 1) {
-              sg->fast = len == 1 ? FAST_ANY : s[0] == '*' ? FAST_SUFFIX
-                                             : s[len - 1] == '*' ? FAST_PREFIX
-                                                                 : FAST_NONE;
-            }
+          if (kind == SEG_GLOB && others == 0 && stars == 1) {
+            sg->fast = len == 1 ? FAST_ANY : s[0] == '*' ? FAST_SUFFIX
+                                           : s[len - 1] == '*' ? FAST_PREFIX
+                                                               : FAST_NONE;
           }
         }
+        n++;
       }
     }
     s = *e ? e + 1 : e;
   }
   if (n == 0) {
     *why = xasprintf(_("`%s` does not name anything inside the project"), orig);
-    goto fail;
+    return -1;
   }
   if (ret != NULL) {
-    *ret = segs;
+    *ret = arena_alloc(arena, n * sizeof(Segment));
+    memcpy(*ret, segs, n * sizeof(Segment));
     *ret_n = n;
-    *ret_buf = buf;
   }
   return 0;
-fail:
-  free(segs);
-  free(buf);
-  return -1;
 }
 
 /* Whether `pattern` has no braces (and no class, whose `]` could hide a
@@ -305,10 +310,7 @@ void matcher_free(Matcher *m) {
   if (m == NULL) {
     return;
   }
-  for (size_t i = 0; i < m->n_alts; i++) {
-    free(m->alts[i].buf);
-    free(m->alts[i].segs);
-  }
+  arena_free(&m->arena);
   free(m->alts);
   free(m->literal);
   free(m->pattern_alts);
@@ -361,11 +363,21 @@ static void trie_insert_slot(Matcher *m, uint32_t k) {
 }
 
 static uint32_t trie_add_child(Matcher *m, uint32_t parent, const char *name, size_t len) {
-  uint32_t k = trie_child(m, parent, name, len);
-  if (k != TRIE_NONE) {
-    return k;
+  /* One hash for the lookup and, when the child is new, its slot. */
+  size_t i = 0, mask = m->table_size - 1;
+  if (m->table_size != 0) {
+    for (i = trie_hash(parent, name, len) & mask;; i = (i + 1) & mask) {
+      uint32_t k = m->table[i];
+      if (k == TRIE_NONE) {
+        break;
+      }
+      const TrieNode *nd = &m->nodes[k];
+      if (nd->parent == parent && nd->len == len && memcmp(nd->name, name, len) == 0) {
+        return k;
+      }
+    }
   }
-  k = (uint32_t)m->n_nodes;
+  uint32_t k = (uint32_t)m->n_nodes;
   TrieNode *nd = grow_array(&m->nodes, &m->n_nodes, &m->cap_nodes, sizeof(TrieNode));
   *nd = (TrieNode){.name = name,
                    .len = len,
@@ -385,14 +397,37 @@ static uint32_t trie_add_child(Matcher *m, uint32_t parent, const char *name, si
       trie_insert_slot(m, j);
     }
   } else {
-    trie_insert_slot(m, k);
+    m->table[i] = k;
   }
   return k;
 }
 
 static void trie_build(Matcher *m) {
-  m->nodes = xcalloc(1, sizeof(TrieNode));
-  m->cap_nodes = m->n_nodes = 1;
+  /* Sized once for the most nodes the literal alternatives can make (one
+   * per segment), so neither the nodes nor the table grow on the way. */
+  size_t most = 1;
+  for (size_t i = 0; i < m->n_alts; i++) {
+    Alternative *a = &m->alts[i];
+    /* Case folding compares through fnmatch(3): no trie for that. */
+    a->in_trie = !(m->flags & MATCHER_CASEFOLD) && m->n_alts < TRIE_NONE;
+    for (size_t s = 0; s < a->n_segs && a->in_trie; s++) {
+      a->in_trie = a->segs[s].kind == SEG_LITERAL;
+    }
+    most += a->in_trie ? a->n_segs : 0;
+  }
+  if (most < TRIE_NONE / 4) {
+    m->table_size = 64;
+    while (m->table_size < 2 * most) {
+      m->table_size *= 2;
+    }
+    m->table = xreallocarray(NULL, m->table_size, sizeof(uint32_t));
+    memset(m->table, 0xff, m->table_size * sizeof(uint32_t));
+  } else {
+    most = 1;
+  }
+  m->nodes = xreallocarray(NULL, most, sizeof(TrieNode));
+  m->cap_nodes = most;
+  m->n_nodes = 1;
   m->nodes[TRIE_ROOT] = (TrieNode){.parent = TRIE_NONE,
                                    .first_child = TRIE_NONE,
                                    .next_sibling = TRIE_NONE,
@@ -401,11 +436,6 @@ static void trie_build(Matcher *m) {
   size_t cap_general = 0;
   for (size_t i = 0; i < m->n_alts; i++) {
     Alternative *a = &m->alts[i];
-    /* Case folding compares through fnmatch(3): no trie for that. */
-    a->in_trie = !(m->flags & MATCHER_CASEFOLD) && m->n_alts < TRIE_NONE;
-    for (size_t s = 0; s < a->n_segs && a->in_trie; s++) {
-      a->in_trie = a->segs[s].kind == SEG_LITERAL;
-    }
     if (!a->in_trie) {
       size_t *slot = grow_array(&m->general, &m->n_general, &cap_general, sizeof(size_t));
       *slot = i;
@@ -426,7 +456,9 @@ static void trie_build(Matcher *m) {
 
 int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher **ret, Error *err) {
   _cleanup_matcher_ Matcher *m = xcalloc(1, sizeof(Matcher));
-  size_t cap = 0;
+  /* At least one alternative a pattern. */
+  size_t cap = n;
+  m->alts = xreallocarray(NULL, n ? n : 1, sizeof(Alternative));
   m->flags = flags;
   m->n_patterns = n;
   m->literal = xcalloc(n, sizeof(bool));
@@ -450,7 +482,7 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
     for (size_t k = 0; k < na; k++) {
       Alternative *a = grow_array(&m->alts, &m->n_alts, &cap, sizeof(Alternative));
       a->pattern = i;
-      if (split_segments(patterns[i], list[k], &a->segs, &a->n_segs, &a->buf, &why) < 0) {
+      if (split_segments(patterns[i], list[k], &m->arena, &a->segs, &a->n_segs, &why) < 0) {
         m->n_alts--;
         free_strv(alts, alts != NULL ? na : 0);
         return error_set(err, EINVAL, _("invalid pattern: %s"), why);

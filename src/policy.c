@@ -23,10 +23,7 @@ void policy_free(Policy *p) {
   if (p == NULL) {
     return;
   }
-  for (size_t i = 0; i < p->n_patterns; i++) {
-    free(p->patterns[i].pattern);
-    free(p->patterns[i].declared);
-  }
+  arena_free(&p->strings);
   free(p->patterns);
   free(p->file);
   free(p->root);
@@ -480,6 +477,49 @@ static int parse_version(Parse *ps, const yaml_event_t *ev, unsigned *ret) {
   return 0;
 }
 
+/* Bytes that keep a pattern from being a plain literal: ones normalising
+ * changes or refuses (`\\`, NUL, `:`) and wildcards and braces, which
+ * the matcher has to read. */
+static const bool not_plain[256] = {
+    ['\0'] = true, ['\\'] = true, [':'] = true, ['*'] = true,
+    ['?'] = true,  ['['] = true,   ['{'] = true, ['}'] = true,
+};
+
+/* Whether the `n` bytes at `s` are a literal path in its normal form, as
+ * most patterns are (`src/auth.c`): no blank around it, no `!`, `~` or
+ * `/` first, no `\\`, `:`, NUL, wildcard or brace, no empty, `.` or `..`
+ * component, at most MATCHER_MAX_SEGMENTS components, shorter than
+ * PATH_MAX. policy_normalize_pattern() would return such a pattern
+ * unchanged, and the matcher accept it: one look at each byte instead.
+ * Anything else takes the whole way. */
+static bool plain_literal(const char *s, size_t n) {
+  if (n == 0 || n >= PATH_MAX || strchr(" \t\r\n!~/", s[0]) != NULL ||
+      strchr(" \t\r\n/", s[n - 1]) != NULL) {
+    return false;
+  }
+  size_t components = 1, seg = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (not_plain[c]) {
+      return false;
+    }
+    if (c == '/') {
+      /* The component s[seg, i): empty, `.` or `..`. */
+      size_t len = i - seg;
+      if (len == 0 || (s[seg] == '.' && (len == 1 || (len == 2 && s[seg + 1] == '.')))) {
+        return false;
+      }
+      components++;
+      seg = i + 1;
+    }
+  }
+  size_t len = n - seg;
+  if (s[seg] == '.' && (len == 1 || (len == 2 && s[seg + 1] == '.'))) {
+    return false;
+  }
+  return components <= MATCHER_MAX_SEGMENTS;
+}
+
 static void add_pattern(Policy *p, size_t *cap, char *pattern, char *declared, unsigned line,
                         unsigned col, bool implicit) {
   PolicyPattern *pp = grow_array(&p->patterns, &p->n_patterns, cap, sizeof(PolicyPattern));
@@ -526,14 +566,21 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
     }
     const char *v = (const char *)ev.data.scalar.value;
     size_t n = ev.data.scalar.length;
-    char *norm = NULL, *why = NULL;
-    if (policy_normalize_pattern(v, n, &norm, &why) < 0) {
-      fail_at(ps, &ev.start_mark, _("invalid pattern: %s"), why);
-      free(why);
-      yaml_event_delete(&ev);
-      return -1;
+    char *pattern, *declared = arena_strndup(&p->strings, v, n);
+    if (plain_literal(v, n)) {
+      pattern = declared; /* its own normal form, valid as it stands */
+    } else {
+      _cleanup_free_ char *norm = NULL;
+      char *why = NULL;
+      if (policy_normalize_pattern(v, n, &norm, &why) < 0) {
+        fail_at(ps, &ev.start_mark, _("invalid pattern: %s"), why);
+        free(why);
+        yaml_event_delete(&ev);
+        return -1;
+      }
+      pattern = streq(norm, declared) ? declared : arena_strndup(&p->strings, norm, strlen(norm));
     }
-    add_pattern(p, cap, norm, xstrndup(v, n), (unsigned)ev.start_mark.line + 1,
+    add_pattern(p, cap, pattern, declared, (unsigned)ev.start_mark.line + 1,
                 (unsigned)ev.start_mark.column + 1, false);
     yaml_event_delete(&ev);
   }
@@ -619,42 +666,63 @@ static int parse_document(Parse *ps, Policy *p, size_t *cap) {
   return 0;
 }
 
-static int compare_by_pattern(const void *a, const void *b) {
-  const PolicyPattern *const *x = a, *const *y = b;
-  int c = strcmp((*x)->pattern, (*y)->pattern);
-  /* Equal patterns: the earlier one (lower address) first. */
-  return c != 0 ? c : (*x < *y ? -1 : *x > *y);
+static size_t pattern_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s != '\0'; s++) {
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  }
+  return (size_t)(h ^ (h >> 29));
 }
 
-/* Keeps the first of equal patterns, in O(n log n): a policy may hold a
- * megabyte of them. */
+/* Keeps the first of equal patterns, in one pass through a hash set of
+ * those kept: a policy may hold a megabyte of them. */
 static void remove_duplicates(Policy *p) {
   if (p->n_patterns < 2) {
     return;
   }
-  PolicyPattern **sorted = xcalloc(p->n_patterns, sizeof(PolicyPattern *));
-  bool *dup = xcalloc(p->n_patterns, sizeof(bool));
-  for (size_t i = 0; i < p->n_patterns; i++) {
-    sorted[i] = &p->patterns[i];
+  size_t size = 16;
+  while (size < 2 * p->n_patterns) {
+    size *= 2;
   }
-  qsort(sorted, p->n_patterns, sizeof(PolicyPattern *), compare_by_pattern);
-  for (size_t i = 1; i < p->n_patterns; i++) {
-    if (streq(sorted[i]->pattern, sorted[i - 1]->pattern)) {
-      dup[sorted[i] - p->patterns] = true;
-    }
-  }
+  size_t mask = size - 1;
+  /* Index + 1 of a kept pattern (in its new place), or 0. */
+  size_t *set = xcalloc(size, sizeof(size_t));
   size_t o = 0;
   for (size_t i = 0; i < p->n_patterns; i++) {
-    if (dup[i]) {
-      free(p->patterns[i].pattern);
-      free(p->patterns[i].declared);
-    } else {
-      p->patterns[o++] = p->patterns[i];
+    const char *pat = p->patterns[i].pattern;
+    size_t k = pattern_hash(pat) & mask;
+    bool dup = false;
+    for (; set[k] != 0; k = (k + 1) & mask) {
+      p->operations++;
+      if (streq(p->patterns[set[k] - 1].pattern, pat)) {
+        dup = true;
+        break;
+      }
+    }
+    p->operations++;
+    if (!dup) {
+      p->patterns[o] = p->patterns[i];
+      set[k] = ++o;
     }
   }
   p->n_patterns = o;
-  free(sorted);
-  free(dup);
+  free(set);
+}
+
+/* How many bytes the text starts with that are ASCII, eight at a time: a
+ * policy is mostly ASCII, which is UTF-8 as it stands. */
+static size_t ascii_prefix(const char *text, size_t len) {
+  size_t i = 0;
+  for (uint64_t w; i + 8 <= len; i += 8) {
+    memcpy(&w, text + i, sizeof(w));
+    if (w & 0x8080808080808080ull) {
+      break;
+    }
+  }
+  while (i < len && (unsigned char)text[i] < 0x80) {
+    i++;
+  }
+  return i;
 }
 
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err) {
@@ -672,7 +740,8 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
     return error_set(err, EINVAL, _("%s:%u:%u: a NUL byte; agent.lock must be UTF-8 text"), file,
                      line, col);
   }
-  size_t bad = utf8_invalid_offset((const unsigned char *)text, len);
+  size_t ascii = ascii_prefix(text, len);
+  size_t bad = ascii + utf8_invalid_offset((const unsigned char *)text + ascii, len - ascii);
   if (bad < len) {
     position_of(text, bad, &line, &col);
     return error_set(err, EILSEQ, _("%s:%u:%u: not valid UTF-8; agent.lock must be UTF-8 text"),
@@ -691,7 +760,8 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
   p->file = xstrdup(file);
   p->root = path_dirname(file);
   p->version = POLICY_VERSION;
-  add_pattern(p, &cap, xstrdup(POLICY_FILE_NAME), xstrdup(POLICY_FILE_NAME), 0, 0, true);
+  char *self = arena_strndup(&p->strings, POLICY_FILE_NAME, strlen(POLICY_FILE_NAME));
+  add_pattern(p, &cap, self, self, 0, 0, true);
 
   Parse ps = {.file = file, .text = text, .len = len, .err = err};
   if (!yaml_parser_initialize(&ps.parser)) {

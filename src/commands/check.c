@@ -136,6 +136,11 @@ static int check_changes(const Options *o, Error *err) {
   if (o->json) {
     json_object *doc = json_object_new_object();
     json_add_string(doc, "policy", c.policy_file);
+    json_object *pols = json_object_new_array();
+    for (size_t i = 0; i < c.n_policies; i++) {
+      json_object_array_add(pols, json_object_new_string(c.policies[i]));
+    }
+    json_object_object_add(doc, "policies", pols);
     json_add_string(doc, "base", c.base);
     if (o->staged) {
       json_object_object_add(doc, "staged", json_object_new_boolean(true));
@@ -151,6 +156,7 @@ static int check_changes(const Options *o, Error *err) {
       json_add_string(e, "change", c.v[i].change);
       json_add_string(e, "commit", c.v[i].commit);
       json_add_string(e, "pattern", c.v[i].pattern);
+      json_add_string(e, "policy", c.v[i].policy);
       json_object_array_add(a, e);
     }
     json_object_object_add(doc, "changes", a);
@@ -158,17 +164,51 @@ static int check_changes(const Options *o, Error *err) {
     json_print(doc);
   } else {
     for (size_t i = 0; i < c.n; i++) {
-      _cleanup_free_ char *name = shown(c.v[i].path, false), *pat = text_display(c.v[i].pattern);
-      if (c.v[i].commit != NULL) {
+      const GitChange *g = &c.v[i];
+      _cleanup_free_ char *name = shown(g->path, false), *pat = text_display(g->pattern);
+      const char *red = color_on(stdout, COLOR_RED), *off = color_off(stdout);
+      if (streq(g->policy_path, POLICY_FILE_NAME) && g->commit != NULL) {
         /* TRANSLATORS: the last two: how the path changed ("deleted"), and
          * the commit's abbreviated name. */
-        printf(_("%s%s%s%s  (matches `%s`; %s in %.12s)\n"), color_on(stdout, COLOR_RED),
-               _("locked    "), color_off(stdout), name, pat, change_text(c.v[i].change),
-               c.v[i].commit);
+        printf(_("%s%s%s%s  (matches `%s`; %s in %.12s)\n"), red, _("locked    "), off, name, pat,
+               change_text(g->change), g->commit);
+      } else if (streq(g->policy_path, POLICY_FILE_NAME)) {
+        printf(_("%s%s%s%s  (matches `%s`; %s, staged)\n"), red, _("locked    "), off, name, pat,
+               change_text(g->change));
       } else {
-        printf(_("%s%s%s%s  (matches `%s`; %s, staged)\n"), color_on(stdout, COLOR_RED),
-               _("locked    "), color_off(stdout), name, pat, change_text(c.v[i].change));
+        /* An agent.lock below the top of the repository: its pattern is
+         * relative to its directory, so it is named. */
+        _cleanup_free_ char *pol = shown(g->policy_path, false);
+        if (g->commit != NULL) {
+          /* TRANSLATORS: the pattern, the agent.lock that has it, how the
+           * path changed ("deleted"), and the commit's abbreviated name. */
+          printf(_("%s%s%s%s  (matches `%s` in %s; %s in %.12s)\n"), red, _("locked    "), off,
+                 name, pat, pol, change_text(g->change), g->commit);
+        } else {
+          printf(_("%s%s%s%s  (matches `%s` in %s; %s, staged)\n"), red, _("locked    "), off,
+                 name, pat, pol, change_text(g->change));
+        }
       }
+    }
+  }
+  /* Nothing was protected where the changes start: they cannot change a
+   * protected path, so they pass; said, since a pull request that brings
+   * the first agent.lock passes by it. Deleting or weakening one that the
+   * base has is a change to a protected path, never this. */
+  if (c.n_judged > 0 && c.n_governed == 0) {
+    if (o->staged) {
+      print_note(_("no agent.lock in %s at or above the staged paths: nothing was protected "
+                   "there, so none of them is a protected path"),
+                 c.base != NULL ? c.base_name : _("the working tree"));
+    } else if (c.touches_policy) {
+      print_note(_("no agent.lock in %s at or above the paths this range changes: nothing was "
+                   "protected there, so it changes no protected path; the agent.lock it brings "
+                   "protects from the first range whose base holds it"),
+                 c.base_name);
+    } else {
+      print_note(_("no agent.lock in %s at or above the paths this range changes: nothing was "
+                   "protected there, so it changes no protected path"),
+                 c.base_name);
     }
   }
   r = c.n > 0 ? EXIT_PROTECTED : EXIT_OK;

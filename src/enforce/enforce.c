@@ -211,6 +211,12 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     }
     t->relative = p->relative; /* the scan's: it outlives the plan */
   }
+  /* The protected directories so far, which hold what lies below them:
+   * an index each target added is entered into, so that each unreadable
+   * directory and each missing literal below costs a lookup per
+   * component, not a pass over every target. */
+  PlanDirs dirs;
+  plan_dirs_init(&dirs, v, n);
   /* A directory that could hold protected entries but could not be read
    * (no permission, or names too long to reach) is protected as a whole:
    * what it holds is unknown. Left alone, an agent that made a directory
@@ -227,10 +233,13 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
       if (errno == ENOENT) {
         continue; /* gone since the scan, and what it held with it */
       }
+      int e = errno;
+      plan_dirs_clear(&dirs);
       plan_targets_free(v, n);
-      return error_set(err, errno, _("cannot protect %s, which could not be read: %m"), joined);
+      errno = e;
+      return error_set(err, e, _("cannot protect %s, which could not be read: %m"), joined);
     }
-    if (plan_inside_protected_dir(v, n, path)) {
+    if (plan_dirs_hold(&dirs, path)) {
       continue;
     }
     PlanTarget *t = grow_array(&v, &n, &cap, sizeof(PlanTarget));
@@ -239,6 +248,9 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
     t->dev = st.st_dev;
     t->ino = st.st_ino;
     t->mode = st.st_mode;
+    if (S_ISDIR(st.st_mode)) {
+      plan_dirs_add(&dirs, t->path);
+    }
   }
   /* Every name the policy protects is a target of its own, also where
    * two name one object (hard links, a bind mount inside the project, two
@@ -262,7 +274,7 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
             ? path_join(canon_root, policy->patterns[i].pattern)
             : NULL;
     const char *where = resolved != NULL ? resolved : lexical != NULL ? lexical : abs;
-    if (plan_inside_protected_dir(v, n, where)) {
+    if (plan_dirs_hold(&dirs, where)) {
       free(resolved);
       continue;
     }
@@ -276,8 +288,12 @@ int enforce_targets(const Policy *policy, const Matcher *m, const ScanResult *sc
       t->dev = st.st_dev;
       t->ino = st.st_ino;
       t->mode = st.st_mode;
+      if (S_ISDIR(st.st_mode)) {
+        plan_dirs_add(&dirs, t->path);
+      }
     }
   }
+  plan_dirs_clear(&dirs);
   /* Usually sorted already: the scan's order, under one root. */
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; i++) {

@@ -50,70 +50,43 @@ void plan_sort_unique(char **v, size_t *n) {
   *n = o;
 }
 
-/* Whether `path` is a protected directory target or lies below one. */
-bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path) {
-  for (size_t i = 0; i < n; i++) {
-    if (!t[i].missing && S_ISDIR(t[i].mode) && path_relative(t[i].path, path) != NULL) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void plan_dirs_init(PlanDirs *d, const PlanTarget *t, size_t n) {
-  d->v = xcalloc(n + 1, sizeof(char *));
-  d->n = 0;
+  *d = (PlanDirs){0};
   for (size_t i = 0; i < n; i++) {
     if (!t[i].missing && S_ISDIR(t[i].mode)) {
-      d->v[d->n++] = t[i].path;
+      plan_dirs_add(d, t[i].path);
     }
   }
-  qsort(d->v, d->n, sizeof(char *), strings_compare);
 }
 
-static bool dirs_have(const PlanDirs *d, const char *path, size_t len) {
-  /* A binary search for `path`'s first `len` bytes. */
-  size_t lo = 0, hi = d->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strncmp(d->v[mid], path, len);
-    if (c == 0 && d->v[mid][len] != '\0') {
-      c = 1; /* longer than the prefix: after it */
-    }
-    if (c == 0) {
-      return true;
-    }
-    if (c < 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return false;
+void plan_dirs_add(PlanDirs *d, const char *path) {
+  d->root |= streq(path, "/");
+  strset_add(&d->set, path);
 }
 
 bool plan_dirs_hold(const PlanDirs *d, const char *path) {
-  if (d->n == 0) {
+  if (d->set.n == 0) {
     return false;
   }
   /* path_relative(dir, path): `path` is the directory or lies below it,
    * and everything absolute lies below `/`. */
-  if (path[0] == '/' && dirs_have(d, "/", 1)) {
+  if (path[0] == '/' && d->root) {
     return true;
   }
-  size_t len = strlen(path);
-  for (size_t j = 0; j <= len; j++) {
-    if ((path[j] == '/' || path[j] == '\0') && dirs_have(d, path, j)) {
+  /* `path` itself and each of its ancestors, by its first `j` bytes. */
+  for (size_t j = 0;; j++) {
+    if ((path[j] == '/' || path[j] == '\0') && strset_has(&d->set, path, j)) {
       return true;
     }
+    if (path[j] == '\0') {
+      return false;
+    }
   }
-  return false;
 }
 
 void plan_dirs_clear(PlanDirs *d) {
-  free(d->v);
-  d->v = NULL;
-  d->n = 0;
+  strset_clear(&d->set);
+  d->root = false;
 }
 
 /* Appends every proper ancestor of `path` below `/` that is not also an
@@ -297,33 +270,24 @@ bool plan_stops_new_names(const Plan *plan, const Matcher *m, size_t idx, const 
   return false;
 }
 
-static bool strings_have(const char *const *v, size_t n, const char *s) {
-  return n > 0 && bsearch(&s, v, n, sizeof(char *), strings_compare) != NULL;
-}
-
-/* Whether some directory in `dirs` (sorted) holds the project-relative
- * `rel`, as relative_within() says: "." or `rel` itself or one of its
- * leading paths. */
-static bool within_some(const char *const *dirs, size_t n, const char *rel) {
-  if (n == 0) {
+/* Whether some directory in `dirs` holds the project-relative `rel`, as
+ * relative_within() says: "." or `rel` itself or one of its leading
+ * paths. */
+static bool within_some(const StrSet *dirs, const char *rel) {
+  if (dirs->n == 0) {
     return false;
   }
-  if (strings_have(dirs, n, ".") || strings_have(dirs, n, rel)) {
+  if (strset_has(dirs, ".", 1)) {
     return true;
   }
-  char buf[PATH_MAX];
-  for (const char *s = strchr(rel, '/'); s != NULL; s = strchr(s + 1, '/')) {
-    size_t len = (size_t)(s - rel);
-    if (len >= sizeof(buf)) {
-      break;
-    }
-    memcpy(buf, rel, len);
-    buf[len] = '\0';
-    if (strings_have(dirs, n, buf)) {
+  for (size_t j = 0;; j++) {
+    if ((rel[j] == '/' || rel[j] == '\0') && strset_has(dirs, rel, j)) {
       return true;
     }
+    if (rel[j] == '\0') {
+      return false;
+    }
   }
-  return false;
 }
 
 static void stops_nothing_below(size_t pattern, void *data) {
@@ -334,33 +298,30 @@ void plan_new_names_stopped(const Plan *plan, const Matcher *m, const char *cons
                             size_t n, const char *canon_root, bool *stops) {
   if (plan->backend == BACKEND_MOUNT) {
     /* The names of the protected objects, and of the protected
-     * directories, sorted for lookups. */
-    const char **names = xcalloc(plan->n_targets + 1, sizeof(char *));
-    const char **dirs = xcalloc(plan->n_targets + 1, sizeof(char *));
-    size_t n_names = 0, n_dirs = 0;
+     * directories, in sets: a lookup per pattern (and per component of
+     * it), not a sort of every target. */
+    StrSet names = {0}, dirs = {0};
     for (size_t i = 0; i < plan->n_targets; i++) {
       const PlanTarget *t = &plan->targets[i];
       if (t->missing || t->relative == NULL) {
         continue;
       }
-      names[n_names++] = t->relative;
+      strset_add(&names, t->relative);
       if (S_ISDIR(t->mode)) {
-        dirs[n_dirs++] = t->relative;
+        strset_add(&dirs, t->relative);
       }
     }
-    qsort(names, n_names, sizeof(char *), strings_compare);
-    qsort(dirs, n_dirs, sizeof(char *), strings_compare);
     for (size_t i = 0; i < n; i++) {
       bool literal = matcher_is_literal(m, i);
-      if (literal && strings_have(names, n_names, patterns[i])) {
+      if (literal && strset_has(&names, patterns[i], strlen(patterns[i]))) {
         stops[i] = true;
         continue;
       }
       _cleanup_free_ char *prefix = literal ? NULL : literal_prefix(patterns[i]);
-      stops[i] = within_some(dirs, n_dirs, literal ? patterns[i] : prefix);
+      stops[i] = within_some(&dirs, literal ? patterns[i] : prefix);
     }
-    free(names);
-    free(dirs);
+    strset_clear(&names);
+    strset_clear(&dirs);
     return;
   }
   bool landlock = plan->backend == BACKEND_LANDLOCK && canon_root != NULL;

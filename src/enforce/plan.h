@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "matcher.h"
+#include "strset.h"
 #include "util.h"
 
 typedef enum {
@@ -224,17 +225,18 @@ bool carve_restricts_entries(const char *path);
 
 /* Shared by plan.c and carve.c. */
 void plan_sort_unique(char **v, size_t *n);
-bool plan_inside_protected_dir(const PlanTarget *t, size_t n, const char *path);
 void plan_add_ancestors(const char *path, const char *prev, char ***v, size_t *n, size_t *cap);
 
-/* The protected directories among some targets, sorted: what
- * plan_inside_protected_dir() answers, asked of many paths, at a lookup
- * per component of each path instead of a pass over every target. The
- * targets outlive it (it borrows their paths). */
+/* The protected directories among some targets (neither missing nor
+ * anything but a directory), in a hash set: whether a path is one of them
+ * or lies below one (path_relative()), at a lookup per component of the
+ * path instead of a pass over every target; more can be added as targets
+ * are. It borrows their paths, which must outlive it. */
 typedef struct {
-  const char **v;
-  size_t n;
+  StrSet set;
+  bool root; /* `/` is one of them */
 } PlanDirs;
 void plan_dirs_init(PlanDirs *d, const PlanTarget *t, size_t n);
+void plan_dirs_add(PlanDirs *d, const char *path);
 bool plan_dirs_hold(const PlanDirs *d, const char *path);
 void plan_dirs_clear(PlanDirs *d);

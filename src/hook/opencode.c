@@ -2,9 +2,17 @@
 /* opencode: no command hooks; the plugin .opencode/plugins/ralon.js calls
  * `ralon hook check` from tool.execute.before with {tool_name, tool_input,
  * cwd, hook_event_name:"tool.execute.before"} and throws ralon's stderr
- * when it exits non-zero. Tools: write/edit/multiedit (filePath),
- * apply_patch/patch (patchText, paths relative to the project), bash
- * (command, and workdir: where it runs). */
+ * when it exits non-zero; cwd is where opencode was started, from which it
+ * resolves relative paths too. Tools of opencode 1.18.33, as the real
+ * client sends them (tests/agents/test_opencode.py): write and edit
+ * (filePath) for most models, apply_patch (patchText, paths relative to
+ * cwd) instead for GPT-named ones, bash (command, and workdir: where it
+ * runs, relative to cwd or absolute); task starts a subagent whose calls
+ * come through the plugin too; read, glob, grep, skill, todowrite and
+ * webfetch change no file. multiedit and patch are older builds' names. */
+#include <stdlib.h>
+#include <strings.h>
+
 #include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
@@ -88,6 +96,38 @@ static char *file(const char *where) {
   return xstrdup(opencode_plugin);
 }
 
+/* opencode's own test of a flag variable: "1" or "true", in any case. */
+static bool flag_set(const char *name) {
+  const char *v = getenv(name);
+  return v != NULL && (streq(v, "1") || strcasecmp(v, "true") == 0);
+}
+
+/* opencode reads these at start (the real client shows it,
+ * tests/agents/test_opencode.py): OPENCODE_PURE, which --pure sets too,
+ * loads no plugin but its own, so neither level's ralon.js runs;
+ * OPENCODE_DISABLE_PROJECT_CONFIG skips every .opencode/ directory, so
+ * only the user-level plugin runs. Read from ralon's environment, which
+ * is the shell's opencode would be started from. */
+static HookRuns runs_here(const char *root, const char *home, bool user, char **ret_note) {
+  (void)root;
+  (void)home;
+  if (flag_set("OPENCODE_PURE")) {
+    /* TRANSLATORS: OPENCODE_PURE and --pure are opencode's names; keep them. */
+    *ret_note = xstrdup(_("OPENCODE_PURE is set here, so opencode loads no plugin but its own, "
+                          "this one included: unset OPENCODE_PURE (and do not start opencode "
+                          "with --pure)."));
+    return HOOK_RUNS_NO;
+  }
+  if (!user && flag_set("OPENCODE_DISABLE_PROJECT_CONFIG")) {
+    /* TRANSLATORS: OPENCODE_DISABLE_PROJECT_CONFIG is opencode's name; keep it. */
+    *ret_note = xstrdup(_("OPENCODE_DISABLE_PROJECT_CONFIG is set here, so opencode skips the "
+                          "project's .opencode directory and this plugin: unset it, or install "
+                          "the hook with --user."));
+    return HOOK_RUNS_NO;
+  }
+  return HOOK_RUNS_YES;
+}
+
 const AgentDesc agent_opencode = {
     .id = AGENT_OPENCODE,
     .name = "opencode",
@@ -105,4 +145,5 @@ const AgentDesc agent_opencode = {
     .detect = {{".opencode", AGENT_IN_BOTH}, {".config/opencode", AGENT_IN_HOME}},
     .shape = AGENT_SHAPE_FILE,
     .file = file,
+    .runs_here = runs_here,
 };

@@ -132,6 +132,40 @@ def install_agent(package, version, binary):
     return exe
 
 
+def install_package(package, version):
+    """The prefix of npm package@version, installed on first use into
+    CACHE/<package>-<version> with the package.json and package-lock.json
+    npm saves: for a package an agent would otherwise fetch from the
+    registry while it runs (opencode's plugin SDK), so that the test can
+    hand it over ready and the run stays on 127.0.0.1."""
+    name = package.strip("@").replace("/", "+")
+    prefix = os.path.join(CACHE, "%s-%s" % (name, version))
+    ready = os.path.join(prefix, "package-lock.json")
+    if os.path.exists(ready):
+        return prefix
+    if shutil.which("npm") is None:
+        skip_or_fail("npm is not installed, so %s@%s cannot be installed" % (package, version))
+    os.makedirs(CACHE, exist_ok=True)
+    with open(os.path.join(CACHE, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(ready):
+            return prefix
+        tmp = prefix + ".partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        r = subprocess.run(["npm", "install", "--prefix", tmp, "--no-audit", "--no-fund",
+                            "--save-exact", "--loglevel=error", "%s@%s" % (package, version)],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=900)
+        if r.returncode != 0 or not os.path.exists(os.path.join(tmp, "package-lock.json")):
+            shutil.rmtree(tmp, ignore_errors=True)
+            skip_or_fail("cannot install %s@%s with npm: %s" % (
+                package, version, (r.stderr or r.stdout).strip()[-600:]))
+        shutil.rmtree(prefix, ignore_errors=True)
+        os.rename(tmp, prefix)
+    return prefix
+
+
 def subst(obj, root):
     """obj with every "@ROOT@" in its strings replaced by root."""
     if isinstance(obj, str):

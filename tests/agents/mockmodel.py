@@ -96,6 +96,17 @@ class MockModel:
             def do_GET(self):
                 self._dispatch("GET")
 
+            def do_CONNECT(self):
+                # A client that honours HTTPS_PROXY pointed here: a request
+                # meant for another host. Kept, and refused.
+                with mock.lock:
+                    mock.requests.append(("CONNECT", self.path, {},
+                                          round(time.monotonic() - mock.started, 3)))
+                    mock.unknown.append(("CONNECT", self.path))
+                self.send_response(403)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
             def do_HEAD(self):
                 self.send_response(404)
                 self.send_header("Content-Length", "0")

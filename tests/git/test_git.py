@@ -285,6 +285,104 @@ class TestAudit(Base):
             self.assertEqual([k for k in kinds(doc) if k[0].startswith("git-")], [])
 
 
+class TestGitRuns(Base):
+    """The audit asks git only when a configuration file of the repository
+    may hold what it looks for (a setting that runs a command, an
+    include), read as git reads it; a `git` first on PATH logs each run."""
+
+    def logging_git(self, box):
+        log = os.path.join(box.home, "git-runs.log")
+        wrapper = os.path.join(box.bindir, "git")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\necho "$*" >> %s\nexec /usr/bin/git "$@"\n' % log)
+        os.chmod(wrapper, 0o755)
+        return log
+
+    def runs(self, log):
+        if not os.path.exists(log):
+            return []
+        with open(log) as f:
+            # ralon's runs (the tests' own git commands log too).
+            return [l.strip() for l in f if l.startswith("--no-pager ")]
+
+    def test_a_clean_repository_runs_no_git(self):
+        if not os.path.exists("/usr/bin/git"):
+            self.skipTest("git is not /usr/bin/git here")
+        for box in self.each_user():
+            root = box.project()
+            box.sh("git config alias.st status && git config core.editor vi && "
+                   "git remote add origin https://example.org/x.git", root)
+            log = self.logging_git(box)
+            self.assertEqual(box.ralon_(["status"], root).rc, 0)
+            self.assertEqual(box.ralon_(["run", "--dry-run", "--", "true"], root).rc, 0)
+            self.assertEqual(box.ralon_(["check"], root).rc, 0)
+            self.assertEqual(self.runs(log), [])
+            # A setting that runs a command, in a file the policy
+            # protects: nothing to report, nothing asked.
+            box.sh("git config alias.up '!sh -c evil'", root)
+            doc = self.status_json(box, root)
+            self.assertEqual(self.runs(log), [])
+            self.assertEqual([k for k in kinds(doc) if k[0] == "git-command-unprotected"], [])
+            # Unprotected: asked once, and found.
+            box.write(root, "agent.lock", POLICY.replace("  - .git/config\n", ""))
+            doc = self.status_json(box, root)
+            self.assertEqual(len(self.runs(log)), 1, self.runs(log))
+            self.assertIn("config --list", self.runs(log)[0])
+            self.assertIn(("git-command-unprotected", ".git/config"), kinds(doc))
+            # An include: asked whatever the policy protects.
+            box.write(root, "agent.lock", POLICY)
+            box.sh("git config --unset alias.up && git config include.path ../inc", root)
+            box.write(root, "inc", "[core]\n\tpager = evil\n")
+            doc = self.status_json(box, root)
+            self.assertEqual(len(self.runs(log)), 2, self.runs(log))
+            self.assertIn(("git-command-unprotected", "inc"), kinds(doc))
+
+    def test_settings_are_found_however_they_are_written(self):
+        # A nested repository's configuration, written the ways git reads
+        # and a quick look might not: each is reported.
+        configs = [
+            ("[CORE]\r\n\tFsMonitor = \"touch x\"\r\n", "core.fsmonitor = touch x"),
+            ("\ufeff[core] pager = less -R # c\n", "core.pager = less -R"),
+            ("[core]\n\tsshCommand = \\\n  ssh -i k\n", "core.sshcommand = ssh -i k"),
+            ("[alias]\n\tst = \"!\"sh -c evil\n", "alias.st = !sh -c evil"),
+            ('[diff "a\\"b"]\n\ttextconv = evil\n', 'diff.a"b.textconv = evil'),
+            ('[url "e\\xt::sh -c evil"]\n\tinsteadOf = o\n', "url.ext::sh -c evil.insteadof"),
+            ("[Filter.X]\n\tclean = evil\n", "filter.x.clean = evil"),
+            ("[include]\n\tpath = ../../inc\n", None),
+        ]
+        for box in self.each_user():
+            root = box.project()
+            box.write(root, "inc", "[core]\n\teditor = evil-editor\n")
+            for i, (text, shown) in enumerate(configs):
+                box.sh("mkdir -p n%d && git -C n%d init -q" % (i, i), root)
+                box.write(root, "n%d/.git/config" % i, text)
+            doc = self.status_json(box, root)
+            for i, (text, shown) in enumerate(configs):
+                msgs = [f["message"] for f in doc["findings"]
+                        if f["kind"] == "git-command-unprotected"
+                        and f["subject"] == "n%d/.git/config" % i]
+                if shown is None:
+                    # The include: what it includes is reported.
+                    msgs = [f["message"] for f in doc["findings"]
+                            if f["kind"] == "git-command-unprotected" and f["subject"] == "inc"]
+                    shown = "core.editor = evil-editor"
+                self.assertEqual(len(msgs), 1, (text, msgs))
+                self.assertIn(shown, msgs[0])
+
+
+def install_pre_receive(box):
+    """A bare repository with the pre-receive hook under test."""
+    server = os.path.join(box.work, "server.git")
+    box.sh("git init -q --bare %s" % server, box.work)
+    with open(PRE_RECEIVE, encoding="utf-8") as f:
+        hook = f.read()
+    if not INSTALLED_PRE_RECEIVE:
+        hook = hook.replace("@RALON@", box.ralon)
+    box.write(server, "hooks/pre-receive", hook)
+    box.sh("chmod +x hooks/pre-receive", server)
+    return server
+
+
 def mount_available(box, root):
     r = box.ralon_(["run", "--backend", "mount", "--dry-run", "--", "true"], root)
     return r.rc == 0
@@ -516,14 +614,6 @@ class TestRange(Base):
             self.assertEqual(r.rc, 2, r)
             r = self.check(box, root, "--range", "base", "--staged")
             self.assertEqual(r.rc, 2, r)
-            # No policy at A.
-            first = box.sh("git rev-list --max-parents=0 HEAD", root).strip()
-            box.sh("git checkout -q --orphan bare && git rm -rq --cached . && "
-                   "git commit -q --allow-empty -m empty && git checkout -qf main", root)
-            r = self.check(box, root, "--range", "bare..main")
-            self.assertEqual(r.rc, 2, r)
-            self.assertIn("no agent.lock in bare", r.err)
-            self.assertTrue(first)
             # A policy git would not parse at A.
             box.sh("git checkout -q -b broken main && printf 'version: 9\\n' > agent.lock && "
                    "git commit -qam broken && git checkout -q main", root)
@@ -545,10 +635,271 @@ class TestRange(Base):
                    "echo s > app/secret && echo s > secret && git add -A && "
                    "git commit -qm base && git tag base && echo t >> app/secret && "
                    "echo t >> secret && git commit -qam t" % (top, top), box.work)
-            r = box.ralon_(["check", "--range", "base"], os.path.join(top, "app"))
+            # Paths are named from the top of the repository, wherever
+            # the check runs, with the agent.lock whose pattern matched.
+            head = box.sh("git rev-parse --short=12 HEAD", top).strip()
+            for cwd in (os.path.join(top, "app"), top):
+                r = box.ralon_(["check", "--range", "base"], cwd)
+                self.assertEqual(r.rc, 1, r)
+                self.assertEqual(r.out, "locked    app/secret  (matches `secret` in "
+                                 "app/agent.lock; modified in %s)\n" % head)
+
+
+NESTED_TOP = """version: 1
+protect:
+  - top.txt
+  - app/conf.txt
+"""
+
+APP_POLICY = """version: 1
+protect:
+  - secret.txt
+  - keys/**
+"""
+
+
+class TestNestedPolicies(Base):
+    """Each path a range changes is judged by every agent.lock of the base
+    at or above it, with its patterns relative to its own directory, as
+    `hook check` judges an edit: an agent.lock in app/ protects app's
+    files from the top of the repository, and one the range brings
+    protects nothing before it is in the base."""
+
+    def repo(self, box, top=NESTED_TOP, app=APP_POLICY):
+        root = box.project(policy=top)
+        if app is not None:
+            box.write(root, "app/agent.lock", app)
+        for f in ("top.txt", "free.txt", "app/conf.txt", "app/secret.txt", "app/keys/k",
+                  "app/free.txt"):
+            box.write(root, f, f + "\n")
+        box.sh("git add -A && git commit -qm base && git tag base", root)
+        return root
+
+    def changes(self, box, cwd, *args):
+        r = box.ralon_(["check", "--json"] + list(args), cwd)
+        self.assertIn(r.rc, (0, 1), r)
+        doc = json.loads(r.out)
+        self.assertEqual(doc["locked"], r.rc == 1)
+        return [(c["path"], c["change"], c["policy"]) for c in doc["changes"]], doc
+
+    def test_a_nested_policy_protects_from_the_top(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("echo x >> app/secret.txt && echo x >> app/keys/k && "
+                   "echo x >> app/free.txt && echo x >> free.txt && git commit -qam c", root)
+            head = box.sh("git rev-parse HEAD", root).strip()
+            found, doc = self.changes(box, root, "--range", "base")
+            self.assertEqual(found, [("app/keys/k", "modified", "base:app/agent.lock"),
+                                     ("app/secret.txt", "modified", "base:app/agent.lock")])
+            self.assertEqual(doc["policy"], "base:agent.lock")
+            self.assertEqual(doc["policies"], ["base:agent.lock", "base:app/agent.lock"])
+            self.assertEqual(doc["changes"][1]["pattern"], "secret.txt")
+            r = box.ralon_(["check", "--range", "base"], root)
             self.assertEqual(r.rc, 1, r)
-            self.assertEqual(r.out, "locked    secret  (matches `secret`; modified in %s)\n"
-                             % box.sh("git rev-parse --short=12 HEAD", top).strip())
+            self.assertEqual(r.out.splitlines(), [
+                "locked    app/keys/k  (matches `keys/**` in app/agent.lock; modified in %s)"
+                % head[:12],
+                "locked    app/secret.txt  (matches `secret.txt` in app/agent.lock; modified "
+                "in %s)" % head[:12]])
+            # From a directory without one, and from app/: the same.
+            for cwd in ("free-dir", "app"):
+                box.sh("mkdir -p free-dir", root)
+                again, _ = self.changes(box, os.path.join(root, cwd), "--range", "base")
+                self.assertEqual(again, found)
+
+    def test_a_nested_policy_does_not_hide_what_one_above_protects(self):
+        # app/agent.lock does not list conf.txt; the top one protects
+        # app/conf.txt: protected, also when checked from app/.
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("echo x >> app/conf.txt && git commit -qam c", root)
+            for cwd in (root, os.path.join(root, "app")):
+                found, _ = self.changes(box, cwd, "--range", "base")
+                self.assertEqual(found, [("app/conf.txt", "modified", "base:agent.lock")])
+
+    def test_a_policy_the_range_brings_protects_nothing_and_unprotects_nothing(self):
+        for box in self.each_user():
+            root = self.repo(box, app=None)
+            # The range brings lib/agent.lock and app/agent.lock (which
+            # lists nothing of what the top one protects there), then
+            # changes what they name and what the top one protects.
+            box.write(root, "app/agent.lock", "version: 1\nprotect: [other.txt]\n")
+            box.write(root, "lib/agent.lock", "version: 1\nprotect: [lib.txt]\n")
+            box.sh("git add -A && git commit -qm policies && git tag policies", root)
+            box.sh("echo x > app/other.txt && echo x > lib/lib.txt && "
+                   "echo x >> app/conf.txt && git add -A && git commit -qm c", root)
+            found, _ = self.changes(box, root, "--range", "base")
+            self.assertEqual(found, [("app/conf.txt", "modified", "base:agent.lock")])
+            # From a base that has them, they protect.
+            found, _ = self.changes(box, root, "--range", "policies")
+            self.assertEqual(sorted(found), [
+                ("app/conf.txt", "modified", "policies:agent.lock"),
+                ("app/other.txt", "added", "policies:app/agent.lock"),
+                ("lib/lib.txt", "added", "policies:lib/agent.lock")])
+
+    def test_editing_or_deleting_a_nested_policy_is_reported(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.write(root, "app/agent.lock", "version: 1\nprotect: []\n")
+            box.sh("git commit -qam weaken && echo forged > app/secret.txt && "
+                   "git commit -qam forge && git rm -q app/agent.lock && git commit -qm rm", root)
+            found, _ = self.changes(box, root, "--range", "base")
+            self.assertEqual(found, [("app/agent.lock", "modified", "base:app/agent.lock"),
+                                     ("app/secret.txt", "modified", "base:app/agent.lock"),
+                                     ("app/agent.lock", "deleted", "base:app/agent.lock")])
+            # Removing the whole directory, policy and all, in one commit.
+            box.sh("git checkout -q -b gone base && git rm -rq app && git commit -qm gone", root)
+            found, _ = self.changes(box, root, "--range", "base..gone")
+            self.assertEqual(sorted(p for p, _, _ in found), [
+                "app/agent.lock", "app/conf.txt", "app/keys/k", "app/secret.txt"])
+
+    def test_moves_across_policies(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            # Out of app/ (app's policy protects it) to the top, and from
+            # the top (the top's) into app/ where app's does not.
+            box.sh("git mv app/keys/k k && git commit -qm out && "
+                   "git mv top.txt app/top.txt && git commit -qm in", root)
+            found, _ = self.changes(box, root, "--range", "base")
+            self.assertEqual(found, [("app/keys/k", "renamed-from", "base:app/agent.lock"),
+                                     ("top.txt", "renamed-from", "base:agent.lock")])
+            # Into app/ onto a name app's policy protects.
+            box.sh("git rm -q app/secret.txt && git commit -qm rm && "
+                   "git mv free.txt app/secret.txt && git commit -qm onto", root)
+            found, _ = self.changes(box, root, "--range", "HEAD~1")
+            self.assertEqual(found, [("app/secret.txt", "renamed-to", "HEAD~1:app/agent.lock")])
+
+    def test_a_nested_policy_that_cannot_be_judged_by(self):
+        for box in self.each_user():
+            root = self.repo(box, app=None)
+            box.sh("mkdir -p app && ln -s ../agent.lock app/agent.lock && "
+                   "mkdir -p bad && printf 'version: 9\\n' > bad/agent.lock && "
+                   "git add -A && git commit -qm odd && git tag odd && "
+                   "echo x >> app/free.txt && git commit -qam a && git tag a && "
+                   "echo x > bad/y && git add -A && git commit -qm b && git tag b && "
+                   "echo x >> free.txt && git commit -qam c", root)
+            r = box.ralon_(["check", "--range", "odd..a"], root)
+            self.assertEqual(r.rc, 2, r)
+            self.assertIn("odd:app/agent.lock is not a regular file", r.err)
+            r = box.ralon_(["check", "--range", "a..b"], root)
+            self.assertEqual(r.rc, 2, r)
+            self.assertIn("a:bad/agent.lock", r.err)
+            # Not on the way of what changes: not read.
+            r = box.ralon_(["check", "--range", "b"], root)
+            self.assertEqual((r.rc, r.out), (0, ""), r)
+
+    def test_staged(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            box.sh("blob=$(echo forged | git hash-object -w --stdin) && "
+                   "git update-index --cacheinfo 100644,$blob,app/keys/k", root)
+            r = box.ralon_(["check", "--staged"], root)
+            self.assertEqual(r.rc, 1, r)
+            self.assertEqual(r.out, "locked    app/keys/k  (matches `keys/**` in app/agent.lock; "
+                             "modified, staged)\n")
+            found, doc = self.changes(box, os.path.join(root, "app"), "--staged")
+            self.assertEqual(found, [("app/keys/k", "modified", "HEAD:app/agent.lock")])
+            self.assertEqual(doc["policy"], "HEAD:app/agent.lock")
+            # A policy staged in the same commit protects nothing yet.
+            box.sh("git reset -q && echo z > app/z && git add app/z && "
+                   "printf 'version: 1\\nprotect: [z]\\n' > app/agent.lock && git add app/agent.lock",
+                   root)
+            found, _ = self.changes(box, root, "--staged")
+            self.assertEqual(found, [("app/agent.lock", "modified", "HEAD:app/agent.lock")])
+
+    def test_staged_before_the_first_commit(self):
+        # No HEAD: the agent.locks on disk, each in its directory.
+        for box in self.each_user():
+            root = os.path.join(box.work, "fresh")
+            box.sh("mkdir -p %s/app && cd %s && git init -q && "
+                   "printf 'version: 1\\nprotect: [secret.txt]\\n' > app/agent.lock && "
+                   "echo s > app/secret.txt && echo f > free.txt && git add -A" % (root, root),
+                   box.work)
+            found, doc = self.changes(box, root, "--staged")
+            policy = os.path.join(os.path.realpath(root), "app", "agent.lock")
+            self.assertEqual(found, [("app/agent.lock", "added", policy),
+                                     ("app/secret.txt", "added", policy)])
+            self.assertIsNone(doc["base"])
+
+    def test_pre_receive(self):
+        for box in self.each_user():
+            root = self.repo(box)
+            server = install_pre_receive(box)
+            box.sh("git push -q %s main" % server, root)
+            box.sh("echo evil >> app/secret.txt && git commit -qam evil", root)
+            r = box.run(["git", "push", server, "main"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("locked    app/secret.txt  (matches `secret.txt` in app/agent.lock; "
+                          "modified in", r.err)
+            refs = box.sh("git --git-dir=%s rev-parse main" % server, box.work).strip()
+            self.assertEqual(refs, box.sh("git rev-parse base", root).strip())
+            box.sh("git reset -q --hard base && echo ok >> app/free.txt && git commit -qam ok",
+                   root)
+            r = box.run(["git", "push", server, "main"], root)
+            self.assertEqual(r.rc, 0, r)
+
+
+class TestNoPolicyAtTheBase(Base):
+    """Nothing was protected where the range starts: it passes, and says
+    so; a range that deletes the policy the base has does not."""
+
+    def test_a_range_that_brings_the_first_policy(self):
+        for box in self.each_user():
+            root = os.path.join(box.work, "p")
+            box.sh("mkdir -p %s && cd %s && git init -q && echo a > a && git add a && "
+                   "git commit -qm a && git tag before && echo a >> a && "
+                   "printf 'version: 1\\nprotect: [a]\\n' > agent.lock && git add -A && "
+                   "git commit -qm policy && git tag after" % (root, root), box.work)
+            r = box.ralon_(["check", "--range", "before..after"], root)
+            self.assertEqual((r.rc, r.out), (0, ""), r)
+            self.assertIn("ralon: no agent.lock in before at or above the paths this range "
+                          "changes: nothing was protected there", r.err)
+            self.assertIn("the agent.lock it brings protects from the first range", r.err)
+            r = box.ralon_(["check", "--json", "--range", "before..after"], root)
+            self.assertEqual(r.rc, 0, r)
+            doc = json.loads(r.out)
+            self.assertEqual((doc["policy"], doc["policies"], doc["changes"]), (None, [], []))
+            # Deleting it again is a change to a protected path.
+            box.sh("git rm -q agent.lock && echo b >> a && git commit -qam rm", root)
+            r = box.ralon_(["check", "--range", "after"], root)
+            self.assertEqual(r.rc, 1, r)
+            self.assertIn("locked    agent.lock  (matches `agent.lock`; deleted in", r.out)
+            self.assertIn("locked    a  (matches `a`; modified in", r.out)
+            self.assertNotIn("no agent.lock", r.err)
+            # An empty range says nothing.
+            r = box.ralon_(["check", "--range", "before..before"], root)
+            self.assertEqual((r.rc, r.out, r.err), (0, "", ""), r)
+
+    def test_staged_first_policy(self):
+        for box in self.each_user():
+            root = os.path.join(box.work, "p")
+            box.sh("mkdir -p %s && cd %s && git init -q && echo a > a && git add a && "
+                   "git commit -qm a && printf 'version: 1\\nprotect: [a]\\n' > agent.lock && "
+                   "echo b >> a && git add -A" % (root, root), box.work)
+            r = box.ralon_(["check", "--staged"], root)
+            self.assertEqual((r.rc, r.out), (0, ""), r)
+            self.assertIn("no agent.lock in HEAD at or above the staged paths", r.err)
+            box.sh("git commit -qm p && git rm -q --cached agent.lock", root)
+            r = box.ralon_(["check", "--staged"], root)
+            self.assertEqual(r.rc, 1, r)
+            self.assertIn("locked    agent.lock", r.out)
+
+    def test_pre_receive_accepts_the_first_policy_and_refuses_its_removal(self):
+        for box in self.each_user():
+            root = os.path.join(box.work, "p")
+            box.sh("mkdir -p %s && cd %s && git init -q && echo a > a && git add a && "
+                   "git commit -qm a" % (root, root), box.work)
+            server = install_pre_receive(box)
+            box.sh("git push -q %s main" % server, root)
+            box.sh("printf 'version: 1\\nprotect: [a]\\n' > agent.lock && git add -A && "
+                   "git commit -qm policy", root)
+            r = box.run(["git", "push", server, "main"], root)
+            self.assertEqual(r.rc, 0, r)
+            self.assertIn("ralon: refs/heads/main: no agent.lock in ", r.err)
+            box.sh("git rm -q agent.lock && git commit -qm rm", root)
+            r = box.run(["git", "push", server, "main"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("locked    agent.lock  (matches `agent.lock`; deleted in", r.err)
 
 
 class TestPreReceive(Base):

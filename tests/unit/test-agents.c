@@ -241,7 +241,8 @@ START_TEST(test_round_trip) {
 }
 END_TEST
 
-/* A user-level hook runs everywhere; a project's, as the descriptor says:
+/* A user-level hook runs everywhere (opencode started pure aside); a
+ * project's, as the descriptor says:
  * an agent with a trust note is never plainly "yes" without a note. */
 START_TEST(test_runs_here) {
   _cleanup_free_ char *root = make_tmpdir();
@@ -284,7 +285,8 @@ int main(void) {
   umask(022);
   static const char *const vars[] = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "CODEX_HOME",
                                      "CLAUDE_CONFIG_DIR", "COPILOT_HOME", "GEMINI_CLI_HOME",
-                                     "GEMINI_CLI_TRUSTED_FOLDERS_PATH"};
+                                     "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "OPENCODE_PURE",
+                                     "OPENCODE_DISABLE_PROJECT_CONFIG"};
   for (size_t i = 0; i < ELEMENTSOF(vars); i++) {
     unsetenv(vars[i]);
   }

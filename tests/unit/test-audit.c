@@ -396,6 +396,92 @@ START_TEST(test_git_exec_lines) {
 }
 END_TEST
 
+/* gitscan_config_parse against git itself: for each text, the same keys
+ * and values as `git config --file F --list -z`, and a refusal where git
+ * refuses the file. Without git, nothing to compare with. */
+static void config_collect(void *userdata, const char *key, const char *value) {
+  FILE *f = userdata;
+  fputs(key, f);
+  if (value != NULL) {
+    fprintf(f, "\n%s", value);
+  }
+  fputc('\0', f);
+}
+
+START_TEST(test_git_config_parse_as_git) {
+  static const char *const texts[] = {
+      "[core]\n\tfsmonitor = ./x\n",
+      "[CORE]\r\n\tFsMonitor=\"a b\"  ; c\r\n",
+      "[core] pager = less\n[alias]\n\tst = \"!\"sh -c 'x'\n",
+      "[diff \"X\\\"y\\\\z\"]\n\ttextconv = cat\n",
+      "[diff \"a\\qb\"]\n\ttextconv = cat\n",
+      "[Url.EXT::foo]\n\tinsteadOf = a\n",
+      "\xef\xbb\xbf[core]\n\teditor = vi\n",
+      "[core]\n\tpager = \\\n  less -R\n",
+      "[core]\n\tflag\n\tother = 1\n",
+      "[core]\n\tflag   \n",
+      "[core]\n\tx = \"unterminated\n",
+      "[core]\n\tbad_key = 1\n",
+      "[sec \"sub\"]x=1\n",
+      "[a]\n\tk = v\\tw\\nx\\by\n",
+      "[a]\n\tk = \" lead\" trail  \n",
+      "[a]\n\tk = x # c \"q\n",
+      "[a \"s\"\n]\n",
+      "[a]\n\tk\t=\tv\n",
+      "[a]\n\tk = v\r\n",
+      "[a]\n\tk = a\rb\n",
+      "[a.B \"C\"]\n\tk = v\n",
+      "[]\n",
+      "[a]\n\t1k = v\n",
+      "[a-b.c-d]\n\tk-1 = v\n",
+      "[a]\n\tk = \"\\q\"\n",
+      "[a]\n\tk # comment\n",
+      "[a]\n\tk = v\n[b]",
+      "[a]\n\tk = v\\",
+      "# only a comment",
+      "",
+      "[a]k=1[b]j=2\n",
+      "[a] ; c\n\tk = 1\n",
+      "[a \"x\" ]\n\tk = 1\n",
+      "[a\t\"x\"]\n\tk = 1\n",
+      "[a]\n\tk = \"a\"\"b\"\n",
+      "[a]\n\tk=\n",
+      "[a]\n\tk = \\\n",
+      "k = 1\n[a]\nj = 2\n",
+  };
+  if (system("git --version >/dev/null 2>&1") != 0) {
+    return;
+  }
+  _cleanup_free_ char *t = make_tmpdir();
+  _cleanup_free_ char *file = path_join(t, "config");
+  for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+    FILE *w = fopen(file, "w");
+    ck_assert_ptr_nonnull(w);
+    fputs(texts[i], w);
+    fclose(w);
+    char *mine = NULL;
+    size_t mine_len = 0;
+    FILE *m = open_memstream(&mine, &mine_len);
+    bool ok = gitscan_config_parse(texts[i], strlen(texts[i]), config_collect, m);
+    fclose(m);
+    _cleanup_free_ char *cmd =
+        xasprintf("GIT_CONFIG_NOSYSTEM=1 git config --file '%s' --list -z 2>/dev/null", file);
+    FILE *g = popen(cmd, "r");
+    ck_assert_ptr_nonnull(g);
+    char buf[4096];
+    size_t got = fread(buf, 1, sizeof(buf), g);
+    int st = pclose(g);
+    bool git_ok = st == 0;
+    ck_assert_msg(ok == git_ok, "text %zu: parsed %d, git %d", i, ok, git_ok);
+    if (ok) {
+      ck_assert_msg(got == mine_len && memcmp(buf, mine, got) == 0,
+                    "text %zu: %zu bytes from git, %zu parsed", i, got, mine_len);
+    }
+    free(mine);
+  }
+}
+END_TEST
+
 START_TEST(test_kind_weakens) {
   for (int k = 0; k < _AUDIT_KIND_MAX; k++) {
     /* A glob that matches nothing yet (say `*.pem` in a fresh clone), an
@@ -2411,6 +2497,7 @@ static Suite *audit_suite(void) {
   tcase_add_test(tc, test_git_hooks_path);
   tcase_add_test(tc, test_git_config_syntax);
   tcase_add_test(tc, test_git_fsmonitor);
+  tcase_add_test(tc, test_git_config_parse_as_git);
   tcase_add_test(tc, test_git_config_no_repository);
   tcase_add_test(tc, test_inherited_fds_real);
   tcase_add_test(tc, test_inherited_fds_injected);

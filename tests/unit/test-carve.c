@@ -460,8 +460,20 @@ START_TEST(new_names_under_the_landlock_backend) {
 }
 END_TEST
 
-/* plan_dirs_hold(), the index, says what plan_inside_protected_dir()
- * says, for paths at, below, beside and above protected directories. */
+/* What plan_dirs_hold() answers, one target at a time: whether `path` is
+ * a protected directory target or lies below one. */
+static bool inside_protected_dir(const PlanTarget *t, size_t n, const char *path) {
+  for (size_t i = 0; i < n; i++) {
+    if (!t[i].missing && S_ISDIR(t[i].mode) && path_relative(t[i].path, path) != NULL) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* plan_dirs_hold(), the index, says what a pass over the targets says,
+ * for paths at, below, beside and above protected directories, also for
+ * directories added after it was made. */
 START_TEST(dirs_index_agrees) {
   PlanTarget t[] = {target("/p/a", D, 1, 1),     target("/p/a-b", F, 1, 2),
                     target("/p/ab", D, 1, 3),    target("/p/c/d", D, 1, 4),
@@ -475,12 +487,25 @@ START_TEST(dirs_index_agrees) {
   PlanDirs d;
   plan_dirs_init(&d, t, ELEMENTSOF(t));
   for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
-    ck_assert_msg(plan_dirs_hold(&d, paths[i]) ==
-                      plan_inside_protected_dir(t, ELEMENTSOF(t), paths[i]),
+    ck_assert_msg(plan_dirs_hold(&d, paths[i]) == inside_protected_dir(t, ELEMENTSOF(t), paths[i]),
                   "%s", paths[i]);
   }
   ck_assert(plan_dirs_hold(&d, "/p/a/x"));
   ck_assert(!plan_dirs_hold(&d, "/p/abc"));
+  plan_dirs_clear(&d);
+  /* Made from the first four, the rest added one by one. */
+  plan_dirs_init(&d, t, 4);
+  for (size_t k = 4; k < ELEMENTSOF(t); k++) {
+    if (!t[k].missing && S_ISDIR(t[k].mode)) {
+      plan_dirs_add(&d, t[k].path);
+    }
+  }
+  for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+    ck_assert_msg(plan_dirs_hold(&d, paths[i]) ==
+                      inside_protected_dir(t, ELEMENTSOF(t), paths[i]),
+                  "%s", paths[i]);
+  }
+  ck_assert(plan_dirs_hold(&d, "/q/r/s"));
   plan_dirs_clear(&d);
   /* The root protected whole holds everything absolute. */
   PlanTarget root = target("/", D, 1, 7);

@@ -6,11 +6,18 @@
  * own answers. */
 #include <check.h>
 #include <locale.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "audit.h"
+#include "enforce/enforce.h"
 #include "matcher.h"
+#include "path.h"
+#include "policy.h"
 #include "scan.h"
+#include "strset.h"
+#include "tmptree.h"
 #include "util.h"
 
 #define PATS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -219,6 +226,152 @@ START_TEST(test_attribution_inside) {
 }
 END_TEST
 
+/* Reading a policy of N literals: the duplicate check looks each pattern
+ * up in an index of those kept (one probe or two), never compares it with
+ * the others; the first of equal patterns is kept, whatever form it was
+ * written in. */
+static uint64_t parse_work(size_t n) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  ck_assert_ptr_nonnull(f);
+  fputs("version: 1\nprotect:\n", f);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "  - src/f%zu.c\n", i);
+    if (i % 10 == 0) {
+      /* The same again, once as written and once in another form. */
+      fprintf(f, "  - ./src/f%zu.c\n  - src/f%zu.c\n", i, i);
+    }
+  }
+  fputs("  - agent.lock\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  Policy *p = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_msg(policy_parse("/p/agent.lock", text, len, &p, &err) == 0, "%s", err.message);
+  ck_assert_uint_eq(p->n_patterns, n + 1);
+  ck_assert_str_eq(p->patterns[0].pattern, "agent.lock");
+  ck_assert(p->patterns[0].implicit);
+  unsigned line = 3;
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_free_ char *want = xasprintf("src/f%zu.c", i);
+    const PolicyPattern *pp = &p->patterns[i + 1];
+    ck_assert_str_eq(pp->pattern, want);
+    ck_assert_str_eq(pp->declared, want);
+    ck_assert_uint_eq(pp->line, line); /* the first of the three */
+    line += i % 10 == 0 ? 3 : 1;
+  }
+  uint64_t ops = p->operations;
+  policy_free(p);
+  free(text);
+  return ops;
+}
+
+START_TEST(test_parse_growth) {
+  uint64_t small = parse_work(300), large = parse_work(2400);
+  ck_assert_uint_gt(small, 0);
+  ck_assert_msg(large <= small * 8 * 3 / 2, "300 literals: %llu operations, 2400: %llu",
+                (unsigned long long)small, (unsigned long long)large);
+}
+END_TEST
+
+/* enforce_targets() with N protected directories and N literals naming
+ * nothing yet: whether each missing literal lies in a protected directory
+ * is a lookup per component in an index of the directories (which takes
+ * each added target that is one), not a pass over every target. Returns
+ * the index's probes. */
+static uint64_t targets_work(size_t n) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  ck_assert_ptr_nonnull(f);
+  fputs("version: 1\nprotect:\n", f);
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_free_ char *d = xasprintf("d%zu", i);
+    make_dir(dir, d);
+    fprintf(f, "  - d%zu\n  - m%zu/x\n", i, i);
+  }
+  ck_assert_int_eq(fclose(f), 0);
+  make_file(dir, "agent.lock", text);
+  _cleanup_free_ char *file = path_join(dir, "agent.lock");
+  Policy *p = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_msg(policy_load(file, &p, &err) == 0, "%s", err.message);
+  const char **pats = xcalloc(p->n_patterns, sizeof(char *));
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    pats[i] = p->patterns[i].pattern;
+  }
+  Matcher *m = compile_n(pats, p->n_patterns, 0);
+  ScanResult *r = NULL;
+  ck_assert_msg(scan_project(p, m, &r, &err) == 0, "%s", err.message);
+  PlanTarget *v = NULL;
+  size_t nv = 0;
+  uint64_t before = strset_probes;
+  ck_assert_msg(enforce_targets(p, m, r, &v, &nv, &err) == 0, "%s", err.message);
+  uint64_t ops = strset_probes - before;
+  /* agent.lock, the directories, and each missing literal. */
+  ck_assert_uint_eq(nv, 1 + 2 * n);
+  size_t missing = 0;
+  for (size_t i = 0; i < nv; i++) {
+    missing += v[i].missing;
+  }
+  ck_assert_uint_eq(missing, n);
+  plan_targets_free(v, nv);
+  scan_result_free(r);
+  matcher_free(m);
+  free(pats);
+  policy_free(p);
+  free(text);
+  return ops;
+}
+
+START_TEST(test_targets_growth) {
+  uint64_t small = targets_work(150), large = targets_work(1200);
+  ck_assert_uint_gt(small, 0);
+  ck_assert_msg(large <= small * 8 * 3 / 2, "150: %llu operations, 1200: %llu",
+                (unsigned long long)small, (unsigned long long)large);
+}
+END_TEST
+
+/* audit_plan_missing() with N missing targets against the N findings
+ * that name them already, then against none: a lookup per target in an
+ * index of what the findings name, not a pass over every finding. The
+ * first of two targets of one name is reported, and once. */
+static uint64_t missing_work(size_t n, bool check) {
+  Plan plan = {0};
+  plan.targets = xcalloc(n + 1, sizeof(PlanTarget));
+  char **rel = xcalloc(n, sizeof(char *));
+  for (size_t i = 0; i < n; i++) {
+    rel[i] = xasprintf("m%zu/x", i);
+    plan.targets[plan.n_targets++] = (PlanTarget){.path = rel[i], .relative = rel[i], .missing = true};
+  }
+  /* The same name again. */
+  plan.targets[plan.n_targets++] = (PlanTarget){.path = rel[0], .relative = rel[0], .missing = true};
+  AuditFindings out = {0};
+  audit_plan_missing(&plan, "/p", &out);
+  ck_assert_uint_eq(out.n, n);
+  for (size_t i = 0; check && i < n; i++) {
+    ck_assert_str_eq(out.items[i].pattern, rel[i]);
+  }
+  /* Told already: nothing more. */
+  uint64_t before = strset_probes;
+  audit_plan_missing(&plan, "/p", &out);
+  uint64_t ops = strset_probes - before;
+  ck_assert_uint_eq(out.n, n);
+  audit_findings_clear(&out);
+  strings_free(rel, n);
+  free(plan.targets);
+  return ops;
+}
+
+START_TEST(test_missing_growth) {
+  uint64_t small = missing_work(300, true), large = missing_work(2400, false);
+  ck_assert_uint_gt(small, 0);
+  ck_assert_msg(large <= small * 8 * 3 / 2, "300: %llu operations, 2400: %llu",
+                (unsigned long long)small, (unsigned long long)large);
+}
+END_TEST
+
 static Suite *growth_suite(void) {
   Suite *s = suite_create("growth");
   TCase *tc = tcase_create("index");
@@ -228,6 +381,13 @@ static Suite *growth_suite(void) {
   tc = tcase_create("growth");
   tcase_add_test(tc, test_literal_growth);
   tcase_add_test(tc, test_attribution_growth);
+  tcase_add_test(tc, test_parse_growth);
+  tcase_add_test(tc, test_missing_growth);
+  suite_add_tcase(s, tc);
+  /* With a project on disk. */
+  tc = tcase_create("targets");
+  tcase_add_unchecked_fixture(tc, scratch_setup, scratch_teardown);
+  tcase_add_test(tc, test_targets_growth);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1453,6 +1453,8 @@ START_TEST(test_runs_here) {
   _cleanup_free_ char *root = make_tmpdir();
   _cleanup_free_ char *sub = path_join(root, "sub");
   make_dirs(sub);
+  unsetenv("OPENCODE_PURE");
+  unsetenv("OPENCODE_DISABLE_PROJECT_CONFIG");
   ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_YES), "yes");
   ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_NO), "no");
   ck_assert_str_eq(hook_runs_to_string(HOOK_RUNS_UNKNOWN), "unknown");
@@ -1469,6 +1471,22 @@ START_TEST(test_runs_here) {
   /* Claude Code: where it must be started. */
   _cleanup_free_ char *started = xasprintf("only when started in %s itself", root);
   expect_runs(AGENT_CLAUDE, root, home, false, HOOK_RUNS_YES, started);
+
+  /* opencode: the variables with which it loads no plugin (OPENCODE_PURE,
+   * set by --pure too) or none of the project's, read as opencode reads
+   * them ("1" or "true"). */
+  setenv("OPENCODE_DISABLE_PROJECT_CONFIG", "TRUE", 1);
+  expect_runs(AGENT_OPENCODE, root, home, false, HOOK_RUNS_NO, "OPENCODE_DISABLE_PROJECT_CONFIG");
+  expect_runs(AGENT_OPENCODE, root, home, true, HOOK_RUNS_YES, NULL);
+  setenv("OPENCODE_DISABLE_PROJECT_CONFIG", "0", 1);
+  expect_runs(AGENT_OPENCODE, root, home, false, HOOK_RUNS_YES, NULL);
+  unsetenv("OPENCODE_DISABLE_PROJECT_CONFIG");
+  setenv("OPENCODE_PURE", "1", 1);
+  expect_runs(AGENT_OPENCODE, root, home, false, HOOK_RUNS_NO, "--pure");
+  expect_runs(AGENT_OPENCODE, root, home, true, HOOK_RUNS_NO, "OPENCODE_PURE");
+  expect_runs(AGENT_CLAUDE, root, home, true, HOOK_RUNS_YES, NULL);
+  unsetenv("OPENCODE_PURE");
+  expect_runs(AGENT_OPENCODE, root, home, true, HOOK_RUNS_YES, NULL);
 
   /* Gemini CLI and Qwen Code: nothing decided yet, then each rule. */
   static const struct {
