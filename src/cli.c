@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hook/agents.h"
+#include "path.h"
+
 enum {
   OPT_JSON = 0x100,
   OPT_FORCE,
@@ -55,6 +58,29 @@ static Command command_from_name(const char *s) {
     }
   }
   return _CMD_INVALID;
+}
+
+/* A paragraph, its words filled into lines of at most HELP_COLUMNS
+ * columns, as the help texts are laid out. */
+#define HELP_COLUMNS 76
+static void put_wrapped(FILE *f, const char *text) {
+  _cleanup_free_ char *copy = xstrdup(text);
+  size_t used = 0;
+  for (char *save = NULL, *w = strtok_r(copy, " ", &save); w != NULL;
+       w = strtok_r(NULL, " ", &save)) {
+    size_t cols = text_columns(w);
+    if (used > 0 && used + 1 + cols > HELP_COLUMNS) {
+      fputc('\n', f);
+      used = 0;
+    }
+    if (used > 0) {
+      fputc(' ', f);
+      used++;
+    }
+    fputs(w, f);
+    used += cols;
+  }
+  fputc('\n', f);
 }
 
 void cli_print_help(FILE *f, Command c) {
@@ -145,11 +171,20 @@ void cli_print_help(FILE *f, Command c) {
             "would modify a path agent.lock protects. install writes the hook into each\n"
             "agent's project configuration (or the user's, with --user), keeping\n"
             "everything else in it; uninstall removes exactly that.\n"
-            "\n"
-            "Agents: claude, cursor, opencode, copilot, codex, gemini, antigravity,\n"
-            "windsurf, cline, qwen. auto: those whose configuration directory exists in\n"
-            "the project or the home directory; all: every one.\n"),
+            "\n"),
           f);
+    {
+      /* The agents as hook/agents.h lists them. */
+      _cleanup_free_ char *names = agent_names(", ");
+      /* TRANSLATORS: %s is the list of the agents' names ("claude, cursor,
+       * …"), which stay as they are. The paragraph is wrapped where it is
+       * printed. */
+      _cleanup_free_ char *agents = xasprintf(_("Agents: %s. auto: those whose configuration "
+                                                "directory exists in the project or the home "
+                                                "directory; all: every one."),
+                                              names);
+      put_wrapped(f, agents);
+    }
     return;
   case CMD_GUARD:
     fputs(_("Usage: ralon guard [--detach | --stop]\n"

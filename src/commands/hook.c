@@ -97,16 +97,6 @@ static const char *detect_home(const Options *o, const char *home) {
   return o->user || geteuid() != 0 ? home : NULL;
 }
 
-static char *agent_names(void) {
-  _cleanup_free_ char *s = xstrdup("");
-  for (int a = 0; a < _AGENT_MAX; a++) {
-    char *next = xasprintf("%s%s%s", s, a ? ", " : "", agent_to_string((Agent)a));
-    free(s);
-    s = next;
-  }
-  return steal_pointer(&s);
-}
-
 /* --agent: none or `auto`, the agents found in the project or in home
  * (uninstall: every agent, so that it finds ralon's hooks wherever they
  * are); `all`; or names. Installing with none found is an error that says
@@ -153,7 +143,7 @@ static int hook_selection(const Options *o, const char *root, const char *home, 
     if (any) {
       return 0; /* `auto` beside names that were given */
     }
-    _cleanup_free_ char *names = agent_names();
+    _cleanup_free_ char *names = agent_names(", ");
     _cleanup_free_ char *shown_root = shown(root, true);
     if (o->user) {
       return error_set(err, ENOENT,

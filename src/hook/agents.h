@@ -4,17 +4,30 @@
 
 #include "util.h"
 
+/* The one list of agents, in the order `hook list`, `status` and --help
+ * show them: X(ID, name) for the agent described by `agent_NAME` in
+ * hook/NAME.c (a const AgentDesc, hook/agent-desc.h). Everything else is
+ * made from it: the Agent enum, the --agent names, hook check's
+ * recognition, install, detection, trust, the build's source list
+ * (src/meson.build reads the X( lines below). Adding an agent: one file
+ * and one line here (docs/ARCHITECTURE.md §5). */
+#define AGENTS(X)                                                              \
+  X(CLAUDE, claude)                                                            \
+  X(CURSOR, cursor)                                                            \
+  X(OPENCODE, opencode)                                                        \
+  X(COPILOT, copilot)                                                          \
+  X(CODEX, codex)                                                              \
+  X(GEMINI, gemini)                                                            \
+  X(ANTIGRAVITY, antigravity)                                                  \
+  X(WINDSURF, windsurf)                                                        \
+  X(CLINE, cline)                                                              \
+  X(QWEN, qwen)                                                                \
+  /* (every line ends in a backslash; the list ends at the blank line) */
+
 typedef enum {
-  AGENT_CLAUDE,
-  AGENT_CURSOR,
-  AGENT_OPENCODE,
-  AGENT_COPILOT,
-  AGENT_CODEX,
-  AGENT_GEMINI,
-  AGENT_ANTIGRAVITY,
-  AGENT_WINDSURF,
-  AGENT_CLINE,
-  AGENT_QWEN,
+#define AGENT_ENUM(ID, name) AGENT_##ID,
+  AGENTS(AGENT_ENUM)
+#undef AGENT_ENUM
   _AGENT_MAX,
   _AGENT_INVALID = -EINVAL,
 } Agent;
@@ -24,3 +37,6 @@ const char *agent_to_string(Agent a);
 Agent agent_from_string(const char *s);
 /* "Claude Code", "Cursor", …: for people. */
 const char *agent_display_name(Agent a);
+/* "claude, cursor, …, qwen": every name, for help and error messages
+ * (caller frees). */
+char *agent_names(const char *separator);

@@ -4,7 +4,7 @@
  * the installed command names it (`--agent antigravity`), and the request
  * is read like any Claude-like one. Refusal: {"decision":"deny","reason"}
  * and exit 2 with the reason on stderr. */
-#include "hook/hook.h"
+#include "hook/agent-desc.h"
 
 static void interpret(json_object *p, HookRequest *req) {
   /* Tool names as Antigravity's own prompt gives them: write_to_file,
@@ -50,4 +50,27 @@ static void answer(const HookVerdict *v, HookAnswer *ret) {
   }
 }
 
-const HookDialect hook_dialect_antigravity = {AGENT_ANTIGRAVITY, NULL, interpret, answer};
+static json_object *entry(const char *where) {
+  _cleanup_free_ char *command =
+      hook_blocking_command(HOOK_COMMAND " --agent antigravity", where, false, false);
+  json_object *h = hook_new_handler(command);
+  json_object_object_add(h, "timeout", json_object_new_int(HOOK_TIMEOUT_SECONDS));
+  return hook_new_group(HOOK_VERB_MATCHER, h);
+}
+
+const AgentDesc agent_antigravity = {
+    .id = AGENT_ANTIGRAVITY,
+    .name = "antigravity",
+    .display = "Google Antigravity",
+    /* Never guessed from the shape: the installed command names it. */
+    .recognize = NULL,
+    .interpret = interpret,
+    .answer = answer,
+    .project = ".agents/hooks.json",
+    /* No user-level file known. */
+    .user = NULL,
+    .detect = {{".agents", AGENT_IN_BOTH}},
+    .shape = AGENT_SHAPE_NAMED,
+    .events = {"PreToolUse"},
+    .entry = entry,
+};

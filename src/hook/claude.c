@@ -4,7 +4,7 @@
  * notebook_path, Bash a command. Refusal: exit 2 with the reason on stderr
  * (stdout JSON is then ignored by Claude Code, but read by the agents that
  * load Claude's file, which also block on exit 2). */
-#include "hook/hook.h"
+#include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
   const char *ev = hook_json_string(p, "hook_event_name");
@@ -33,4 +33,41 @@ static void interpret(json_object *p, HookRequest *req) {
   json_object_put(owned);
 }
 
-const HookDialect hook_dialect_claude = {AGENT_CLAUDE, recognize, interpret, hook_answer_claude};
+json_object *hook_claude_entry(const char *where) {
+  /* Claude Code and Codex wait ten minutes by default. */
+  _cleanup_free_ char *command = hook_blocking_command(HOOK_COMMAND, where, false, false);
+  json_object *h = hook_new_handler(command);
+  hook_json_add_string(h, "statusMessage", "Checking agent.lock");
+  return hook_new_group(HOOK_VERB_MATCHER "|Bash", h);
+}
+
+static HookRuns runs_here(const char *root, const char *home, bool user, char **note) {
+  if (user) {
+    return HOOK_RUNS_YES; /* in every project, trusted or not */
+  }
+  (void)home;
+  *note = xasprintf(_("Claude Code reads %s/%s only when started in %s itself, not in a "
+                      "subdirectory; a hook installed with --user runs wherever it starts."),
+                    root, agent_claude.project, root);
+  return HOOK_RUNS_YES;
+}
+
+const AgentDesc agent_claude = {
+    .id = AGENT_CLAUDE,
+    .name = "claude",
+    .display = "Claude Code",
+    .recognize = recognize,
+    .recognize_rank = 90,
+    .interpret = interpret,
+    .answer = hook_answer_claude,
+    .project = ".claude/settings.json",
+    .user = ".claude/settings.json",
+    .user_env = "CLAUDE_CONFIG_DIR",
+    .user_env_file = "settings.json",
+    .home_dir = ".claude",
+    .detect = {{".claude", AGENT_IN_BOTH}},
+    .shape = AGENT_SHAPE_GROUPED,
+    .events = {"PreToolUse"},
+    .entry = hook_claude_entry,
+    .runs_here = runs_here,
+};

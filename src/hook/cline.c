@@ -6,7 +6,7 @@
  * text), run_commands (commands[]), execute_command (command). Cline reads
  * only stdout JSON and ignores the exit code:
  * {"cancel":true,"errorMessage":…} refuses. */
-#include "hook/hook.h"
+#include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
   json_object *v;
@@ -94,4 +94,63 @@ static void answer(const HookVerdict *v, HookAnswer *ret) {
   hook_answer_json(o, 0, ret);
 }
 
-const HookDialect hook_dialect_cline = {AGENT_CLINE, recognize, interpret, answer};
+#define UNDO HOOK_UNDO_OWNED("the PreToolUse script ralon wrote in the hooks directory of Cline")
+
+/* Cline ignores a hook's exit status and lets the tool run when the hook
+ * prints nothing it can parse, so the script itself answers for a ralon
+ * that is missing or fails. Not translated: the file must not depend on
+ * the locale of whoever installed it, or reinstalling would rewrite it. */
+static const char cline_script[] =
+    "#!/bin/sh\n"
+    "# ralon: refuses tool calls that would modify a path agent.lock protects.\n"
+    "# Written by `ralon hook install`; `ralon hook uninstall` removes it.\n"
+    "#\n"
+    "# Cline ignores this script's exit status and lets the tool run when it\n"
+    "# prints nothing it understands, so a ralon that cannot run, or fails\n"
+    "# without answering, is answered here with a refusal.\n"
+    "out=$(" HOOK_COMMAND ")\n"
+    "status=$?\n"
+    "case $status in\n"
+    "0)\n"
+    "  [ -z \"$out\" ] || printf '%s\\n' \"$out\"\n"
+    "  ;;\n"
+    "1 | 2)\n"
+    "  if [ -n \"$out\" ]; then\n"
+    "    printf '%s\\n' \"$out\"\n"
+    "  else\n"
+    "    printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check failed (exit status %s), "
+    "so this tool call was refused. " UNDO "\"}\\n' \"$status\"\n"
+    "  fi\n"
+    "  ;;\n"
+    "*)\n"
+    "  printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check could not run (exit status %s; "
+    "is ralon installed and on PATH?), so agent.lock could not be checked and this tool call "
+    "was refused. " UNDO "\"}\\n' \"$status\"\n"
+    "  ;;\n"
+    "esac\n"
+    "exit 0\n";
+
+static char *file(const char *where) {
+  (void)where; /* the script names the file itself */
+  return xstrdup(cline_script);
+}
+
+const AgentDesc agent_cline = {
+    .id = AGENT_CLINE,
+    .name = "cline",
+    .display = "Cline",
+    .recognize = recognize,
+    .recognize_rank = 10,
+    .interpret = interpret,
+    .answer = answer,
+    .project = ".clinerules/hooks/PreToolUse",
+    .user = "Documents/Cline/Hooks/PreToolUse",
+    .detect = {{".clinerules", AGENT_IN_BOTH},
+               {".cline", AGENT_IN_BOTH},
+               {"Documents/Cline", AGENT_IN_HOME}},
+    .shape = AGENT_SHAPE_FILE,
+    .file = file,
+    /* A script whose name says nothing: ours when it runs HOOK_COMMAND. */
+    .marked = true,
+    .executable = true,
+};

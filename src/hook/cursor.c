@@ -7,7 +7,7 @@
  * and refuses with {"permission":"deny","user_message","agent_message"}. */
 #include <strings.h>
 
-#include "hook/hook.h"
+#include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
   json_object *v;
@@ -96,4 +96,36 @@ static void answer(const HookVerdict *v, HookAnswer *ret) {
   hook_answer_json(o, 0, ret);
 }
 
-const HookDialect hook_dialect_cursor = {AGENT_CURSOR, recognize, interpret, answer};
+static json_object *entry(const char *where) {
+  /* No matcher: the Shell tool goes through preToolUse as well. */
+  _cleanup_free_ char *command = hook_blocking_command(HOOK_COMMAND, where, false, false);
+  json_object *h = json_object_new_object();
+  hook_json_add_string(h, "command", command);
+  hook_json_add_string(h, "type", "command");
+  json_object_object_add(h, "failClosed", json_object_new_boolean(true));
+  json_object_object_add(h, "timeout", json_object_new_int(HOOK_TIMEOUT_SECONDS));
+  return h;
+}
+
+const AgentDesc agent_cursor = {
+    .id = AGENT_CURSOR,
+    .name = "cursor",
+    .display = "Cursor",
+    .recognize = recognize,
+    .recognize_rank = 30,
+    .interpret = interpret,
+    .answer = answer,
+    /* ApplyPatch has arrived as the bare patch. */
+    .bare_patch = true,
+    .project = ".cursor/hooks.json",
+    .user = ".cursor/hooks.json",
+    .home_dir = ".cursor",
+    .detect = {{".cursor", AGENT_IN_BOTH}},
+    .shape = AGENT_SHAPE_FLAT,
+    .events = {"preToolUse"},
+    .versioned = true,
+    .entry = entry,
+    /* Its workspace trust is the IDE's, which cannot be read. */
+    .trust_note = N_("Cursor runs project hooks only in a trusted workspace: trust this "
+                     "workspace in Cursor."),
+};

@@ -5,7 +5,9 @@
  * path is refused when a protected file could be meant. The shell tool is
  * run_shell_command (command, dir_path). Gemini reads only a top-level
  * decision: {"decision":"deny","reason":…}. */
-#include "hook/hook.h"
+#include <stdlib.h>
+
+#include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
   const char *ev = hook_json_string(p, "hook_event_name");
@@ -45,4 +47,41 @@ static void answer(const HookVerdict *v, HookAnswer *ret) {
   }
 }
 
-const HookDialect hook_dialect_gemini = {AGENT_GEMINI, recognize, interpret, answer};
+static json_object *entry(const char *where) {
+  /* Gemini's default timeout is a minute already. */
+  _cleanup_free_ char *command = hook_blocking_command(HOOK_COMMAND, where, false, false);
+  return hook_new_group(HOOK_VERB_MATCHER "|run_shell_command", hook_new_handler(command));
+}
+
+static HookRuns runs_here(const char *root, const char *home, bool user, char **note) {
+  if (user) {
+    return HOOK_RUNS_YES; /* in every project, trusted or not */
+  }
+  /* Gemini CLI lets GEMINI_CLI_TRUSTED_FOLDERS_PATH name the file. */
+  return hook_runs_folder_trust(AGENT_GEMINI, root, home,
+                                getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH"), note);
+}
+
+const AgentDesc agent_gemini = {
+    .id = AGENT_GEMINI,
+    .name = "gemini",
+    .display = "Gemini CLI",
+    .recognize = recognize,
+    .recognize_rank = 50,
+    .interpret = interpret,
+    .answer = answer,
+    .project = ".gemini/settings.json",
+    .user = ".gemini/settings.json",
+    /* A home of Gemini's own, holding its .gemini. */
+    .user_env = "GEMINI_CLI_HOME",
+    .user_env_file = ".gemini/settings.json",
+    .user_env_dir = ".gemini",
+    .home_dir = ".gemini",
+    .detect = {{".gemini", AGENT_IN_BOTH}},
+    .shape = AGENT_SHAPE_GROUPED,
+    .events = {"BeforeTool"},
+    .entry = entry,
+    .trust_note = N_("Gemini CLI runs project hooks only in a trusted folder, and warns when a "
+                     "hook changes: trust this folder in Gemini CLI."),
+    .runs_here = runs_here,
+};

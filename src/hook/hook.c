@@ -9,29 +9,30 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hook/agent-desc.h"
 #include "hook/decision.h"
 #include "hook/hook.h"
 #include "log.h"
 #include "path.h"
 
-static const HookDialect *const dialects[_AGENT_MAX] = {
-    [AGENT_CLAUDE] = &hook_dialect_claude,
-    [AGENT_CURSOR] = &hook_dialect_cursor,
-    [AGENT_OPENCODE] = &hook_dialect_opencode,
-    [AGENT_COPILOT] = &hook_dialect_copilot,
-    [AGENT_CODEX] = &hook_dialect_codex,
-    [AGENT_GEMINI] = &hook_dialect_gemini,
-    [AGENT_ANTIGRAVITY] = &hook_dialect_antigravity,
-    [AGENT_WINDSURF] = &hook_dialect_windsurf,
-    [AGENT_CLINE] = &hook_dialect_cline,
-    [AGENT_QWEN] = &hook_dialect_qwen,
-};
-
-/* Most specific shapes first: several agents send Claude-like payloads. */
-static const Agent recognition_order[] = {
-    AGENT_CLINE,  AGENT_WINDSURF, AGENT_CURSOR, AGENT_COPILOT, AGENT_GEMINI,
-    AGENT_OPENCODE, AGENT_CODEX, AGENT_QWEN,   AGENT_CLAUDE,
-};
+/* The agents whose payloads can be recognised, in the order they are
+ * tried (increasing recognize_rank: the most specific shapes first, as
+ * several agents send Claude-like payloads); returns how many. */
+static size_t recognition_order(const AgentDesc *ret[_AGENT_MAX]) {
+  size_t n = 0;
+  for (int a = 0; a < _AGENT_MAX; a++) {
+    const AgentDesc *d = agent_desc((Agent)a);
+    if (d->recognize == NULL) {
+      continue;
+    }
+    size_t i = n++;
+    for (; i > 0 && ret[i - 1]->recognize_rank > d->recognize_rank; i--) {
+      ret[i] = ret[i - 1];
+    }
+    ret[i] = d;
+  }
+  return n;
+}
 
 bool hook_name_in(const char *name, const char *const *list) {
   for (size_t i = 0; name != NULL && list != NULL && list[i] != NULL; i++) {
@@ -913,7 +914,7 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
                 HookAnswer *ret) {
   HookRequest req = {.agent = agent};
   HookVerdict v = {0};
-  const HookDialect *d = agent >= 0 && agent < _AGENT_MAX ? dialects[agent] : NULL;
+  const AgentDesc *d = agent_desc(agent);
   memset(ret, 0, sizeof(*ret));
 
   json_tokener *tok = json_tokener_new_ex(64);
@@ -939,11 +940,13 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
     req.not_understood = xasprintf(_("a payload of more than %u bytes"), HOOK_MAX_PAYLOAD);
   } else if (root == NULL && memmem(payload, len, "*** ", 4) != NULL &&
              memchr(payload, '\0', len) == NULL && hook_patch_paths(payload, &req) > 0) {
-    /* A bare patch envelope: only Cursor has been seen sending one (for
-     * ApplyPatch), and it wants its own answer, an explicit allow too. */
-    if (d == NULL) {
-      d = dialects[AGENT_CURSOR];
-      req.agent = AGENT_CURSOR;
+    /* A bare patch envelope: the agent that sends one answered in its
+     * own terms (Cursor, which wants an explicit allow too). */
+    for (int a = 0; d == NULL && a < _AGENT_MAX; a++) {
+      if (agent_desc((Agent)a)->bare_patch) {
+        d = agent_desc((Agent)a);
+        req.agent = d->id;
+      }
     }
   } else if (root == NULL) {
     req.not_understood =
@@ -954,14 +957,15 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
   } else if (!json_object_is_type(root, json_type_object)) {
     req.not_understood = xstrdup(_("the payload is not a JSON object"));
   } else {
-    for (size_t i = 0; d == NULL && i < ELEMENTSOF(recognition_order); i++) {
-      const HookDialect *c = dialects[recognition_order[i]];
-      if (c->recognize != NULL && c->recognize(root)) {
-        d = c;
+    const AgentDesc *order[_AGENT_MAX];
+    size_t n = d == NULL ? recognition_order(order) : 0;
+    for (size_t i = 0; d == NULL && i < n; i++) {
+      if (order[i]->recognize(root)) {
+        d = order[i];
       }
     }
     if (d != NULL) {
-      req.agent = d->agent;
+      req.agent = d->id;
       d->interpret(root, &req);
     } else {
       generic_interpret(root, &req);

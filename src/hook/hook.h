@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* `ralon hook check`: an agent's pre-tool payload in, a refusal or nothing
  * out, in that agent's own dialect. Each agent has a file of its own
- * (claude.c, gemini.c, …) that recognises its payloads, says which paths
- * and shell commands a call touches, and answers; this header is what they
- * share. Facts about each protocol: docs/ARCHITECTURE.md §5 and ralon(1). */
+ * (claude.c, gemini.c, …) whose descriptor recognises its payloads, says
+ * which paths and shell commands a call touches, and answers; this header
+ * is what they share. Facts about each protocol: docs/ARCHITECTURE.md §5
+ * and ralon(1). */
 #pragma once
 
 #include "json.h"
@@ -96,27 +97,6 @@ typedef struct {
   char *err;
   int exit_code;
 } HookAnswer;
-
-typedef struct {
-  Agent agent;
-  /* Whether a parsed payload is this agent's (NULL: only with --agent). */
-  bool (*recognize)(json_object *payload);
-  /* Fills the request from a payload of this agent. */
-  void (*interpret)(json_object *payload, HookRequest *req);
-  /* The refusal, or the (often empty) consent, in this agent's words. */
-  void (*answer)(const HookVerdict *v, HookAnswer *ret);
-} HookDialect;
-
-extern const HookDialect hook_dialect_claude;
-extern const HookDialect hook_dialect_gemini;
-extern const HookDialect hook_dialect_codex;
-extern const HookDialect hook_dialect_copilot;
-extern const HookDialect hook_dialect_cursor;
-extern const HookDialect hook_dialect_windsurf;
-extern const HookDialect hook_dialect_cline;
-extern const HookDialect hook_dialect_qwen;
-extern const HookDialect hook_dialect_antigravity;
-extern const HookDialect hook_dialect_opencode;
 
 /* The whole of `ralon hook check`: `payload` (NUL-terminated after `len`
  * bytes) as read from stdin, `agent` from

@@ -8,6 +8,8 @@
  * our hook is not rewritten, not even reformatted. */
 #include "hook/install.h"
 
+#include "hook/agent-desc.h"
+
 #include <fcntl.h>
 #include <inttypes.h>
 #include "json.h"
@@ -17,162 +19,11 @@
 
 #include "path.h"
 
-/* The tools that modify files, by the verbs in their names, for agents
- * whose matchers are regular expressions searched in the tool name (the
- * Rust ralon's, so its entries compare equal where nothing else changed). */
-#define VERB_MATCHER                                                                   \
-  "[Ww]rite|[Ee]dit|[Cc]reate|[Rr]eplace|[Pp]atch|[Ii]nsert|[Uu]pdate|[Dd]elete|[Rr]emove|" \
-  "[Rr]ename|[Mm]ove"
-
-/* How long an agent may wait for the hook. Gemini CLI, Qwen Code and
- * Copilot let the tool run when a hook times out, so the only safe limit
- * is one ralon never reaches: `hook check` answers in milliseconds and
- * bounds itself; a minute (Gemini's and Qwen's own default) leaves room
- * for a loaded machine or a cold disk. */
-#define TIMEOUT_SECONDS 60
-
 /* A configuration larger than this is not a hook configuration. */
-#define CONFIG_MAX_SIZE (16u << 20)
-
-typedef enum {
-  SHAPE_GROUPED, /* hooks.EVENT[] = {matcher, hooks: [handler…]} (Claude Code and kin) */
-  SHAPE_FLAT,    /* hooks.EVENT[] = handler (Cursor, Windsurf) */
-  SHAPE_NAMED,   /* a top-level "ralon": {enabled, EVENT: [group]} (Antigravity) */
-  SHAPE_FILE,    /* a file ralon owns whole */
-} Shape;
-
-typedef struct {
-  const char *project; /* relative to the project root */
-  const char *user;    /* relative to home; NULL: no user-level file known */
-  /* The environment variable the agent reads its user-level directory
-   * from, and the file relative to it (NULL: none). */
-  const char *user_env;
-  const char *user_env_file;
-  Shape shape;
-  const char *events[2];
-  /* SHAPE_FILE: the name is generic, so the file is ours only when it
-   * runs HOOK_COMMAND; otherwise its name (ralon.*) says it is ours. */
-  bool marked;
-  bool executable;
-} AgentSpec;
-
-static const AgentSpec specs[_AGENT_MAX] = {
-    [AGENT_CLAUDE] = {".claude/settings.json", ".claude/settings.json", "CLAUDE_CONFIG_DIR",
-                      "settings.json", SHAPE_GROUPED,
-                      {"PreToolUse", NULL}, false, false},
-    [AGENT_CURSOR] = {".cursor/hooks.json", ".cursor/hooks.json", NULL, NULL, SHAPE_FLAT,
-                      {"preToolUse", NULL}, false, false},
-    [AGENT_OPENCODE] = {".opencode/plugins/ralon.js", ".config/opencode/plugins/ralon.js",
-                        "XDG_CONFIG_HOME", "opencode/plugins/ralon.js", SHAPE_FILE, {NULL, NULL}, false, false},
-    [AGENT_COPILOT] = {".github/hooks/ralon.json", ".copilot/hooks/ralon.json", "COPILOT_HOME",
-                       "hooks/ralon.json", SHAPE_FILE,
-                       {NULL, NULL}, false, false},
-    [AGENT_CODEX] = {".codex/hooks.json", ".codex/hooks.json", "CODEX_HOME", "hooks.json",
-                     SHAPE_GROUPED,
-                     {"PreToolUse", NULL}, false, false},
-    [AGENT_GEMINI] = {".gemini/settings.json", ".gemini/settings.json", "GEMINI_CLI_HOME",
-                      ".gemini/settings.json", SHAPE_GROUPED,
-                      {"BeforeTool", NULL}, false, false},
-    [AGENT_ANTIGRAVITY] = {".agents/hooks.json", NULL, NULL, NULL, SHAPE_NAMED, {"PreToolUse", NULL}, false,
-                           false},
-    [AGENT_WINDSURF] = {".windsurf/hooks.json", ".codeium/windsurf/hooks.json", NULL, NULL,
-                        SHAPE_FLAT,
-                        {"pre_write_code", "pre_run_command"}, false, false},
-    [AGENT_CLINE] = {".clinerules/hooks/PreToolUse", "Documents/Cline/Hooks/PreToolUse", NULL,
-                     NULL, SHAPE_FILE, {NULL, NULL}, true, true},
-    [AGENT_QWEN] = {".qwen/settings.json", ".qwen/settings.json", NULL, NULL, SHAPE_GROUPED,
-                    {"PreToolUse", NULL}, false, false},
-};
+#define CONFIG_MAX_SIZE HOOK_CONFIG_MAX_SIZE
 
 /* The key Antigravity's hooks.json names ralon's hook set by. */
 #define NAMED_KEY "ralon"
-
-/* How a file ralon owns whole tells the user to take it away (no single
- * quote: the Cline script prints it from within one). */
-#define UNDO_OWNED(file)                                                           \
-  "If ralon was removed on purpose, remove its hook: run `ralon hook uninstall` "  \
-  "where ralon is installed, or delete " file "."
-#define UNDO_CLINE UNDO_OWNED("the PreToolUse script ralon wrote in the hooks directory of Cline")
-#define UNDO_OPENCODE UNDO_OWNED("ralon.js in the plugins directory of opencode")
-
-/* Cline ignores a hook's exit status and lets the tool run when the hook
- * prints nothing it can parse, so the script itself answers for a ralon
- * that is missing or fails. Not translated: the file must not depend on
- * the locale of whoever installed it, or reinstalling would rewrite it. */
-static const char cline_script[] =
-    "#!/bin/sh\n"
-    "# ralon: refuses tool calls that would modify a path agent.lock protects.\n"
-    "# Written by `ralon hook install`; `ralon hook uninstall` removes it.\n"
-    "#\n"
-    "# Cline ignores this script's exit status and lets the tool run when it\n"
-    "# prints nothing it understands, so a ralon that cannot run, or fails\n"
-    "# without answering, is answered here with a refusal.\n"
-    "out=$(" HOOK_COMMAND ")\n"
-    "status=$?\n"
-    "case $status in\n"
-    "0)\n"
-    "  [ -z \"$out\" ] || printf '%s\\n' \"$out\"\n"
-    "  ;;\n"
-    "1 | 2)\n"
-    "  if [ -n \"$out\" ]; then\n"
-    "    printf '%s\\n' \"$out\"\n"
-    "  else\n"
-    "    printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check failed (exit status %s), "
-    "so this tool call was refused. " UNDO_CLINE "\"}\\n' \"$status\"\n"
-    "  fi\n"
-    "  ;;\n"
-    "*)\n"
-    "  printf '{\"cancel\":true,\"errorMessage\":\"ralon hook check could not run (exit status %s; "
-    "is ralon installed and on PATH?), so agent.lock could not be checked and this tool call "
-    "was refused. " UNDO_CLINE "\"}\\n' \"$status\"\n"
-    "  ;;\n"
-    "esac\n"
-    "exit 0\n";
-
-/* opencode has no command hooks: a plugin that asks ralon and throws to
- * refuse. Anything but a clean exit refuses, including a ralon that cannot
- * be started or does not answer in time. */
-static const char opencode_plugin[] =
-    "// ralon: refuses tool calls that would modify a path agent.lock protects.\n"
-    "// Written by `ralon hook install`; `ralon hook uninstall` removes it.\n"
-    "//\n"
-    "// Every tool call is put to `" HOOK_COMMAND "`. A refusal, a failure, or a\n"
-    "// ralon that cannot be started stops the call.\n"
-    "import { spawnSync } from \"node:child_process\";\n"
-    "\n"
-    "export const RalonPlugin = async ({ directory }) => ({\n"
-    "  \"tool.execute.before\": async (input, output) => {\n"
-    "    const request = JSON.stringify({\n"
-    "      tool_name: input.tool,\n"
-    "      tool_input: output.args,\n"
-    "      cwd: directory,\n"
-    "      hook_event_name: \"tool.execute.before\",\n"
-    "    });\n"
-    "    const result = spawnSync(\"ralon\", [\"hook\", \"check\"], {\n"
-    "      cwd: directory,\n"
-    "      input: request,\n"
-    "      encoding: \"utf8\",\n"
-    "      timeout: 60000,\n"
-    "    });\n"
-    "    if (result.error) {\n"
-    "      throw new Error(\n"
-    "        `ralon could not be run (${result.error.message}; is it installed and on PATH?), ` +\n"
-    "          \"so agent.lock could not be checked and this tool call was refused. \" +\n"
-    "          \"" UNDO_OPENCODE "\",\n"
-    "      );\n"
-    "    }\n"
-    "    if (result.status !== 0) {\n"
-    "      const reason = (result.stderr || \"\").trim();\n"
-    "      const how = result.signal ? `signal ${result.signal}` "
-    ": `exit status ${result.status}`;\n"
-    "      throw new Error(\n"
-    "        reason ||\n"
-    "          `ralon hook check failed (${how}), so this tool call was refused. ` +\n"
-    "            \"" UNDO_OPENCODE "\",\n"
-    "      );\n"
-    "    }\n"
-    "  },\n"
-    "});\n";
 
 const char *hook_change_kind_to_string(HookChangeKind k) {
   static const char *const names[_HOOK_CHANGE_MAX] = {
@@ -285,7 +136,7 @@ static void json_write_value(FILE *f, json_object *o, unsigned indent) {
   }
 }
 
-static char *json_pretty(json_object *o) {
+char *hook_json_pretty(json_object *o) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -403,14 +254,18 @@ static void add_string(json_object *o, const char *key, const char *value) {
   json_object_object_add(o, key, json_object_new_string(value));
 }
 
-static json_object *new_handler(const char *command) {
+void hook_json_add_string(json_object *o, const char *key, const char *value) {
+  add_string(o, key, value);
+}
+
+json_object *hook_new_handler(const char *command) {
   json_object *h = json_object_new_object();
   add_string(h, "type", "command");
   add_string(h, "command", command);
   return h;
 }
 
-static json_object *new_group(const char *matcher, json_object *handler) {
+json_object *hook_new_group(const char *matcher, json_object *handler) {
   json_object *g = json_object_new_object();
   add_string(g, "matcher", matcher);
   json_object *hs = json_object_new_array();
@@ -428,7 +283,7 @@ static json_object *new_group(const char *matcher, json_object *handler) {
  * the only reason it passes on. Not translated: the text must not depend
  * on the locale of whoever installed it, or reinstalling would rewrite
  * it. */
-static char *blocking_command(const char *check, const char *where, bool owned, bool copilot) {
+char *hook_blocking_command(const char *check, const char *where, bool owned, bool copilot) {
   /* Named only where the shell's double quotes keep the name as it is. */
   bool nameable = where != NULL && where[0] != '\0' && strpbrk(where, "\"$`\\\n!") == NULL;
   _cleanup_free_ char *undo =
@@ -455,94 +310,7 @@ static char *blocking_command(const char *check, const char *where, bool owned, 
 /* One element of each event array of `a`: a matcher group, or for the
  * flat shapes a handler. `where`: the file, as the refusal names it. */
 static json_object *build_entry(Agent a, const char *where) {
-  json_object *h;
-  _cleanup_free_ char *command = blocking_command(HOOK_COMMAND, where, false, false);
-  switch (a) {
-  case AGENT_CLAUDE:
-  case AGENT_CODEX:
-    /* Both wait ten minutes by default. */
-    h = new_handler(command);
-    add_string(h, "statusMessage", "Checking agent.lock");
-    return new_group(VERB_MATCHER "|Bash", h);
-  case AGENT_GEMINI:
-    /* Gemini's default timeout is a minute already. */
-    return new_group(VERB_MATCHER "|run_shell_command", new_handler(command));
-  case AGENT_QWEN:
-    h = new_handler(command);
-    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS * 1000));
-    return new_group("^(write_file|edit|replace|notebook_edit|run_shell_command|monitor)$", h);
-  case AGENT_ANTIGRAVITY: {
-    _cleanup_free_ char *c =
-        blocking_command(HOOK_COMMAND " --agent antigravity", where, false, false);
-    h = new_handler(c);
-    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS));
-    return new_group(VERB_MATCHER, h);
-  }
-  case AGENT_CURSOR:
-    /* No matcher: the Shell tool goes through preToolUse as well. */
-    h = json_object_new_object();
-    add_string(h, "command", command);
-    add_string(h, "type", "command");
-    json_object_object_add(h, "failClosed", json_object_new_boolean(true));
-    json_object_object_add(h, "timeout", json_object_new_int(TIMEOUT_SECONDS));
-    return h;
-  case AGENT_WINDSURF:
-    h = json_object_new_object();
-    add_string(h, "command", command);
-    /* Windows PowerShell 5 has no `||`; ralon's own refusal exits 2. */
-    add_string(h, "powershell", HOOK_COMMAND);
-    json_object_object_add(h, "show_output", json_object_new_boolean(false));
-    return h;
-  case AGENT_OPENCODE:
-  case AGENT_COPILOT:
-  case AGENT_CLINE:
-  case _AGENT_MAX:
-  case _AGENT_INVALID:
-    break;
-  }
-  return NULL;
-}
-
-/* The whole text of a file ralon owns. */
-static char *build_file(Agent a, const char *where) {
-  switch (a) {
-  case AGENT_CLINE:
-    return xstrdup(cline_script);
-  case AGENT_OPENCODE:
-    return xstrdup(opencode_plugin);
-  case AGENT_COPILOT: {
-    /* Copilot's own camelCase preToolUse: its own payload
-     * ({toolName, toolArgs}), answered by a JSON permissionDecision, the
-     * one way its reason reaches the model (with the PascalCase event
-     * older ralon wrote, Copilot drops it). No matcher, so every tool is
-     * checked. Any non-zero exit denies here too; a failing ralon also
-     * prints the JSON refusal, so the model is told why. */
-    _cleanup_json_ json_object *doc = json_object_new_object();
-    json_object_object_add(doc, "version", json_object_new_int(1));
-    json_object *h = json_object_new_object();
-    add_string(h, "type", "command");
-    _cleanup_free_ char *command = blocking_command(HOOK_COMMAND, where, true, true);
-    add_string(h, "bash", command);
-    json_object_object_add(h, "timeoutSec", json_object_new_int(TIMEOUT_SECONDS));
-    json_object *arr = json_object_new_array();
-    json_object_array_add(arr, h);
-    json_object *hooks = json_object_new_object();
-    json_object_object_add(hooks, "preToolUse", arr);
-    json_object_object_add(doc, "hooks", hooks);
-    return json_pretty(doc);
-  }
-  case AGENT_CLAUDE:
-  case AGENT_CURSOR:
-  case AGENT_CODEX:
-  case AGENT_GEMINI:
-  case AGENT_ANTIGRAVITY:
-  case AGENT_WINDSURF:
-  case AGENT_QWEN:
-  case _AGENT_MAX:
-  case _AGENT_INVALID:
-    break;
-  }
-  return NULL;
+  return agent_desc(a)->entry(where);
 }
 
 static bool handler_is_ours(json_object *h) {
@@ -599,12 +367,12 @@ static void replace_ours(json_object *arr, json_object *keep) {
  * (the whole group when it holds nothing else, else that handler alone,
  * under its group's matcher), or appended. Other copies of ours go, and
  * groups they leave empty with them. */
-static void install_event(Agent a, Shape shape, json_object *arr, bool *found,
+static void install_event(Agent a, AgentShape shape, json_object *arr, bool *found,
                           const char *where) {
   bool placed = false;
   for (size_t i = 0; i < json_object_array_length(arr);) {
     json_object *e = json_object_array_get_idx(arr, i);
-    if (shape == SHAPE_FLAT) {
+    if (shape == AGENT_SHAPE_FLAT) {
       if (!handler_is_ours(e)) {
         i++;
         continue;
@@ -653,10 +421,10 @@ static void install_event(Agent a, Shape shape, json_object *arr, bool *found,
 
 /* Takes our handlers out of one event array, and the groups that held
  * nothing else. */
-static void remove_event(Shape shape, json_object *arr, bool *found) {
+static void remove_event(AgentShape shape, json_object *arr, bool *found) {
   for (size_t i = 0; i < json_object_array_length(arr);) {
     json_object *e = json_object_array_get_idx(arr, i);
-    if (shape == SHAPE_FLAT) {
+    if (shape == AGENT_SHAPE_FLAT) {
       if (handler_is_ours(e)) {
         *found = true;
         json_object_array_del_idx(arr, i, 1);
@@ -710,9 +478,9 @@ static int member(json_object *parent, const char *key, json_type type, bool cre
 static int edit_document(Agent a, json_object *doc, const char *path, const char *where,
                          bool remove, bool *found,
                          Error *err) {
-  const AgentSpec *s = &specs[a];
+  const AgentDesc *s = agent_desc(a);
   *found = false;
-  if (s->shape == SHAPE_NAMED) {
+  if (s->shape == AGENT_SHAPE_NAMED) {
     /* The whole hook set under our name is ours. */
     json_object *v = NULL;
     *found = json_object_object_get_ex(doc, NAMED_KEY, &v);
@@ -730,8 +498,9 @@ static int edit_document(Agent a, json_object *doc, const char *path, const char
     return 0;
   }
 
-  if (!remove && a == AGENT_CURSOR) {
-    /* Cursor's hooks.json is versioned; ahead of `hooks` in a new file. */
+  if (!remove && s->versioned) {
+    /* A versioned file (Cursor's): the version ahead of `hooks` in a new
+     * file. */
     json_object *v;
     if (!json_object_object_get_ex(doc, "version", &v)) {
       json_object_object_add(doc, "version", json_object_new_int(1));
@@ -844,7 +613,7 @@ static int plan_json(Agent a, const char *path, const char *where, const ConfigF
     *ret_kind = HOOK_CHANGE_ABSENT;
     return 0;
   }
-  _cleanup_free_ char *before = doc ? json_pretty(doc) : NULL;
+  _cleanup_free_ char *before = doc ? hook_json_pretty(doc) : NULL;
   if (doc == NULL) {
     doc = json_object_new_object();
   }
@@ -854,10 +623,10 @@ static int plan_json(Agent a, const char *path, const char *where, const ConfigF
   }
   if (remove) {
     *ret_kind = found ? HOOK_CHANGE_REMOVED : HOOK_CHANGE_ABSENT;
-    *ret_text = found ? json_pretty(doc) : NULL;
+    *ret_text = found ? hook_json_pretty(doc) : NULL;
     return 0;
   }
-  char *after = json_pretty(doc);
+  char *after = hook_json_pretty(doc);
   if (before != NULL && streq(before, after)) {
     /* Ours already, exactly: leave the file as it is, layout and all. */
     free(after);
@@ -874,8 +643,8 @@ static int plan_json(Agent a, const char *path, const char *where, const ConfigF
 static int plan_file(Agent a, const char *path, const char *where, const ConfigFile *f,
                      bool remove, char **ret_text,
                      HookChangeKind *ret_kind, Error *err) {
-  bool ours = f->exists &&
-              (!specs[a].marked || memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND)));
+  bool ours = f->exists && (!agent_desc(a)->marked ||
+                            memmem(f->text, f->len, HOOK_COMMAND, strlen(HOOK_COMMAND)));
   if (remove) {
     *ret_text = NULL;
     *ret_kind = ours ? HOOK_CHANGE_REMOVED : HOOK_CHANGE_ABSENT;
@@ -886,7 +655,7 @@ static int plan_file(Agent a, const char *path, const char *where, const ConfigF
                      _("%s exists and was not written by ralon, so it will not be replaced"),
                      path);
   }
-  char *text = build_file(a, where);
+  char *text = agent_desc(a)->file(where);
   size_t len = strlen(text);
   if (!f->exists) {
     *ret_kind = HOOK_CHANGE_WROTE;
@@ -946,9 +715,7 @@ static int make_parents(const char *dir, char ***made, size_t *n_made, Error *er
 
 /* ---- what ralon created ------------------------------------------------- */
 
-/* An environment variable naming a directory, when it is set to an
- * absolute path (the XDG rule: a relative value is ignored). */
-static const char *env_dir(const char *name) {
+const char *hook_env_dir(const char *name) {
   const char *v = name ? getenv(name) : NULL;
   return v != NULL && v[0] == '/' ? v : NULL;
 }
@@ -973,7 +740,7 @@ static const char *env_dir(const char *name) {
 #define RECORD_NAME "created.json"
 
 static char *record_dir(const char *home) {
-  const char *state = env_dir("XDG_STATE_HOME");
+  const char *state = hook_env_dir("XDG_STATE_HOME");
   if (state != NULL) {
     return path_join(state, "ralon");
   }
@@ -1197,7 +964,7 @@ static void record_save(const char *home, json_object *doc) {
     for (size_t i = 0; i < n_made; i++) {
       record_add(own, made[i], true);
     }
-    _cleanup_free_ char *text = json_pretty(doc);
+    _cleanup_free_ char *text = hook_json_pretty(doc);
     _cleanup_free_ char *old = read_text_file(file, CONFIG_MAX_SIZE);
     if (record_trusted(dir) && (old == NULL || !streq(old, text))) {
       (void)write_file_atomic_mode(dir, RECORD_NAME, text, strlen(text), true, 0600);
@@ -1226,7 +993,7 @@ static char *stub_text(Agent a) {
       edit_document(a, doc, "", NULL, true, &found, &e) < 0) {
     return NULL;
   }
-  return json_pretty(doc);
+  return hook_json_pretty(doc);
 }
 
 static int apply(Agent a, const char *path, const ConfigFile *f, const char *text, char ***made,
@@ -1244,14 +1011,14 @@ static int apply(Agent a, const char *path, const ConfigFile *f, const char *tex
   mode_t mode;
   if (f->exists) {
     mode = f->mode;
-    if (specs[a].executable) {
+    if (agent_desc(a)->executable) {
       /* Whoever may read the script may run it. */
       mode |= (mode & 0444) >> 2;
     }
   } else {
     mode_t mask = umask(0);
     umask(mask);
-    mode = (specs[a].executable ? 0777 : 0666) & ~mask;
+    mode = (agent_desc(a)->executable ? 0777 : 0666) & ~mask;
   }
   int r = write_file_atomic_mode(dir, path_basename(path), text, strlen(text), true, mode);
   if (r < 0) {
@@ -1265,12 +1032,12 @@ char *hook_config_path(Agent agent, const char *root, const char *home, bool use
   if (agent < 0 || agent >= _AGENT_MAX) {
     return NULL;
   }
-  const AgentSpec *s = &specs[agent];
+  const AgentDesc *s = agent_desc(agent);
   if (!user) {
     return root ? path_join(root, s->project) : NULL;
   }
   /* Where the agent itself looks: CODEX_HOME, XDG_CONFIG_HOME, … */
-  const char *dir = env_dir(s->user_env);
+  const char *dir = hook_env_dir(s->user_env);
   if (dir != NULL) {
     _cleanup_free_ char *p = path_join(dir, s->user_env_file);
     return path_normalize(p);
@@ -1289,7 +1056,7 @@ int hook_install(Agent agent, const char *root, const char *home, bool user, boo
   }
   _cleanup_free_ char *path = hook_config_path(agent, root, home, user);
   if (path == NULL) {
-    if (user && specs[agent].user == NULL) {
+    if (user && agent_desc(agent)->user == NULL) {
       return error_set(err, ENOTSUP,
                        _("%s has no user-level hook configuration that ralon knows of; install "
                          "its hook in the project instead"),
@@ -1312,14 +1079,14 @@ int hook_install(Agent agent, const char *root, const char *home, bool user, boo
    * project (which may be cloned anywhere), or under ~. */
   _cleanup_free_ char *where = NULL;
   if (!user) {
-    where = xstrdup(specs[agent].project);
+    where = xstrdup(agent_desc(agent)->project);
   } else if (home != NULL && home[0] == '/' && path_relative(home, path) != NULL &&
              path_relative(home, path)[0] != '\0') {
     where = xasprintf("~/%s", path_relative(home, path));
   } else {
     where = xstrdup(path);
   }
-  int r = specs[agent].shape == SHAPE_FILE
+  int r = agent_desc(agent)->shape == AGENT_SHAPE_FILE
               ? plan_file(agent, path, where, &f, remove, &text, &kind, err)
               : plan_json(agent, path, where, &f, remove, &text, &kind, err);
   if (r < 0) {
@@ -1402,89 +1169,31 @@ static bool is_dir(const char *base, const char *rel) {
 }
 
 bool hook_detect(const char *root, const char *home, bool ret[_AGENT_MAX]) {
-  enum { PROJECT = 1, HOME = 2, BOTH = 3 };
-  static const struct {
-    Agent agent;
-    const char *dir;
-    int where;
-  } dirs[] = {
-      {AGENT_CLAUDE, ".claude", BOTH},
-      {AGENT_CURSOR, ".cursor", BOTH},
-      {AGENT_OPENCODE, ".opencode", BOTH},
-      {AGENT_OPENCODE, ".config/opencode", HOME},
-      {AGENT_COPILOT, ".github/hooks", PROJECT},
-      {AGENT_COPILOT, ".github/copilot", PROJECT},
-      {AGENT_COPILOT, ".copilot", HOME},
-      {AGENT_CODEX, ".codex", BOTH},
-      {AGENT_GEMINI, ".gemini", BOTH},
-      {AGENT_ANTIGRAVITY, ".agents", BOTH},
-      {AGENT_WINDSURF, ".windsurf", BOTH},
-      {AGENT_WINDSURF, ".codeium/windsurf", HOME},
-      {AGENT_CLINE, ".clinerules", BOTH},
-      {AGENT_CLINE, ".cline", BOTH},
-      {AGENT_CLINE, "Documents/Cline", HOME},
-      {AGENT_QWEN, ".qwen", BOTH},
-  };
   bool any = false;
   for (int a = 0; a < _AGENT_MAX; a++) {
+    const AgentDesc *d = agent_desc((Agent)a);
     ret[a] = false;
-  }
-  for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-    if (((dirs[i].where & PROJECT) && is_dir(root, dirs[i].dir)) ||
-        ((dirs[i].where & HOME) && is_dir(home, dirs[i].dir))) {
-      ret[dirs[i].agent] = true;
-      any = true;
+    for (size_t i = 0; i < ELEMENTSOF(d->detect) && d->detect[i].dir != NULL; i++) {
+      const AgentDir *dir = &d->detect[i];
+      if (((dir->where & AGENT_IN_PROJECT) && is_dir(root, dir->dir)) ||
+          ((dir->where & AGENT_IN_HOME) && is_dir(home, dir->dir))) {
+        ret[a] = true;
+      }
     }
-  }
-  /* The user-level directories the agents are told to use instead
-   * (CODEX_HOME, …): the directory holding the file, or its parent
-   * where ralon's file sits in a subdirectory of its own. */
-  for (int a = 0; home != NULL && a < _AGENT_MAX; a++) {
-    const char *dir = env_dir(specs[a].user_env);
-    if (dir == NULL) {
-      continue;
-    }
-    _cleanup_free_ char *file = path_join(dir, specs[a].user_env_file);
-    _cleanup_free_ char *d = path_dirname(file);
-    if (a == AGENT_OPENCODE || a == AGENT_COPILOT) {
-      char *up = path_dirname(d);
-      free(d);
-      d = up;
-    }
-    if (is_dir(d, ".")) {
+    /* The user-level directory the agent is told to use instead
+     * (CODEX_HOME, …), or the agent's own directory in it. */
+    const char *env = home != NULL ? hook_env_dir(d->user_env) : NULL;
+    if (env != NULL && is_dir(env, d->user_env_dir ? d->user_env_dir : ".")) {
       ret[a] = true;
-      any = true;
     }
+    any |= ret[a];
   }
   return any;
 }
 
 const char *hook_trust_note(Agent agent) {
-  switch (agent) {
-  case AGENT_CODEX:
-    /* TRANSLATORS: /hooks is a command typed in Codex; keep it as it is. */
-    return _("Codex runs project hooks only in a trusted project, and skips a new or changed "
-             "hook until it is reviewed: open /hooks in Codex and trust it.");
-  case AGENT_GEMINI:
-    return _("Gemini CLI runs project hooks only in a trusted folder, and warns when a hook "
-             "changes: trust this folder in Gemini CLI.");
-  case AGENT_QWEN:
-    return _("Qwen Code runs project hooks only in a trusted folder: trust this folder in "
-             "Qwen Code.");
-  case AGENT_CURSOR:
-    return _("Cursor runs project hooks only in a trusted workspace: trust this workspace in "
-             "Cursor.");
-  case AGENT_CLAUDE:
-  case AGENT_OPENCODE:
-  case AGENT_COPILOT:
-  case AGENT_ANTIGRAVITY:
-  case AGENT_WINDSURF:
-  case AGENT_CLINE:
-  case _AGENT_MAX:
-  case _AGENT_INVALID:
-    break;
-  }
-  return NULL;
+  const AgentDesc *d = agent_desc(agent);
+  return d != NULL && d->trust_note != NULL ? _(d->trust_note) : NULL;
 }
 
 bool hook_ralon_on_path(const char *path_env, char **ret_found) {
@@ -1510,9 +1219,7 @@ const char *hook_runs_to_string(HookRuns r) {
   return r >= 0 && r < _HOOK_RUNS_MAX ? names[r] : NULL;
 }
 
-/* An agent's own JSON file, read as the agent reads it (comments
- * allowed), or NULL. */
-static json_object *agent_json(const char *path) {
+json_object *hook_agent_json(const char *path) {
   _cleanup_free_ char *text = read_text_file(path, CONFIG_MAX_SIZE);
   json_object *doc = text ? json_tokener_parse(text) : NULL;
   if (doc != NULL && !json_object_is_type(doc, json_type_object)) {
@@ -1522,8 +1229,7 @@ static json_object *agent_json(const char *path) {
   return doc;
 }
 
-/* doc.a.b.c, when every step is there. */
-static json_object *json_at(json_object *doc, const char *const *keys) {
+json_object *hook_json_at(json_object *doc, const char *const *keys) {
   for (; doc != NULL && *keys != NULL; keys++) {
     if (!json_object_is_type(doc, json_type_object) ||
         !json_object_object_get_ex(doc, *keys, &doc)) {
@@ -1533,8 +1239,7 @@ static json_object *json_at(json_object *doc, const char *const *keys) {
   return doc;
 }
 
-/* Whether `path` is `dir` or lies below it (both absolute). */
-static bool within(const char *path, const char *dir) {
+bool hook_path_within(const char *path, const char *dir) {
   _cleanup_free_ char *p = path_normalize(path), *d = path_normalize(dir);
   return p[0] == '/' && d[0] == '/' && path_relative(d, p) != NULL;
 }
@@ -1544,7 +1249,7 @@ static bool within(const char *path, const char *dir) {
  * below) or DO_NOT_TRUST (exactly it); a rule that trusts wins. Returns 1
  * trusted, 0 distrusted, -1 undecided (the agent asks when started). */
 static int folder_trust(const char *file, const char *root) {
-  _cleanup_json_ json_object *doc = agent_json(file);
+  _cleanup_json_ json_object *doc = hook_agent_json(file);
   if (doc == NULL) {
     return -1;
   }
@@ -1555,10 +1260,11 @@ static int folder_trust(const char *file, const char *root) {
     if (streq(l, "TRUST_FOLDER") || streq(l, "TRUST_PARENT")) {
       _cleanup_free_ char *dir = streq(l, "TRUST_PARENT") ? path_dirname(folder)
                                                           : xstrdup(folder);
-      if (within(root, dir)) {
+      if (hook_path_within(root, dir)) {
         return 1;
       }
-    } else if (streq(l, "DO_NOT_TRUST") && within(root, folder) && within(folder, root)) {
+    } else if (streq(l, "DO_NOT_TRUST") && hook_path_within(root, folder) &&
+               hook_path_within(folder, root)) {
       verdict = 0;
     }
   }
@@ -1569,101 +1275,28 @@ static int folder_trust(const char *file, const char *root) {
  * (security.folderTrust.enabled: false): then every folder counts. */
 static bool folder_trust_off(const char *settings) {
   static const char *const keys[] = {"security", "folderTrust", "enabled", NULL};
-  _cleanup_json_ json_object *doc = agent_json(settings);
-  json_object *v = json_at(doc, keys);
+  _cleanup_json_ json_object *doc = hook_agent_json(settings);
+  json_object *v = hook_json_at(doc, keys);
   return v != NULL && json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v);
 }
 
-/* Codex's trust_level for `root` or its nearest ancestor listed in
- * config.toml ([projects."/path"] then trust_level = "trusted"): 1, 0
- * (untrusted), -1 (not listed). A line-by-line reading of the one table
- * shape Codex writes. */
-static int codex_trust(const char *config, const char *root) {
-  _cleanup_free_ char *text = read_text_file(config, CONFIG_MAX_SIZE);
-  if (text == NULL) {
-    return -1;
-  }
-  int verdict = -1;
-  size_t best = 0;
-  bool in_match = false;
-  size_t match_len = 0;
-  for (char *line = text, *next; line != NULL; line = next) {
-    next = strchr(line, '\n');
-    if (next != NULL) {
-      *next++ = '\0';
-    }
-    line += strspn(line, " \t");
-    if (line[0] == '[') {
-      in_match = false;
-      char quote = line[10];
-      if (startswith(line, "[projects.") && (quote == '"' || quote == '\'')) {
-        char *end = strchr(line + 11, quote);
-        if (end != NULL && end[1] == ']') {
-          _cleanup_free_ char *dir = xstrndup(line + 11, (size_t)(end - line - 11));
-          if (within(root, dir) && strlen(dir) >= best) {
-            in_match = true;
-            match_len = strlen(dir);
-          }
-        }
-      }
-      continue;
-    }
-    if (in_match && startswith(line, "trust_level")) {
-      const char *v = line + strlen("trust_level");
-      v += strspn(v, " \t");
-      if (*v == '=') {
-        v++;
-        v += strspn(v, " \t");
-        verdict = startswith(v, "\"trusted\"") || startswith(v, "'trusted'") ? 1 : 0;
-        best = match_len;
-      }
-    }
-  }
-  return verdict;
-}
-
-/* Whether Copilot lists `root` (or a folder above it) as trusted, in
- * config.json or settings.json (trusted_folders, trustedFolders). */
-static bool copilot_trusts(const char *dir, const char *root) {
-  static const char *const files[] = {"config.json", "settings.json"};
-  static const char *const keys[] = {"trusted_folders", "trustedFolders"};
-  for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-    _cleanup_free_ char *p = path_join(dir, files[i]);
-    _cleanup_json_ json_object *doc = agent_json(p);
-    for (size_t k = 0; doc != NULL && k < ELEMENTSOF(keys); k++) {
-      json_object *arr;
-      if (!json_object_object_get_ex(doc, keys[k], &arr) ||
-          !json_object_is_type(arr, json_type_array)) {
-        continue;
-      }
-      for (size_t j = 0; j < json_object_array_length(arr); j++) {
-        json_object *e = json_object_array_get_idx(arr, j);
-        if (json_object_is_type(e, json_type_string) && within(root, json_object_get_string(e))) {
-          return true;
-        }
-      }
-    }
-  }
-  return false;
-}
-
-/* The agent's user-level directory (where its trust is kept). */
-static char *agent_home(Agent a, const char *home, const char *dflt) {
-  const char *dir = env_dir(specs[a].user_env);
+char *hook_agent_home(Agent a, const char *home) {
+  const AgentDesc *d = agent_desc(a);
+  const char *dir = hook_env_dir(d->user_env);
   if (dir != NULL) {
     /* GEMINI_CLI_HOME stands for the home directory, the others for the
      * agent's own directory. */
-    return a == AGENT_GEMINI ? path_join(dir, ".gemini") : xstrdup(dir);
+    return d->user_env_dir != NULL ? path_join(dir, d->user_env_dir) : xstrdup(dir);
   }
-  return home != NULL && home[0] == '/' ? path_join(home, dflt) : NULL;
+  return home != NULL && home[0] == '/' && d->home_dir != NULL ? path_join(home, d->home_dir)
+                                                               : NULL;
 }
 
-static HookRuns runs_folder_trust(Agent a, const char *root, const char *home, char **note) {
+HookRuns hook_runs_folder_trust(Agent a, const char *root, const char *home,
+                                const char *trusted_file, char **note) {
   const char *name = agent_display_name(a);
-  const char *dot = a == AGENT_GEMINI ? ".gemini" : ".qwen";
-  _cleanup_free_ char *dir = agent_home(a, home, dot);
-  const char *override = a == AGENT_GEMINI ? getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH") : NULL;
-  _cleanup_free_ char *file = override != NULL && override[0] == '/' ? xstrdup(override)
+  _cleanup_free_ char *dir = hook_agent_home(a, home);
+  _cleanup_free_ char *file = trusted_file != NULL && trusted_file[0] == '/' ? xstrdup(trusted_file)
                               : dir != NULL ? path_join(dir, "trustedFolders.json")
                                             : NULL;
   _cleanup_free_ char *settings = dir != NULL ? path_join(dir, "settings.json") : NULL;
@@ -1689,48 +1322,19 @@ static HookRuns runs_folder_trust(Agent a, const char *root, const char *home, c
 
 HookRuns hook_runs_here(Agent agent, const char *root, const char *home, bool user,
                         char **ret_note) {
+  const AgentDesc *d = agent_desc(agent);
   _cleanup_free_ char *note = NULL;
   HookRuns r = HOOK_RUNS_YES;
-  if (agent == AGENT_OPENCODE) {
-    r = hook_opencode_runs_here(user || root == NULL, &note);
+  if (d == NULL) {
+    /* no such agent */
+  } else if (d->runs_here != NULL) {
+    r = d->runs_here(root, home, user || root == NULL, &note);
   } else if (user || root == NULL) {
     /* A user-level hook runs in every project, trusted or not. */
-  } else if (agent == AGENT_CLAUDE) {
-    note = xasprintf(_("Claude Code reads %s/%s only when started in %s itself, not in a "
-                       "subdirectory; a hook installed with --user runs wherever it starts."),
-                     root, specs[agent].project, root);
-  } else if (agent == AGENT_GEMINI || agent == AGENT_QWEN) {
-    r = runs_folder_trust(agent, root, home, &note);
-  } else if (agent == AGENT_CODEX) {
-    _cleanup_free_ char *dir = agent_home(agent, home, ".codex");
-    _cleanup_free_ char *config = dir ? path_join(dir, "config.toml") : NULL;
-    if (config != NULL && codex_trust(config, root) == 1) {
-      r = HOOK_RUNS_UNKNOWN;
-      /* TRANSLATORS: /hooks is a command typed in Codex; keep it as it is. */
-      note = xasprintf(_("Codex trusts %s, but runs a new or changed hook only once it is "
-                         "reviewed: open /hooks in Codex and trust it."),
-                       root);
-    } else {
-      r = HOOK_RUNS_NO;
-      /* TRANSLATORS: /hooks is a command typed in Codex, trust_level a
-       * key in its config.toml; keep them as they are. */
-      note = xasprintf(_("Codex does not trust %s (no trust_level = \"trusted\" for it in %s), "
-                         "so it does not load the project's hooks: trust the project in Codex "
-                         "and review the hook in /hooks, or install the hook with --user."),
-                       root, config ? config : "~/.codex/config.toml");
-    }
-  } else if (agent == AGENT_COPILOT) {
-    _cleanup_free_ char *dir = agent_home(agent, home, ".copilot");
-    if (dir == NULL || !copilot_trusts(dir, root)) {
-      r = HOOK_RUNS_UNKNOWN;
-      note = xasprintf(_("GitHub Copilot reads .github/hooks only in a trusted folder, and in "
-                         "-p mode it does not ask: trust %s in Copilot, or install the hook "
-                         "with --user."),
-                       root);
-    }
-  } else if (agent == AGENT_CURSOR) {
+  } else if (d->trust_note != NULL) {
+    /* A trust that cannot be read (an IDE's workspace trust). */
     r = HOOK_RUNS_UNKNOWN;
-    note = xstrdup(hook_trust_note(agent));
+    note = xstrdup(_(d->trust_note));
   }
   if (ret_note != NULL) {
     *ret_note = steal_pointer(&note);

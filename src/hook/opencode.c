@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "hook/hook.h"
-#include "hook/install.h"
+#include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
   const char *ev = hook_json_string(p, "hook_event_name");
@@ -45,7 +44,57 @@ static void answer(const HookVerdict *v, HookAnswer *ret) {
   hook_answer_exit2(v, ret);
 }
 
-const HookDialect hook_dialect_opencode = {AGENT_OPENCODE, recognize, interpret, answer};
+#define UNDO HOOK_UNDO_OWNED("ralon.js in the plugins directory of opencode")
+
+/* opencode has no command hooks: a plugin that asks ralon and throws to
+ * refuse. Anything but a clean exit refuses, including a ralon that cannot
+ * be started or does not answer in time. */
+static const char opencode_plugin[] =
+    "// ralon: refuses tool calls that would modify a path agent.lock protects.\n"
+    "// Written by `ralon hook install`; `ralon hook uninstall` removes it.\n"
+    "//\n"
+    "// Every tool call is put to `" HOOK_COMMAND "`. A refusal, a failure, or a\n"
+    "// ralon that cannot be started stops the call.\n"
+    "import { spawnSync } from \"node:child_process\";\n"
+    "\n"
+    "export const RalonPlugin = async ({ directory }) => ({\n"
+    "  \"tool.execute.before\": async (input, output) => {\n"
+    "    const request = JSON.stringify({\n"
+    "      tool_name: input.tool,\n"
+    "      tool_input: output.args,\n"
+    "      cwd: directory,\n"
+    "      hook_event_name: \"tool.execute.before\",\n"
+    "    });\n"
+    "    const result = spawnSync(\"ralon\", [\"hook\", \"check\"], {\n"
+    "      cwd: directory,\n"
+    "      input: request,\n"
+    "      encoding: \"utf8\",\n"
+    "      timeout: 60000,\n"
+    "    });\n"
+    "    if (result.error) {\n"
+    "      throw new Error(\n"
+    "        `ralon could not be run (${result.error.message}; is it installed and on PATH?), ` +\n"
+    "          \"so agent.lock could not be checked and this tool call was refused. \" +\n"
+    "          \"" UNDO "\",\n"
+    "      );\n"
+    "    }\n"
+    "    if (result.status !== 0) {\n"
+    "      const reason = (result.stderr || \"\").trim();\n"
+    "      const how = result.signal ? `signal ${result.signal}` "
+    ": `exit status ${result.status}`;\n"
+    "      throw new Error(\n"
+    "        reason ||\n"
+    "          `ralon hook check failed (${how}), so this tool call was refused. ` +\n"
+    "            \"" UNDO "\",\n"
+    "      );\n"
+    "    }\n"
+    "  },\n"
+    "});\n";
+
+static char *file(const char *where) {
+  (void)where; /* the plugin names the file itself */
+  return xstrdup(opencode_plugin);
+}
 
 /* opencode's own test of a flag variable: "1" or "true", in any case. */
 static bool flag_set(const char *name) {
@@ -59,8 +108,9 @@ static bool flag_set(const char *name) {
  * OPENCODE_DISABLE_PROJECT_CONFIG skips every .opencode/ directory, so
  * only the user-level plugin runs. Read from ralon's environment, which
  * is the shell's opencode would be started from. */
-HookRuns hook_opencode_runs_here(bool user, char **ret_note) {
-  *ret_note = NULL;
+static HookRuns runs_here(const char *root, const char *home, bool user, char **ret_note) {
+  (void)root;
+  (void)home;
   if (flag_set("OPENCODE_PURE")) {
     /* TRANSLATORS: OPENCODE_PURE and --pure are opencode's names; keep them. */
     *ret_note = xstrdup(_("OPENCODE_PURE is set here, so opencode loads no plugin but its own, "
@@ -77,3 +127,23 @@ HookRuns hook_opencode_runs_here(bool user, char **ret_note) {
   }
   return HOOK_RUNS_YES;
 }
+
+const AgentDesc agent_opencode = {
+    .id = AGENT_OPENCODE,
+    .name = "opencode",
+    .display = "opencode",
+    .recognize = recognize,
+    .recognize_rank = 60,
+    .interpret = interpret,
+    .answer = answer,
+    .project = ".opencode/plugins/ralon.js",
+    .user = ".config/opencode/plugins/ralon.js",
+    .user_env = "XDG_CONFIG_HOME",
+    .user_env_file = "opencode/plugins/ralon.js",
+    .user_env_dir = "opencode",
+    .home_dir = ".config/opencode",
+    .detect = {{".opencode", AGENT_IN_BOTH}, {".config/opencode", AGENT_IN_HOME}},
+    .shape = AGENT_SHAPE_FILE,
+    .file = file,
+    .runs_here = runs_here,
+};

@@ -5,7 +5,7 @@
  * starts a shell command in the background); both shell tools take
  * `command` and `directory`, where it runs. Refusal: as Claude Code (exit 2
  * feeds stderr to the model). */
-#include "hook/hook.h"
+#include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
   const char *ev = hook_json_string(p, "hook_event_name");
@@ -36,4 +36,36 @@ static void interpret(json_object *p, HookRequest *req) {
   json_object_put(owned);
 }
 
-const HookDialect hook_dialect_qwen = {AGENT_QWEN, recognize, interpret, hook_answer_claude};
+static json_object *entry(const char *where) {
+  _cleanup_free_ char *command = hook_blocking_command(HOOK_COMMAND, where, false, false);
+  json_object *h = hook_new_handler(command);
+  json_object_object_add(h, "timeout", json_object_new_int(HOOK_TIMEOUT_SECONDS * 1000));
+  return hook_new_group("^(write_file|edit|replace|notebook_edit|run_shell_command|monitor)$", h);
+}
+
+static HookRuns runs_here(const char *root, const char *home, bool user, char **note) {
+  if (user) {
+    return HOOK_RUNS_YES; /* in every project, trusted or not */
+  }
+  return hook_runs_folder_trust(AGENT_QWEN, root, home, NULL, note);
+}
+
+const AgentDesc agent_qwen = {
+    .id = AGENT_QWEN,
+    .name = "qwen",
+    .display = "Qwen Code",
+    .recognize = recognize,
+    .recognize_rank = 80,
+    .interpret = interpret,
+    .answer = hook_answer_claude,
+    .project = ".qwen/settings.json",
+    .user = ".qwen/settings.json",
+    .home_dir = ".qwen",
+    .detect = {{".qwen", AGENT_IN_BOTH}},
+    .shape = AGENT_SHAPE_GROUPED,
+    .events = {"PreToolUse"},
+    .entry = entry,
+    .trust_note = N_("Qwen Code runs project hooks only in a trusted folder: trust this folder "
+                     "in Qwen Code."),
+    .runs_here = runs_here,
+};

@@ -3,7 +3,7 @@
  * pre_write_code (tool_info.file_path) and pre_run_command
  * (tool_info.command_line, cwd). No matcher: the event is the filter.
  * Refusal: exit 2, the reason on stderr. */
-#include "hook/hook.h"
+#include "hook/agent-desc.h"
 
 static bool recognize(json_object *p) {
   return hook_json_string(p, "agent_action_name") != NULL;
@@ -42,4 +42,29 @@ static void answer(const HookVerdict *v, HookAnswer *ret) {
   hook_answer_exit2(v, ret);
 }
 
-const HookDialect hook_dialect_windsurf = {AGENT_WINDSURF, recognize, interpret, answer};
+static json_object *entry(const char *where) {
+  _cleanup_free_ char *command = hook_blocking_command(HOOK_COMMAND, where, false, false);
+  json_object *h = json_object_new_object();
+  hook_json_add_string(h, "command", command);
+  /* Windows PowerShell 5 has no `||`; ralon's own refusal exits 2. */
+  hook_json_add_string(h, "powershell", HOOK_COMMAND);
+  json_object_object_add(h, "show_output", json_object_new_boolean(false));
+  return h;
+}
+
+const AgentDesc agent_windsurf = {
+    .id = AGENT_WINDSURF,
+    .name = "windsurf",
+    .display = "Windsurf (Cascade)",
+    .recognize = recognize,
+    .recognize_rank = 20,
+    .interpret = interpret,
+    .answer = answer,
+    .project = ".windsurf/hooks.json",
+    .user = ".codeium/windsurf/hooks.json",
+    .home_dir = ".codeium/windsurf",
+    .detect = {{".windsurf", AGENT_IN_BOTH}, {".codeium/windsurf", AGENT_IN_HOME}},
+    .shape = AGENT_SHAPE_FLAT,
+    .events = {"pre_write_code", "pre_run_command"},
+    .entry = entry,
+};

@@ -20,6 +20,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import textwrap
 import unicodedata
 import unittest
 
@@ -1950,6 +1951,27 @@ AGENTS = ["claude", "cursor", "opencode", "copilot", "codex", "gemini", "antigra
 class HookInstallTest(RalonTestCase):
     """`hook install` and `hook uninstall` through the real binary: what is
     written where, and that an uninstall gives back the tree it found."""
+
+    def test_every_agent_is_listed(self):
+        """--help, `hook list` and the names --agent takes all come from the
+        one list of agents, in its order."""
+        root = self.project(GOLDEN)
+        expected = textwrap.fill(
+            "Agents: %s. auto: those whose configuration directory exists in the project "
+            "or the home directory; all: every one." % ", ".join(AGENTS),
+            width=76, break_long_words=False, break_on_hyphens=False) + "\n"
+        r = self.run_ralon("hook", "--help")
+        self.assertEqual((r.rc, r.err), (0, ""), r)
+        self.assertTrue(r.out.endswith("\n\n" + expected), r.out)
+        doc = json.loads(self.run_ralon("hook", "list", "--json", cwd=root).out)
+        listed = [h["agent"] for h in doc["hooks"] if h["scope"] == "project"]
+        self.assertEqual(listed, AGENTS)
+        for a in AGENTS:
+            with self.subTest(agent=a):
+                r = self.run_ralon("hook", "install", "--agent", a, "--dry-run", cwd=root)
+                self.assertEqual(r.rc, 0, r)
+        self.assertFails(self.run_ralon("hook", "install", "--agent", "nope", cwd=root),
+                         err_re=r"\Aralon: unknown agent `nope`\n\Z")
 
     def test_no_agent_found_writes_nothing(self):
         root = self.project(GOLDEN, dirs=[".github/workflows"])

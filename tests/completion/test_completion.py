@@ -19,7 +19,9 @@ MODE is one of:
                (zsh-complete.zsh)
   consistency  every command, option, backend, agent and hook action
                the built ralon prints in `ralon --help` and `ralon COMMAND
-               --help` appears in each of the three completion files
+               --help` appears in each of the three completion files; each
+               agent's name for people (`ralon hook list --json`) beside
+               it in zsh's and fish's
 
 What a line must offer is worked out from the built binary's help
 ($RALON_BINARY, run with LC_ALL=C.UTF-8 so it is untranslated), not
@@ -31,6 +33,7 @@ shell, or bash-completion, is not installed).
 """
 
 import argparse
+import json
 import os
 import pty
 import re
@@ -109,10 +112,25 @@ class Facts:
         if m:
             text = re.sub(r"\([^)]*\)", "", m.group(1))
             self.backends = [w for w in re.findall(r"[a-z]+", text) if w != "or"]
+        self.agent_names = self.display_names()
         for name in ("commands", "global_opts", "hook_actions", "agents", "backends"):
             if not getattr(self, name):
                 self.problems.append("found no %s in ralon's --help; has its format changed?"
                                      % name.replace("_", " "))
+
+    def display_names(self):
+        """Each agent's name for people, as `ralon hook list --json` gives
+        it (zsh and fish show it beside the agent)."""
+        with tempfile.TemporaryDirectory(prefix="ralon-completion-") as d:
+            env = env_for_tools(d)
+            r = subprocess.run([self.binary, "hook", "list", "--json"], cwd=d, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            hooks = json.loads(r.stdout)["hooks"]
+        except (ValueError, KeyError):
+            self.problems.append("`ralon hook list --json` gave no hooks: %r" % (r,))
+            return {}
+        return {h["agent"]: h["name"] for h in hooks}
 
     def help(self, args):
         env = env_for_tools(os.environ.get("HOME", "/tmp"))
@@ -626,6 +644,22 @@ def consistency(facts, files):
                 else:
                     failures.append("%s: %s `%s` (from ralon's --help) is not completed"
                                     % (path, what, w))
+        # zsh's 'NAME:Display' and fish's `case NAME` / `echo Display`.
+        for a in facts.agents:
+            display = facts.agent_names.get(a)
+            if shell == "zsh":
+                found = "'%s:%s'" % (a, display) in text
+            elif shell == "fish":
+                found = re.search(r"case %s\n\s*echo (%s|'%s')\n"
+                                  % (re.escape(a), re.escape(display), re.escape(display)),
+                                  text) is not None
+            else:
+                continue
+            if found:
+                print("ok: %s: agent %s is described as %s" % (shell, a, display))
+            else:
+                failures.append("%s: agent `%s` is not described as `%s` (from `ralon hook "
+                                "list --json`)" % (path, a, display))
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0

@@ -8,9 +8,10 @@
 # the first word that is not an option of `run`) the command to run, with
 # that command's own completion.
 #
-# Keep the lists below in step with src/cli.c and src/hook/agents.c; the
-# test tests/completion (suite "completion") compares them with what the
-# built ralon prints in its --help.
+# Keep the lists below in step with src/cli.c and the agents listed in
+# src/hook/agents.h; the test tests/completion (suite "completion")
+# compares them with what the built ralon prints in its --help (and the
+# agents' names for people with `ralon hook list --json`).
 
 # Read the tokens before the cursor as ralon does, into globals:
 #   __ralon_cmd      the command (init, check, ...), or empty
