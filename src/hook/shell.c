@@ -772,14 +772,6 @@ static bool in_list(const char *s, const char *const *list) {
   return false;
 }
 
-/* Words that open or close a compound command: the command, if any, is
- * the word after them (`then rm f`, `do sed -i … f`, `{ rm f; }`). */
-static bool is_reserved(const char *a) {
-  static const char *const reserved[] = {"if",   "then", "else", "elif", "do", "while",
-                                         "until", "!",   "{",    "}",    "fi", "done",
-                                         "esac", "coproc", NULL};
-  return in_list(a, reserved);
-}
 
 /* ---- wrappers: commands that run their arguments as a command ---------- */
 
@@ -846,13 +838,105 @@ static const Wrapper wrappers[] = {
     {"xargs", "adEILnPs.", xargs_longs, "", 0, 0},
 };
 
-static const Wrapper *find_wrapper(const char *name) {
+/* ---- the commands the reader knows, by name ----------------------------- */
+
+/* What a command's name makes of it: one lookup per simple command
+ * (command_find) instead of a string test for each kind. */
+typedef enum {
+  COMMAND_OTHER,    /* runs, writes nothing the reader sees */
+  COMMAND_RESERVED, /* opens or closes a compound command: the command is the next word */
+  COMMAND_FUNCTION, /* function NAME { …: the body follows */
+  COMMAND_WRAPPER,  /* runs its arguments as a command (wrappers[]) */
+  COMMAND_SHELL,    /* sh -c SCRIPT */
+  COMMAND_EVAL,
+  COMMAND_CD,       /* cd, pushd, popd */
+  COMMAND_SETS,     /* export, read, printf -v …: variables no longer the environment's */
+  COMMAND_FOR,      /* for NAME, select NAME */
+  COMMAND_FIND,
+  COMMAND_WRITER,   /* writes its operands (shell-writers.c) */
+} CommandKind;
+
+typedef struct {
+  const char *name;
+  CommandKind kind;
+  const Wrapper *wrapper;
+  const ShellWriter *writer;
+} CommandEntry;
+
+/* An open-addressed table, filled once (command_table_init); a power of
+ * two well above the hundred or so names. */
+#define COMMAND_SLOTS 512u
+static CommandEntry command_slots[COMMAND_SLOTS];
+static bool command_table_ready;
+
+static unsigned command_hash(const char *s) {
+  unsigned h = 2166136261u; /* FNV-1a */
+  for (; *s != '\0'; s++) {
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  }
+  return h;
+}
+
+static void command_add(const char *name, CommandKind kind, const Wrapper *wrapper,
+                        const ShellWriter *writer) {
+  unsigned i = command_hash(name) & (COMMAND_SLOTS - 1);
+  while (command_slots[i].name != NULL) {
+    i = (i + 1) & (COMMAND_SLOTS - 1);
+  }
+  command_slots[i] = (CommandEntry){name, kind, wrapper, writer};
+}
+
+static void command_table_init(void) {
+  static const char *const reserved[] = {"if",   "then", "else", "elif", "do", "while",
+                                         "until", "!",   "{",    "}",    "fi", "done",
+                                         "esac", "coproc"};
+  static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "busybox"};
+  static const char *const sets[] = {"export", "declare", "typeset",  "local",    "readonly",
+                                     "read",   "mapfile", "readarray", "printf"};
+  if (command_table_ready) {
+    return;
+  }
+  for (size_t i = 0; i < ELEMENTSOF(reserved); i++) {
+    command_add(reserved[i], COMMAND_RESERVED, NULL, NULL);
+  }
+  command_add("function", COMMAND_FUNCTION, NULL, NULL);
   for (size_t i = 0; i < ELEMENTSOF(wrappers); i++) {
-    if (wrappers[i].name[0] == name[0] && streq(wrappers[i].name, name)) {
-      return &wrappers[i];
+    command_add(wrappers[i].name, COMMAND_WRAPPER, &wrappers[i], NULL);
+  }
+  for (size_t i = 0; i < ELEMENTSOF(shells); i++) {
+    command_add(shells[i], COMMAND_SHELL, NULL, NULL);
+  }
+  command_add("eval", COMMAND_EVAL, NULL, NULL);
+  command_add("cd", COMMAND_CD, NULL, NULL);
+  command_add("pushd", COMMAND_CD, NULL, NULL);
+  command_add("popd", COMMAND_CD, NULL, NULL);
+  for (size_t i = 0; i < ELEMENTSOF(sets); i++) {
+    command_add(sets[i], COMMAND_SETS, NULL, NULL);
+  }
+  command_add("for", COMMAND_FOR, NULL, NULL);
+  command_add("select", COMMAND_FOR, NULL, NULL);
+  command_add("find", COMMAND_FIND, NULL, NULL);
+  size_t n = 0;
+  const ShellWriter *writers = shell_writers(&n);
+  for (size_t i = 0; i < n; i++) {
+    command_add(writers[i].name, COMMAND_WRITER, NULL, &writers[i]);
+  }
+  command_table_ready = true;
+}
+
+/* The entry for the command named `name`, or NULL. */
+static const CommandEntry *command_find(const char *name) {
+  unsigned i = command_hash(name) & (COMMAND_SLOTS - 1);
+  for (; command_slots[i].name != NULL; i = (i + 1) & (COMMAND_SLOTS - 1)) {
+    if (command_slots[i].name[0] == name[0] && streq(command_slots[i].name, name)) {
+      return &command_slots[i];
     }
   }
   return NULL;
+}
+
+static CommandKind command_kind(const CommandEntry *e) {
+  return e != NULL ? e->kind : COMMAND_OTHER;
 }
 
 /* What a wrapper's options said. */
@@ -1175,18 +1259,15 @@ static bool is_mode_word(const char *cmd, const char *a) {
   return false;
 }
 
-/* The files a command (argv[0], its name already found) writes. */
-static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
-  const char *cmd = base_name(argv[0]);
+/* The files a command (argv[0], the writer `w` of shell-writers.c) writes. */
+static void command_writes(Shell *sh, const ShellWriter *w, char **argv, size_t argc,
+                           const Xargs *xargs) {
+  const char *cmd = w->name;
   char **args = argv + 1;
   size_t n = argc - 1;
 
   /* Which arguments are targets: every operand, unless `copy` says how
    * (the table in shell-writers.c). */
-  const ShellWriter *w = shell_writer_find(cmd);
-  if (w == NULL) {
-    return;
-  }
   bool copy = w->kind == SHELL_WRITES_COPY;
   bool recursive = (w->flags & SHELL_WRITER_TREE) != 0;
   bool skip_first = (w->flags & SHELL_WRITER_SKIP_FIRST) != 0;
@@ -1334,12 +1415,13 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
 
 /* command_writes, with the string that stands for the names xargs reads
  * (-I STR, find's `{}`) known to add_target. */
-static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
+static void command_targets(Shell *sh, const ShellWriter *w, char **argv, size_t argc,
+                            const Xargs *xargs) {
   const char *saved = sh->replace;
   if (xargs->on && xargs->replace != NULL) {
     sh->replace = xargs->replace;
   }
-  command_writes(sh, argv, argc, xargs);
+  command_writes(sh, w, argv, argc, xargs);
   sh->replace = saved;
 }
 
@@ -1618,14 +1700,15 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
 }
 
 /* A command, its wrappers already skipped: what it runs or writes. */
-static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
+static void run_command(Shell *sh, const CommandEntry *e, char **argv, size_t argc,
+                        const Xargs *xargs) {
   const char *cmd = base_name(argv[0]);
   char **args = argv + 1;
   size_t n = argc - 1;
+  CommandKind kind = command_kind(e);
 
   /* sh -c 'SCRIPT': the script is a command line of its own. */
-  if (streq(cmd, "sh") || streq(cmd, "bash") || streq(cmd, "dash") || streq(cmd, "zsh") ||
-      streq(cmd, "ksh") || streq(cmd, "busybox")) {
+  if (kind == COMMAND_SHELL) {
     for (size_t k = 0; k + 1 < n; k++) {
       if (args[k][0] == '-' && args[k][1] != '-' && strchr(args[k], 'c') != NULL) {
         /* Run by xargs or find -exec, its arguments are the names they
@@ -1643,7 +1726,7 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
         break;
       }
     }
-  } else if (streq(cmd, "eval")) {
+  } else if (kind == COMMAND_EVAL) {
     /* eval joins its arguments and runs them, in this shell. */
     size_t len = 1;
     for (size_t k = 0; k < n; k++) {
@@ -1658,7 +1741,7 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
     *end = '\0';
     _cleanup_free_ char *text = shell_literal_text(line);
     parse_nested(sh, text, false);
-  } else if (streq(cmd, "cd") || streq(cmd, "pushd") || streq(cmd, "popd")) {
+  } else if (kind == COMMAND_CD) {
     change_dir(sh, cmd, args, n);
     if (sh->after_or) {
       /* `cd A || cd B`: A or B, whichever worked. */
@@ -1666,21 +1749,19 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
       sh->cd = NULL;
       sh->cd_unknown = true;
     }
-  } else if (streq(cmd, "export") || streq(cmd, "declare") || streq(cmd, "typeset") ||
-             streq(cmd, "local") || streq(cmd, "readonly") || streq(cmd, "read") ||
-             streq(cmd, "mapfile") || streq(cmd, "readarray") || streq(cmd, "printf")) {
+  } else if (kind == COMMAND_SETS) {
     /* What they set is no longer the environment's (printf -v NAME;
      * read's and the others' options and values are noted too: a name
      * too many only leaves a word unexpanded). */
     for (size_t k = 0; k < n; k++) {
       note_assigned(sh, args[k]);
     }
-  } else if ((streq(cmd, "for") || streq(cmd, "select")) && n > 0) {
+  } else if (kind == COMMAND_FOR && n > 0) {
     note_assigned(sh, args[0]); /* for NAME in …: set each time round */
-  } else if (streq(cmd, "find")) {
+  } else if (kind == COMMAND_FIND) {
     find_targets(sh, args, n, xargs);
-  } else {
-    command_targets(sh, argv, argc, xargs);
+  } else if (kind == COMMAND_WRITER) {
+    command_targets(sh, e->writer, argv, argc, xargs);
   }
 }
 
@@ -1693,6 +1774,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
   bool moved = false; /* env -C, sudo -D: sh->cd is the command's, restored after */
   bool done = false;  /* the wrappers said all there is */
   size_t i = 0;
+  const CommandEntry *entry = NULL; /* argv[i]'s, once the loop ends */
   /* Assignments, reserved words and wrappers that run their arguments as a
    * command. */
   while (i < argc && !done) {
@@ -1702,18 +1784,21 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
       i++;
       continue;
     }
-    if (is_reserved(a)) {
+    const CommandEntry *e = command_find(a);
+    if (command_kind(e) == COMMAND_RESERVED) {
       i++;
       continue;
     }
-    if (streq(a, "function")) {
+    if (command_kind(e) == COMMAND_FUNCTION) {
       i += 2; /* function NAME { …: the body follows */
       continue;
     }
-    const Wrapper *w = find_wrapper(base_name(a));
-    if (w == NULL) {
+    const char *b = base_name(a);
+    entry = b == a ? e : command_find(b);
+    if (command_kind(entry) != COMMAND_WRAPPER) {
       break;
     }
+    const Wrapper *w = entry->wrapper;
     WrapperState st = {.xargs = xargs};
     i = wrapper_options(sh, w, argv, argc, i + 1, &st);
     if (st.stop) {
@@ -1778,7 +1863,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
     }
   }
   if (!done && i < argc) {
-    run_command(sh, argv + i, argc - i, &xargs);
+    run_command(sh, entry, argv + i, argc - i, &xargs);
   }
   if (moved) {
     cd_restore(sh, saved_cd.v[--saved_cd.n]);
@@ -2097,6 +2182,7 @@ void hook_shell_targets(const char *command, HookRequest *req) {
   Shell sh = {.req = req, .top = command, .top_len = strlen(command)};
   home_init();
   shell_lex_init();
+  command_table_init();
   sh.lex = (ShellLexer){.home = home(), .substitution = lex_substitution, .charge = lex_charge,
                         .ctx = &sh};
   sh.unread_text = xstrdup(command);

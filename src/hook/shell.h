@@ -35,6 +35,8 @@ typedef struct {
   const char *const *value_longs;   /* long options that take a value */
 } ShellWriter;
 
+/* The whole table, *ret_n entries. */
+const ShellWriter *shell_writers(size_t *ret_n);
 /* The writer named `name` (a command's base name), or NULL. */
 const ShellWriter *shell_writer_find(const char *name);
 
