@@ -21,6 +21,13 @@ void shell_words_add(Words *w, const char *s, size_t len) {
   *slot = xstrndup(s, len);
 }
 
+void shell_words_reset(Words *w) {
+  for (size_t i = 0; i < w->n; i++) {
+    free(w->v[i]);
+  }
+  w->n = 0;
+}
+
 void shell_words_clear(Words *w) {
   for (size_t i = 0; i < w->n; i++) {
     free(w->v[i]);

@@ -102,6 +102,16 @@ typedef struct {
    * two $HOMEs (a word is never longer than what it is read from, but for
    * one `~`), allocated once per text, so that reading stays linear. */
   ShellLexer lex;
+  /* The last stat(2)s and lstat(2)s (stat_word): a long command names the
+   * same few directories again and again. */
+  struct {
+    char *word;
+    char *cd;
+    bool follow;
+    bool ok;
+    struct stat st;
+  } stats[8];
+  size_t next_stat;
 } Shell;
 
 /* Charges `units` of the reader's work (about a byte read each) to the
@@ -191,16 +201,35 @@ static char *path_file(const Shell *sh, const char *p) {
 
 /* stat(2) of `word` as the command would see it, or lstat(2) unless
  * `follow`. */
-static bool stat_word(const Shell *sh, const char *word, struct stat *st, bool follow) {
+static bool stat_word(Shell *sh, const char *word, struct stat *st, bool follow) {
   /* A system call costs what reading some 64 bytes does. */
   if (!hook_request_charge(sh->req, 64)) {
     return false;
   }
+  const char *cd = sh->cd != NULL ? sh->cd : "";
+  for (size_t i = 0; i < ELEMENTSOF(sh->stats) && sh->stats[i].word != NULL; i++) {
+    if (sh->stats[i].follow == follow && streq(sh->stats[i].word, word) &&
+        streq(sh->stats[i].cd, cd)) {
+      *st = sh->stats[i].st;
+      return sh->stats[i].ok;
+    }
+  }
   _cleanup_free_ char *abs = word_file(sh, word);
-  return abs != NULL && (follow ? stat(abs, st) : lstat(abs, st)) == 0;
+  bool ok = abs != NULL && (follow ? stat(abs, st) : lstat(abs, st)) == 0;
+  size_t i = sh->next_stat++ % ELEMENTSOF(sh->stats);
+  free(sh->stats[i].word);
+  free(sh->stats[i].cd);
+  sh->stats[i].word = xstrdup(word);
+  sh->stats[i].cd = xstrdup(cd);
+  sh->stats[i].follow = follow;
+  sh->stats[i].ok = ok;
+  if (ok) {
+    sh->stats[i].st = *st;
+  }
+  return ok;
 }
 
-static bool is_dir(const Shell *sh, const char *word, bool follow) {
+static bool is_dir(Shell *sh, const char *word, bool follow) {
   struct stat st;
   return stat_word(sh, word, &st, follow) && S_ISDIR(st.st_mode);
 }
@@ -1980,7 +2009,11 @@ static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *c
     shell_words_clear(&saved);
   }
   hook_request_clear(&found);
-  if (sh->unread_text != NULL && body >= sh->top && body + len <= sh->top + sh->top_len) {
+  if (body >= sh->top && body + len <= sh->top + sh->top_len) {
+    if (sh->unread_text == NULL) {
+      /* Copied only once a body is blanked: most commands have none. */
+      sh->unread_text = xstrdup(sh->top);
+    }
     char *b = sh->unread_text + (body - sh->top);
     for (size_t i = 0; i < len; i++) {
       b[i] = b[i] == '\n' ? '\n' : ' ';
@@ -2043,6 +2076,7 @@ static void parse(Shell *sh, const char *command) {
   char *saved_scratch = sh->lex.scratch;
   sh->lex.scratch = scratch_for(command);
   Words words = {0}, heredocs = {0};
+  Words target = {0}; /* a redirection's, read into the same room each time */
   Words heredoc_cds = {0}; /* the `cd` each heredoc was announced under */
   Unended unended = {0};
   Words subshells = {0}; /* the `cd` at each open `(`, "" for none */
@@ -2060,13 +2094,13 @@ static void parse(Shell *sh, const char *command) {
     if (c == '(' && p[1] == '(' && shell_arith_end(p) != NULL) {
       /* (( … )): arithmetic, where << is a shift, not a heredoc. */
       simple_command(sh, words.v, words.n);
-      shell_words_clear(&words);
+      shell_words_reset(&words);
       p = shell_arith_end(p);
       continue;
     }
     if (c == '\0' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
       simple_command(sh, words.v, words.n);
-      shell_words_clear(&words);
+      shell_words_reset(&words);
       if (c == '\0') {
         break;
       }
@@ -2079,14 +2113,13 @@ static void parse(Shell *sh, const char *command) {
       /* `&>` and `&>>` redirect both streams to a file. */
       if (c == '&' && p[1] == '>') {
         p += p[2] == '>' ? 3 : 2;
-        Words target = {0};
         while (*p == ' ' || *p == '\t') {
           p++;
         }
         if (shell_read_word(&sh->lex, &p, &target)) {
           add_target(sh, target.v[0], false);
         }
-        shell_words_clear(&target);
+        shell_words_reset(&target);
         continue;
       }
       if (c == '(' && subshells.n == MAX_SAVED_DIRS) {
@@ -2148,11 +2181,10 @@ static void parse(Shell *sh, const char *command) {
       while (*p == ' ' || *p == '\t') {
         p++;
       }
-      Words target = {0};
       if (shell_read_word(&sh->lex, &p, &target) && out && !(dup && shell_is_fd_word(target.v[0]))) {
         add_target(sh, target.v[0], false);
       }
-      shell_words_clear(&target);
+      shell_words_reset(&target);
       continue;
     }
     if (!shell_read_word(&sh->lex, &p, &words)) {
@@ -2160,6 +2192,7 @@ static void parse(Shell *sh, const char *command) {
     }
   }
   shell_words_clear(&words);
+  shell_words_clear(&target);
   shell_words_clear(&heredocs);
   shell_words_clear(&heredoc_cds);
   shell_words_clear(&subshells);
@@ -2185,12 +2218,18 @@ void hook_shell_targets(const char *command, HookRequest *req) {
   command_table_init();
   sh.lex = (ShellLexer){.home = home(), .substitution = lex_substitution, .charge = lex_charge,
                         .ctx = &sh};
-  sh.unread_text = xstrdup(command);
   parse(&sh, command);
   /* An envelope anywhere else (a heredoc that never ends, a quoted
-   * argument): relative to the request's directory. */
-  hook_patch_paths(sh.unread_text, req);
+   * argument): relative to the request's directory. Past the budget the
+   * call is refused whatever it names. */
+  if (!req->over_budget) {
+    hook_patch_paths(sh.unread_text != NULL ? sh.unread_text : command, req);
+  }
   free(sh.unread_text);
+  for (size_t i = 0; i < ELEMENTSOF(sh.stats); i++) {
+    free(sh.stats[i].word);
+    free(sh.stats[i].cd);
+  }
   free(sh.cd);
   shell_words_clear(&sh.dirs);
   shell_words_clear(&sh.assigned);

@@ -49,6 +49,8 @@ typedef struct {
 } Words;
 
 void shell_words_add(Words *w, const char *s, size_t len);
+/* Empties `w`, keeping its room for the next words. */
+void shell_words_reset(Words *w);
 void shell_words_clear(Words *w);
 
 /* A `$` the shell takes as it is (in '…' or $'…', escaped, or in a value
