@@ -124,7 +124,7 @@ static const char *home(void);
 
 /* A scratch buffer for the words of `text` (Shell.scratch). */
 static char *scratch_for(const char *text) {
-  return xmalloc(strlen(text) + 2 * (home() != NULL ? strlen(home()) : 0) + 1);
+  return xmalloc(strlen(text) + 2 * (home() != NULL ? strlen(home()) : 0) + 8 + 1);
 }
 
 /* A command run by xargs gets more arguments than it was written with. */
@@ -417,8 +417,11 @@ static void note_assigned(Shell *sh, const char *word) {
 /* `word` with each $NAME and ${NAME} the environment holds (the agent's,
  * which the hook inherits) replaced by its value; $PWD is the directory
  * the command is in. Left as they are: what the command sets itself, and
- * $OLDPWD (wherever the agent's shell was before). */
-static char *expand_environment(const Shell *sh, const char *word) {
+ * $OLDPWD (wherever the agent's shell was before). Without `environment`
+ * only what the command itself says is replaced: the values it assigns,
+ * written out, and $PWD (`.` after a `cd` the hook cannot follow: from
+ * there on, relative names are relative to it). */
+static char *expand_variables(const Shell *sh, const char *word, bool environment) {
   size_t wlen = strlen(word), size = wlen + 1, n = 0;
   char *out = xmalloc(size);
   for (const char *c = word; *c != '\0';) {
@@ -440,7 +443,10 @@ static char *expand_environment(const Shell *sh, const char *word) {
         value = set[len] == '=' ? set + len + 1 : NULL;
       } else if (streq(var, "PWD")) {
         value = own = current_dir(sh);
-      } else if (!streq(var, "OLDPWD") && getenv(var) != NULL) {
+        if (own == NULL && !environment) {
+          value = own = xstrdup(".");
+        }
+      } else if (environment && !streq(var, "OLDPWD") && getenv(var) != NULL) {
         value = own = shell_literal_word(getenv(var));
       }
     }
@@ -459,6 +465,10 @@ static char *expand_environment(const Shell *sh, const char *word) {
   }
   out[n] = '\0';
   return out;
+}
+
+static char *expand_environment(const Shell *sh, const char *word) {
+  return expand_variables(sh, word, true);
 }
 
 /* Where in `word` begins what the command knows only when it runs: the
@@ -720,16 +730,125 @@ static void add_named(Shell *sh, const char *p, bool tree) {
   add_path(sh, p, tree);
 }
 
+/* How many words one brace expansion may make before it stands for
+ * anything in the directory the command is in. */
+#define MAX_BRACE_WORDS 64
+
+/* The first brace expansion in `word`: `{` at word[*open] and its `}` at
+ * word[*close], holding a `,` at its own level ({a,b}) or `..` ({1..9}).
+ * `${…}` is a parameter, and `{}` or `{x}` stay as they are. */
+static bool brace_group(const char *word, size_t *open, size_t *close, bool *sequence) {
+  for (const char *b = strchr(word, '{'); b != NULL; b = strchr(b + 1, '{')) {
+    if (b > word && b[-1] == '$') {
+      continue;
+    }
+    int depth = 0;
+    bool comma = false;
+    for (const char *c = b; *c != '\0'; c++) {
+      depth += *c == '{';
+      depth -= *c == '}';
+      comma |= depth == 1 && *c == ',';
+      if (depth == 0) {
+        _cleanup_free_ char *inner = xstrndup(b + 1, (size_t)(c - b - 1));
+        *sequence = !comma && strstr(inner, "..") != NULL && strchr(inner, '{') == NULL;
+        if (comma || *sequence) {
+          *open = (size_t)(b - word);
+          *close = (size_t)(c - word);
+          return true;
+        }
+        break;
+      }
+    }
+  }
+  return false;
+}
+
+/* The words `word` stands for once its braces are expanded ({a,b} one
+ * after the other, nested too; a sequence {1..9} as the glob `*`, which
+ * matches each of them); false when there is no brace expansion in it,
+ * or more than MAX_BRACE_WORDS. */
+static bool brace_expand(Shell *sh, const char *word, Words *out) {
+  Words todo = {0};
+  shell_words_add(&todo, word, strlen(word));
+  bool expanded = false, over = false;
+  while (todo.n > 0 && !over) {
+    char *w = todo.v[--todo.n];
+    size_t open, close;
+    bool sequence;
+    if (!brace_group(w, &open, &close, &sequence)) {
+      shell_words_add(out, w, strlen(w));
+      free(w);
+      continue;
+    }
+    expanded = true;
+    const char *body = w + open + 1;
+    const char *end = w + close;
+    const char *suffix = end + 1;
+    /* Onto the stack last first, so that they come out in order. */
+    Words alts = {0};
+    for (const char *alt = body; alt <= end && !over;) {
+      /* The next `,` at the group's own level. */
+      const char *c = alt;
+      for (int depth = 0; c < end && !(depth == 0 && *c == ',' && !sequence); c++) {
+        depth += *c == '{';
+        depth -= *c == '}';
+      }
+      const char *piece = sequence ? "*" : alt;
+      size_t plen = sequence ? 1 : (size_t)(c - alt);
+      _cleanup_free_ char *next = xasprintf("%.*s%.*s%s", (int)open, w, (int)plen, piece, suffix);
+      over = todo.n + alts.n + out->n >= MAX_BRACE_WORDS || !charge(sh, strlen(next) + 1);
+      shell_words_add(&alts, next, strlen(next));
+      alt = sequence ? end + 1 : c + 1;
+    }
+    for (size_t i = alts.n; i-- > 0;) {
+      shell_words_add(&todo, alts.v[i], strlen(alts.v[i]));
+    }
+    shell_words_clear(&alts);
+    free(w);
+  }
+  shell_words_clear(&todo);
+  if (over) {
+    shell_words_clear(out);
+  }
+  return expanded && !over;
+}
+
+static void add_target_one(Shell *sh, const char *word, bool tree);
+
+/* Adds a target, each of the words its braces make (`> secret.{txt,y}`)
+ * and the word as written (a shell without brace expansion, or the
+ * braces quoted, which the reader no longer tells apart). Too many: all
+ * that the directory the command is in holds. */
+static void add_target(Shell *sh, const char *word, bool tree) {
+  if (strchr(word, '{') != NULL && strchr(word, '}') != NULL) {
+    Words words = {0};
+    size_t open, close;
+    bool sequence;
+    if (brace_expand(sh, word, &words)) {
+      for (size_t i = 0; i < words.n; i++) {
+        add_target_one(sh, words.v[i], tree);
+      }
+    } else if (brace_group(word, &open, &close, &sequence)) {
+      unknown_targets_of(sh, false);
+    }
+    shell_words_clear(&words);
+  }
+  add_target_one(sh, word, tree);
+}
+
 /* Adds a target. A glob stays a glob: it is decided against the patterns
  * (matcher_match_glob), never by listing directories. */
-static void add_target(Shell *sh, const char *word, bool tree) {
+static void add_target_one(Shell *sh, const char *word, bool tree) {
   _cleanup_free_ char *with_env = NULL;
   /* rm -r, and every write of a script xargs or find runs: a word the
    * shell expands may be anything. Elsewhere a file a variable names is
    * left to the kernel (`rm -f "$tmp"`, `> "$out"` are everywhere). */
   bool expansions = (tree && sh->expansions_unknown) || sh->in_script;
-  if (expansions && shell_expansion(word) != NULL) {
-    with_env = expand_environment(sh, word);
+  if (shell_expansion(word) != NULL) {
+    /* `f=a.txt; echo x > "$f"`, `> "$PWD/a.txt"`: what the command says
+     * itself is followed everywhere; the environment only where any
+     * expansion counts. */
+    with_env = expand_variables(sh, word, expansions);
     word = with_env;
   }
   bool names = false;
@@ -882,6 +1001,7 @@ typedef enum {
   COMMAND_SETS,     /* export, read, printf -v …: variables no longer the environment's */
   COMMAND_FOR,      /* for NAME, select NAME */
   COMMAND_FIND,
+  COMMAND_GIT,      /* git rm, mv, checkout, restore, reset --hard, clean */
   COMMAND_WRITER,   /* writes its operands (shell-writers.c) */
 } CommandKind;
 
@@ -945,6 +1065,7 @@ static void command_table_init(void) {
   command_add("for", COMMAND_FOR, NULL, NULL);
   command_add("select", COMMAND_FOR, NULL, NULL);
   command_add("find", COMMAND_FIND, NULL, NULL);
+  command_add("git", COMMAND_GIT, NULL, NULL);
   size_t n = 0;
   const ShellWriter *writers = shell_writers(&n);
   for (size_t i = 0; i < n; i++) {
@@ -1728,6 +1849,199 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
   }
 }
 
+/* ---- git ----------------------------------------------------------------- */
+
+/* git's own options before the subcommand that take a value. */
+static bool git_global_value(const char *a) {
+  static const char *const valued[] = {"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                       "--exec-path", "--super-prefix", "--config-env", NULL};
+  return in_list(a, valued);
+}
+
+/* The operands of a git subcommand (after its options, or all after
+ * `--`), and what its options said. `values`: its short options that take
+ * a value; `longs`: its long ones. */
+typedef struct {
+  char **plain;
+  size_t n_plain;
+  size_t first_after_dashdash; /* index in plain of the first after `--`, or n_plain */
+  bool dashdash;
+  bool dry_run;                /* -n, --dry-run */
+  bool recursive;              /* -r */
+  bool cached;                 /* --cached, -S/--staged without -W/--worktree */
+  bool worktree;               /* -W, --worktree */
+  bool hard;                   /* reset --hard, --merge, --keep */
+  bool branch;                 /* checkout -b/-B/--orphan, -- */
+  bool names_read;             /* --pathspec-from-file */
+} GitArgs;
+
+static void git_args(char **args, size_t n, const char *values, const char *const *longs,
+                     GitArgs *g) {
+  g->plain = xcalloc(n + 1, sizeof(char *));
+  g->first_after_dashdash = SIZE_MAX;
+  bool dashdash = false;
+  for (size_t k = 0; k < n; k++) {
+    const char *a = args[k];
+    if (!dashdash && streq(a, "--")) {
+      dashdash = true;
+      g->dashdash = true;
+      g->first_after_dashdash = g->n_plain;
+      continue;
+    }
+    if (!is_option(a, dashdash)) {
+      g->plain[g->n_plain++] = args[k];
+      continue;
+    }
+    if (a[1] == '-') {
+      const char *eq = strchr(a, '=');
+      _cleanup_free_ char *name = xstrndup(a, eq != NULL ? (size_t)(eq - a) : strlen(a));
+      if (eq == NULL && in_list(name, longs) && k + 1 < n) {
+        k++;
+      }
+      g->dry_run |= streq(name, "--dry-run");
+      g->cached |= streq(name, "--cached") || streq(name, "--staged");
+      g->worktree |= streq(name, "--worktree");
+      g->hard |= streq(name, "--hard") || streq(name, "--merge") || streq(name, "--keep");
+      g->branch |= streq(name, "--orphan");
+      g->names_read |= streq(name, "--pathspec-from-file");
+      g->recursive |= streq(name, "--recursive");
+      continue;
+    }
+    for (const char *c = a + 1; *c != '\0'; c++) {
+      if (strchr(values, *c) != NULL) {
+        if (c[1] == '\0' && k + 1 < n) {
+          k++;
+        }
+        g->branch |= *c == 'b' || *c == 'B';
+        break;
+      }
+      g->dry_run |= *c == 'n';
+      g->recursive |= *c == 'r';
+      g->cached |= *c == 'S';
+      g->worktree |= *c == 'W';
+    }
+  }
+  if (g->first_after_dashdash == SIZE_MAX) {
+    g->first_after_dashdash = g->n_plain;
+  }
+}
+
+/* The working tree a git command changes as a whole (reset --hard): the
+ * one holding the directory the command is in, or that directory when
+ * none is found. */
+static void git_whole_tree(Shell *sh) {
+  _cleanup_free_ char *top = git_toplevel(sh);
+  if (top != NULL) {
+    add_tree(sh, top);
+  } else {
+    unknown_targets_of(sh, false);
+  }
+}
+
+/* git rm, mv, checkout, restore, reset, clean: the paths of the working
+ * tree they write. Branches, commits and the index are no files; the
+ * subcommands that merge, apply or switch change files only the history
+ * knows, which is the kernel's to stop. */
+static void git_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
+  static const char *const rm_longs[] = {"--pathspec-from-file", NULL};
+  static const char *const checkout_longs[] = {"--orphan", "--conflict", "--pathspec-from-file",
+                                               NULL};
+  static const char *const restore_longs[] = {"--source", "--conflict", "--pathspec-from-file",
+                                              NULL};
+  static const char *const clean_longs[] = {"--exclude", NULL};
+  static const char *const none_longs[] = {NULL};
+  size_t k = 0;
+  Words saved_cd = {0};
+  bool moved = false;
+  /* git's own options: -C DIR runs it in DIR, one after another. */
+  while (k < n && is_option(args[k], false)) {
+    const char *a = args[k++];
+    if (git_global_value(a) && k < n) {
+      const char *value = args[k++];
+      if (streq(a, "-C")) {
+        if (!moved) {
+          cd_save(sh, &saved_cd);
+          moved = true;
+        }
+        char *operand = (char *)value;
+        change_dir(sh, "cd", &operand, 1);
+      }
+    }
+  }
+  if (k < n) {
+    const char *sub = args[k++];
+    char **rest = args + k;
+    size_t nr = n - k;
+    GitArgs g = {0};
+    const char *saved_replace = sh->replace;
+    if (xargs->on && xargs->replace != NULL) {
+      sh->replace = xargs->replace;
+    }
+    if (streq(sub, "rm")) {
+      git_args(rest, nr, "", rm_longs, &g);
+      if (!g.dry_run && !g.cached) {
+        if (g.names_read || (xargs->on && xargs->replace == NULL)) {
+          unknown_targets(sh);
+        }
+        sh->entries = true;
+        for (size_t i = 0; i < g.n_plain; i++) {
+          add_target(sh, g.plain[i], g.recursive);
+        }
+        sh->entries = false;
+      }
+    } else if (streq(sub, "mv")) {
+      git_args(rest, nr, "", none_longs, &g);
+      if (!g.dry_run) {
+        CopyOptions co = {.recursive = true, .move_sources = true};
+        copy_targets(sh, "mv", g.plain, g.n_plain, &co, xargs);
+      }
+    } else if (streq(sub, "checkout") || streq(sub, "restore")) {
+      bool restore = streq(sub, "restore");
+      git_args(rest, nr, restore ? "s" : "bB", restore ? restore_longs : checkout_longs, &g);
+      /* checkout BRANCH, -b NEW: no path named; checkout [TREE] PATH…:
+       * without `--`, a first operand is a path when it is there. */
+      size_t from = g.first_after_dashdash;
+      if (restore) {
+        from = 0;
+      } else if (!g.dashdash && !g.branch && g.n_plain > 0) {
+        struct stat st;
+        from = stat_word(sh, g.plain[0], &st, false) ? 0 : 1;
+      }
+      if (!(restore && g.cached && !g.worktree)) {
+        if (g.names_read || (xargs->on && xargs->replace == NULL)) {
+          unknown_targets(sh);
+        }
+        for (size_t i = from; i < g.n_plain; i++) {
+          add_target(sh, g.plain[i], true);
+        }
+      }
+    } else if (streq(sub, "reset")) {
+      git_args(rest, nr, "", none_longs, &g);
+      if (g.hard) {
+        git_whole_tree(sh);
+      }
+    } else if (streq(sub, "clean")) {
+      git_args(rest, nr, "e", clean_longs, &g);
+      if (!g.dry_run) {
+        /* What git does not track, below each path or the directory it
+         * runs in. */
+        for (size_t i = 0; i < g.n_plain; i++) {
+          add_target(sh, g.plain[i], true);
+        }
+        if (g.n_plain == 0) {
+          unknown_targets_of(sh, false);
+        }
+      }
+    }
+    sh->replace = saved_replace;
+    free(g.plain);
+  }
+  if (moved) {
+    cd_restore(sh, saved_cd.v[--saved_cd.n]);
+    shell_words_clear(&saved_cd);
+  }
+}
+
 /* A command, its wrappers already skipped: what it runs or writes. */
 static void run_command(Shell *sh, const CommandEntry *e, char **argv, size_t argc,
                         const Xargs *xargs) {
@@ -1789,6 +2103,8 @@ static void run_command(Shell *sh, const CommandEntry *e, char **argv, size_t ar
     note_assigned(sh, args[0]); /* for NAME in …: set each time round */
   } else if (kind == COMMAND_FIND) {
     find_targets(sh, args, n, xargs);
+  } else if (kind == COMMAND_GIT) {
+    git_targets(sh, args, n, xargs);
   } else if (kind == COMMAND_WRITER) {
     command_targets(sh, e->writer, argv, argc, xargs);
   }

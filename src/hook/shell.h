@@ -91,7 +91,7 @@ bool shell_is_fd_word(const char *w);
 
 typedef struct {
   /* Where a word is built: at least as long as the text read plus two
-   * `home`s (shell_read_word never writes more). */
+   * `home`s and 8 bytes (shell_read_word never writes more). */
   char *scratch;
   const char *home; /* what a leading `~` is, or NULL */
   /* Parses the command of a substitution starting at `p` (`…` or $(…)),

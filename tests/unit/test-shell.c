@@ -62,11 +62,12 @@ START_TEST(test_lexer) {
       {"echo $(rm a) `rm b`", {"echo", "$(rm a)", "`rm b`"}, "$(rm a)`rm b`"},
       {"\"in $(rm c) quotes\"", {"in $(rm c) quotes"}, "$(rm c)"},
       {"$((1 << 2))", {"$((1 << 2))"}, ""},
+      {"~+/a ~- '~+'/b", {"$PWD/a", "$OLDPWD", "~+/b"}, ""},
   };
   shell_lex_init();
   for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
     const char *text = cases[i].text;
-    ShellLexer lx = {.scratch = xmalloc(strlen(text) + 2 * strlen("/home/t") + 1),
+    ShellLexer lx = {.scratch = xmalloc(strlen(text) + 2 * strlen("/home/t") + 8 + 1),
                      .home = "/home/t",
                      .substitution = record_substitution,
                      .charge = count_charge};
@@ -132,7 +133,7 @@ END_TEST
 START_TEST(test_targets) {
   static const struct {
     const char *command;
-    const char *path; /* among paths, entries or entry trees */
+    const char *path; /* among paths, trees, somewhere, entries or entry trees */
   } cases[] = {
       {"echo x > out.txt", "out.txt"},
       {"cd sub && rm -f a.txt", "sub/a.txt"},
@@ -148,11 +149,40 @@ START_TEST(test_targets) {
       {"cd tests && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: golden/a.txt\n"
        "@@\n-a\n+b\n*** End Patch\nEOF\n",
        "tests/golden/a.txt"},
+      /* git writes the working tree's files it is given. */
+      {"git rm tests/a.txt", "tests/a.txt"},
+      {"git rm -rf --quiet -- old", "old"},
+      {"git -C sub rm a.txt", "sub/a.txt"},
+      {"git --no-pager -c core.x=y rm a.txt", "a.txt"},
+      {"git mv a.txt b.txt", "a.txt"},
+      {"git mv a.txt b.txt", "b.txt"},
+      {"git checkout -- a.txt", "a.txt"},
+      {"git checkout HEAD~1 -- a.txt", "a.txt"},
+      {"git checkout main a.txt", "a.txt"},
+      {"git restore a.txt", "a.txt"},
+      {"git restore --source=HEAD~2 --worktree --staged a.txt", "a.txt"},
+      {"git clean -fd build", "build"},
+      {"git reset --hard", "."},
+      /* What the command sets itself, and where it is. */
+      {"f=tests/a.txt; echo x > \"$f\"", "tests/a.txt"},
+      {"f=a.txt; cd sub && rm \"$f\"", "sub/a.txt"},
+      {"echo x > \"$PWD/a.txt\"", "/nonexistent-ralon-test/a.txt"},
+      {"cd sub && echo x > ${PWD}/a.txt", "/nonexistent-ralon-test/sub/a.txt"},
+      {"cd sub && echo x > ~+/a.txt", "/nonexistent-ralon-test/sub/a.txt"},
+      {"cd \"$X\" && echo x >> \"$PWD/a.txt\"", "./a.txt"},
+      /* Brace expansion: each word, and the word as written. */
+      {"echo x > secret.{txt,y}", "secret.txt"},
+      {"echo x > secret.{txt,y}", "secret.y"},
+      {"echo x > secret.{txt,y}", "secret.{txt,y}"},
+      {"rm {a,b/{c,d}}.txt", "b/d.txt"},
+      {"touch f{1..3}", "f*"},
   };
   for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
     HookRequest req;
     read_command(cases[i].command, &req);
     ck_assert_msg(has(req.paths, req.n_paths, cases[i].path) ||
+                      has(req.trees, req.n_trees, cases[i].path) ||
+                      has(req.somewhere, req.n_somewhere, cases[i].path) ||
                       has(req.entries, req.n_entries, cases[i].path) ||
                       has(req.entry_trees, req.n_entry_trees, cases[i].path),
                   "%s: %s not found", cases[i].command, cases[i].path);
@@ -167,6 +197,9 @@ START_TEST(test_reads_nothing_written) {
       "cat a.txt", "ls -la", "grep -r x .", "sed s/a/b/ f.c", "echo '> no.txt'",
       "cat <<EOF\nrm gone.txt\nEOF\n",
       "cd src && apply_patch <<'EOF'\n*** Update File: x.c\nEOF\n",
+      "git rm --cached f.c", "git rm -n f.c", "git status f.c", "git checkout -b f.c",
+      "git checkout no-such-branch", "git restore --staged f.c", "git clean -n f.c",
+      "git mv -n x.c f.c", "git reset HEAD f.c", "git diff > /dev/null",
   };
   for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
     HookRequest req;
