@@ -74,7 +74,6 @@ typedef struct {
   bool dirs_dropped;
   /* The command runs only if the one before failed (after `||`). */
   bool after_or;
-  bool or_next;
   /* Variables the command sets (NAME=…, export, read, for): their values
    * are not the environment's. "NAME=VALUE" where the value is written
    * out, else "NAME". */
@@ -133,7 +132,7 @@ typedef struct {
   const char *replace; /* -I STR: STR in the words stands for them; NULL: appended */
 } Xargs;
 
-static void parse(Shell *sh, const char *command);
+static void parse(Shell *sh, const char *text);
 
 /* $HOME, with which a `~` is expanded; NULL when it is unset or not an
  * absolute path and a `~` cannot be placed. */
@@ -2216,14 +2215,50 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
   }
 }
 
-static void simple_command(Shell *sh, char **argv, size_t argc) {
-  if (argc == 0) {
-    return;
-  }
-  sh->after_or = sh->or_next;
-  sh->or_next = false;
+/* ---- the parser's events ------------------------------------------------ */
+
+static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *cd);
+
+static void simple_command(void *ctx, char **argv, size_t argc, bool after_or) {
+  Shell *sh = ctx;
+  sh->after_or = after_or;
   run_words(sh, argv, argc, (Xargs){0});
   sh->after_or = false;
+}
+
+static void redirect(void *ctx, const char *word) {
+  add_target(ctx, word, false);
+}
+
+static char *save_dir(void *ctx) {
+  const Shell *sh = ctx;
+  return xasprintf("%c%s", sh->cd_unknown ? '?' : '=', sh->cd ? sh->cd : "");
+}
+
+static void restore_dir(void *ctx, char *saved) {
+  cd_restore(ctx, saved);
+}
+
+static void heredoc_body(void *ctx, const char *body, size_t len, const char *dir) {
+  heredoc_patch(ctx, body, len, dir);
+}
+
+static bool stopped(void *ctx) {
+  const Shell *sh = ctx;
+  return sh->req->over_budget;
+}
+
+static const ShellParseEvents events = {
+    .command = simple_command,
+    .redirect = redirect,
+    .save_dir = save_dir,
+    .restore_dir = restore_dir,
+    .heredoc_body = heredoc_body,
+    .stopped = stopped,
+};
+
+static void parse(Shell *sh, const char *text) {
+  shell_parse(&sh->lex, &events, sh, text);
 }
 
 
@@ -2249,58 +2284,19 @@ static void parse_nested(Shell *sh, const char *text, bool subshell) {
 
 
 
-/* `…`, with `p` after the opening quote: the command inside runs like
- * $(…); returns what follows the closing quote. */
-static const char *backquote(Shell *sh, const char *p) {
-  size_t len = 0;
-  for (const char *e = p; *e != '\0' && *e != '`'; e++, len++) {
-    if (*e == '\\' && e[1] != '\0' && strchr("$`\\", e[1]) != NULL) {
-      e++;
-    }
-  }
-  char *inner = xmalloc(len + 1);
-  size_t n = 0;
-  while (*p != '\0' && *p != '`') {
-    if (*p == '\\' && p[1] != '\0' && strchr("$`\\", p[1]) != NULL) {
-      p++;
-    }
-    inner[n++] = *p++;
-  }
-  inner[n] = '\0';
-  parse_nested(sh, inner, true);
-  free(inner);
-  return *p == '`' ? p + 1 : p;
-}
-
-
-
-
-
-
 /* With `p` at a `…` or $(…) (not $((…))): parses the command it runs and
  * returns what follows it. */
 static const char *substitution(Shell *sh, const char *p) {
-  if (*p == '`') {
-    return backquote(sh, p + 1);
-  }
-  const char *e = shell_subst_end(p + 2);
-  _cleanup_free_ char *inner = xstrndup(p + 2, (size_t)(e - p - 2));
+  const char *end;
+  _cleanup_free_ char *inner = shell_substitution_text(p, &end);
   parse_nested(sh, inner, true);
-  return *e != '\0' ? e + 1 : e;
+  return end;
 }
 
 /* Whether `c` is a byte of a word the shell takes as it is, wherever it
  * is: none of the quotes, `$`, `\\`, `=`, `~`, nor anything ending a word. */
 
 
-
-/* Delimiters that do not come after some point of a text: a heredoc that
- * never ends is looked for once, not again on every line after it. */
-typedef struct {
-  char *delim[16];
-  const char *from[16];
-  size_t n;
-} Unended;
 
 /* The patch envelope a heredoc's body may carry (`apply_patch <<'EOF'`):
  * its paths are relative to the directory the command runs in, `cd` (as
@@ -2335,188 +2331,6 @@ static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *c
       b[i] = b[i] == '\n' ? '\n' : ' ';
     }
   }
-}
-
-/* Skips the bodies of the heredocs announced on the line just ended
- * (`pending`, with the `cd` each was announced under in `cds`), reading
- * each for a patch envelope. When a delimiter never comes, nothing is
- * skipped: bash would take the rest as the body, but the rest is read as
- * commands rather than trusted. */
-static const char *skip_heredocs(Shell *sh, const char *p, Words *pending, Words *cds,
-                                 Unended *unended) {
-  const char *start = p;
-  _cleanup_free_ const char **bodies = xcalloc(pending->n * 2 + 1, sizeof(char *));
-  bool all = true;
-  for (size_t i = 0; i < pending->n && all; i++) {
-    const char *delim = pending->v[i];
-    size_t dlen = strlen(delim);
-    bool done = false, known = false;
-    for (size_t k = 0; k < unended->n && !known; k++) {
-      known = unended->from[k] <= p && streq(unended->delim[k], delim);
-    }
-    const char *from = p;
-    bodies[2 * i] = p;
-    while (*p != '\0' && !done && !known) {
-      const char *e = strchrnul(p, '\n');
-      const char *t = p;
-      while (*t == '\t') {
-        t++;
-      }
-      done = (size_t)(e - t) == dlen && strncmp(t, delim, dlen) == 0;
-      bodies[2 * i + 1] = p;
-      /* A line skipped costs less than one read. */
-      if (!charge(sh, 1 + (size_t)(e - p) / 8)) {
-        break;
-      }
-      p = *e ? e + 1 : e;
-    }
-    if (!done && !known && unended->n < ELEMENTSOF(unended->delim)) {
-      unended->delim[unended->n] = xstrdup(delim);
-      unended->from[unended->n++] = from;
-    }
-    all = done;
-  }
-  if (!all) {
-    p = start;
-  }
-  for (size_t i = 0; i < pending->n && all; i++) {
-    heredoc_patch(sh, bodies[2 * i], (size_t)(bodies[2 * i + 1] - bodies[2 * i]), cds->v[i]);
-  }
-  shell_words_clear(pending);
-  shell_words_clear(cds);
-  return p;
-}
-
-
-static void parse(Shell *sh, const char *command) {
-  char *saved_scratch = sh->lex.scratch;
-  sh->lex.scratch = scratch_for(command);
-  Words words = {0}, heredocs = {0};
-  Words target = {0}; /* a redirection's, read into the same room each time */
-  Words heredoc_cds = {0}; /* the `cd` each heredoc was announced under */
-  Unended unended = {0};
-  Words subshells = {0}; /* the `cd` at each open `(`, "" for none */
-  size_t deeper = 0;     /* open `(` beyond MAX_SAVED_DIRS, not remembered */
-  const char *p = command;
-  while (!sh->req->over_budget) {
-    while (*p == ' ' || *p == '\t') {
-      p++;
-    }
-    char c = *p;
-    if (c == '#') {
-      p = strchrnul(p, '\n');
-      continue;
-    }
-    if (c == '(' && p[1] == '(' && shell_arith_end(p) != NULL) {
-      /* (( … )): arithmetic, where << is a shift, not a heredoc. */
-      simple_command(sh, words.v, words.n);
-      shell_words_reset(&words);
-      p = shell_arith_end(p);
-      continue;
-    }
-    if (c == '\0' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
-      simple_command(sh, words.v, words.n);
-      shell_words_reset(&words);
-      if (c == '\0') {
-        break;
-      }
-      if (c == '|' && p[1] == '|') {
-        /* What follows runs only if what came before failed. */
-        sh->or_next = true;
-        p += 2;
-        continue;
-      }
-      /* `&>` and `&>>` redirect both streams to a file. */
-      if (c == '&' && p[1] == '>') {
-        p += p[2] == '>' ? 3 : 2;
-        while (*p == ' ' || *p == '\t') {
-          p++;
-        }
-        if (shell_read_word(&sh->lex, &p, &target)) {
-          add_target(sh, target.v[0], false);
-        }
-        shell_words_reset(&target);
-        continue;
-      }
-      if (c == '(' && subshells.n == MAX_SAVED_DIRS) {
-        deeper++;
-      } else if (c == '(') {
-        /* A subshell (or $(…)): its `cd` ends with it. */
-        cd_save(sh, &subshells);
-      } else if (c == ')' && deeper > 0) {
-        deeper--;
-      } else if (c == ')' && subshells.n > 0) {
-        cd_restore(sh, subshells.v[--subshells.n]);
-      }
-      p++;
-      if (c == '\n' && heredocs.n > 0) {
-        p = skip_heredocs(sh, p, &heredocs, &heredoc_cds, &unended);
-      }
-      continue;
-    }
-    if (c == '>' || c == '<') {
-      /* A fd number just read belongs to the operator, not the command. */
-      if (words.n > 0 &&
-          strspn(words.v[words.n - 1], "0123456789") == strlen(words.v[words.n - 1]) &&
-          p > command && p[-1] >= '0' && p[-1] <= '9') {
-        free(words.v[--words.n]);
-      }
-      bool out = c == '>';
-      p++;
-      if (out && (*p == '>' || *p == '|')) {
-        p++;
-      } else if (!out && *p == '>') {
-        p++; /* <> opens the file for writing too */
-        out = true;
-      } else if (!out && *p == '<') {
-        if (p[1] == '<') {
-          p += 2; /* <<< here-string: a word, not a file */
-        } else {
-          /* A heredoc: its body follows the end of this line. */
-          p++;
-          while (*p == '-') {
-            p++;
-          }
-          while (*p == ' ' || *p == '\t') {
-            p++;
-          }
-          Words delim = {0};
-          if (shell_read_word(&sh->lex, &p, &delim)) {
-            _cleanup_free_ char *text = shell_literal_text(delim.v[0]);
-            shell_words_add(&heredocs, text, strlen(text));
-            cd_save(sh, &heredoc_cds);
-          }
-          shell_words_clear(&delim);
-          continue;
-        }
-      }
-      bool dup = *p == '&';
-      if (dup) {
-        p++;
-      }
-      while (*p == ' ' || *p == '\t') {
-        p++;
-      }
-      if (shell_read_word(&sh->lex, &p, &target) && out && !(dup && shell_is_fd_word(target.v[0]))) {
-        add_target(sh, target.v[0], false);
-      }
-      shell_words_reset(&target);
-      continue;
-    }
-    if (!shell_read_word(&sh->lex, &p, &words)) {
-      p++;
-    }
-  }
-  shell_words_clear(&words);
-  shell_words_clear(&target);
-  shell_words_clear(&heredocs);
-  shell_words_clear(&heredoc_cds);
-  shell_words_clear(&subshells);
-  for (size_t k = 0; k < unended.n; k++) {
-    free(unended.delim[k]);
-  }
-  free(sh->lex.scratch);
-  sh->lex.scratch = saved_scratch;
 }
 
 static const char *lex_substitution(void *ctx, const char *p) {

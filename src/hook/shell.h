@@ -110,3 +110,32 @@ void shell_lex_init(void);
  * and kept as text, a leading `~` (or one after NAME=) is `home`; a `$` the
  * shell takes as it is becomes LITERAL_DOLLAR. */
 bool shell_read_word(ShellLexer *lx, const char **pp, Words *out);
+
+/* ---- parsing (shell-parse.c) -------------------------------------------- */
+
+/* What the parser reports, in the order of the text; `ctx` is given back. */
+typedef struct {
+  /* A simple command's words (assignments, reserved words and all), run
+   * only if the one before failed with `after_or` (after `||`). */
+  void (*command)(void *ctx, char **argv, size_t argc, bool after_or);
+  /* A file a redirection writes: >, >>, >|, <>, &>, >&WORD. */
+  void (*redirect)(void *ctx, const char *word);
+  /* Where the command is now, as a new string, for what comes back to it:
+   * a subshell's end (restore_dir, which takes it over) or a heredoc's
+   * body (heredoc_body; freed by the parser). */
+  char *(*save_dir)(void *ctx);
+  void (*restore_dir)(void *ctx, char *saved);
+  /* The body of a heredoc, announced while the command was at `dir`. */
+  void (*heredoc_body)(void *ctx, const char *body, size_t len, const char *dir);
+  /* Whether to stop reading (the budget is spent). */
+  bool (*stopped)(void *ctx);
+} ShellParseEvents;
+
+/* Parses `text`, reporting to `ev`; the lexer's scratch is made for the
+ * text and given back as it was (nested calls, from a substitution the
+ * lexer hands to its ShellLexer.substitution, are fine). */
+void shell_parse(ShellLexer *lx, const ShellParseEvents *ev, void *ctx, const char *text);
+
+/* With `p` at `…` or $(…): the text of the command it runs, as a new
+ * string; *ret_end is what follows it. */
+char *shell_substitution_text(const char *p, const char **ret_end);

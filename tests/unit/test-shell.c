@@ -96,6 +96,94 @@ START_TEST(test_lexer) {
 }
 END_TEST
 
+/* The parser's events, written out as one line each, for test_parser. */
+static char events_seen[1024];
+
+static void seen(const char *a) {
+  ck_assert_uint_lt(strlen(events_seen) + strlen(a), sizeof(events_seen));
+  strcat(events_seen, a);
+}
+
+static void ev_command(void *ctx, char **argv, size_t argc, bool after_or) {
+  (void)ctx;
+  seen(after_or ? "||" : "");
+  for (size_t i = 0; i < argc; i++) {
+    _cleanup_free_ char *t = shell_literal_text(argv[i]);
+    seen(i ? " " : "");
+    seen(t);
+  }
+  seen(";");
+}
+
+static void ev_redirect(void *ctx, const char *word) {
+  (void)ctx;
+  seen(">");
+  seen(word);
+  seen(";");
+}
+
+static char *ev_save_dir(void *ctx) {
+  (void)ctx;
+  seen("(;");
+  return xstrdup("dir");
+}
+
+static void ev_restore_dir(void *ctx, char *saved) {
+  (void)ctx;
+  seen(")");
+  seen(saved);
+  seen(";");
+  free(saved);
+}
+
+static void ev_heredoc_body(void *ctx, const char *body, size_t len, const char *dir) {
+  (void)ctx;
+  _cleanup_free_ char *b = xstrndup(body, len);
+  seen("<<");
+  seen(b);
+  seen("@");
+  seen(dir);
+  seen(";");
+}
+
+static bool ev_stopped(void *ctx) {
+  (void)ctx;
+  return false;
+}
+
+static const char *no_substitution(void *ctx, const char *p) {
+  (void)ctx;
+  const char *end;
+  free(shell_substitution_text(p, &end));
+  return end;
+}
+
+START_TEST(test_parser) {
+  static const struct {
+    const char *text;
+    const char *events;
+  } cases[] = {
+      {"a b; c | d && e", "a b;c;d;e;"},
+      {"false || cd x; y", "false;||cd x;y;"},
+      {"echo x > f 2>&1 >> g &> h 3>&-", ">f;>g;echo x;>h;"},
+      {"cat < in <<< word; 2> err", "cat;>err;"},
+      {"(cd d; rm x) && y", "(;cd d;rm x;)dir;y;"},
+      {"(( 1 << 2 )) && z", "z;"},
+      {"cat <<EOF > out\nbody\nEOF\nnext", "(;>out;cat;<<body\n@dir;next;"},
+      {"# comment > no\nls", "ls;"},
+  };
+  shell_lex_init();
+  static const ShellParseEvents ev = {ev_command, ev_redirect,     ev_save_dir,
+                                      ev_restore_dir, ev_heredoc_body, ev_stopped};
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    ShellLexer lx = {.substitution = no_substitution, .charge = count_charge};
+    events_seen[0] = '\0';
+    shell_parse(&lx, &ev, NULL, cases[i].text);
+    ck_assert_msg(streq(events_seen, cases[i].events), "%s: %s", cases[i].text, events_seen);
+  }
+}
+END_TEST
+
 START_TEST(test_writer_table) {
   static const struct {
     const char *name;
@@ -240,6 +328,7 @@ static Suite *shell_suite(void) {
   Suite *s = suite_create("shell");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_lexer);
+  tcase_add_test(tc, test_parser);
   tcase_add_test(tc, test_writer_table);
   tcase_add_test(tc, test_targets);
   tcase_add_test(tc, test_reads_nothing_written);
