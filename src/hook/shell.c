@@ -61,11 +61,6 @@ typedef struct {
   /* While -execdir's command is read: the starting point, which is its
    * `cd`; it runs in the directories around it too (execdir_targets). */
   const char *execdir;
-  /* rm -r: a word the shell expands may be any tree (see add_target). */
-  bool expansions_unknown;
-  /* rm, unlink, mv's sources: the words name entries that go as they are
-   * (a symbolic link, not what it leads to; HookRequest.entries). */
-  bool entries;
   /* A `cd` went where only running the command tells (`cd "$X"`, `cd -`):
    * relative paths, and sh->cd if relative, are from there
    * (HookRequest.somewhere). */
@@ -112,6 +107,17 @@ typedef struct {
   } stats[8];
   size_t next_stat;
 } Shell;
+
+/* How a target is written (add_target_as). */
+enum {
+  /* With its subtree (rm -r, cp -r's destination). */
+  TARGET_TREE = 1 << 0,
+  /* An entry that goes as it is, a symbolic link and not what it leads
+   * to (rm, unlink, mv's sources; HookRequest.entries). */
+  TARGET_ENTRY = 1 << 1,
+  /* A word the shell expands may be any tree (rm -r's operands). */
+  TARGET_EXPANSIONS = 1 << 2,
+};
 
 /* Charges `units` of the reader's work (about a byte read each) to the
  * request's budget; false once it is spent, and then reading stops. */
@@ -716,14 +722,14 @@ static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words
 }
 
 /* A written name as from_cwd gives it: an entry when the command takes
- * names as they are (sh->entries), else a path. */
-static void add_named(Shell *sh, const char *p, bool tree) {
+ * names as they are (TARGET_ENTRY), else a path. */
+static void add_named(Shell *sh, const char *p, bool tree, bool entry) {
   size_t len = strlen(p);
-  if (sh->entries && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
+  if (entry && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
     /* With a trailing `/` a link is followed: `rm -r link/` empties what
      * it leads to. */
-    _cleanup_free_ char *entry = shell_literal_text(p);
-    hook_request_add_entry(sh->req, entry, tree);
+    _cleanup_free_ char *name = shell_literal_text(p);
+    hook_request_add_entry(sh->req, name, tree);
     return;
   }
   add_path(sh, p, tree);
@@ -812,37 +818,44 @@ static bool brace_expand(Shell *sh, const char *word, Words *out) {
   return expanded && !over;
 }
 
-static void add_target_one(Shell *sh, const char *word, bool tree);
+static void add_target_one(Shell *sh, const char *word, unsigned how);
 
 /* Adds a target, each of the words its braces make (`> secret.{txt,y}`)
  * and the word as written (a shell without brace expansion, or the
  * braces quoted, which the reader no longer tells apart). Too many: all
  * that the directory the command is in holds. */
-static void add_target(Shell *sh, const char *word, bool tree) {
+static void add_target_as(Shell *sh, const char *word, unsigned how) {
   if (strchr(word, '{') != NULL && strchr(word, '}') != NULL) {
     Words words = {0};
     size_t open, close;
     bool sequence;
     if (brace_expand(sh, word, &words)) {
       for (size_t i = 0; i < words.n; i++) {
-        add_target_one(sh, words.v[i], tree);
+        add_target_one(sh, words.v[i], how);
       }
     } else if (brace_group(word, &open, &close, &sequence)) {
       unknown_targets_of(sh, false);
     }
     shell_words_clear(&words);
   }
-  add_target_one(sh, word, tree);
+  add_target_one(sh, word, how);
+}
+
+/* A target, and with `tree` its subtree. */
+static void add_target(Shell *sh, const char *word, bool tree) {
+  add_target_as(sh, word, tree ? TARGET_TREE : 0);
 }
 
 /* Adds a target. A glob stays a glob: it is decided against the patterns
  * (matcher_match_glob), never by listing directories. */
-static void add_target_one(Shell *sh, const char *word, bool tree) {
+static void add_target_one(Shell *sh, const char *word, unsigned how) {
+  bool tree = (how & TARGET_TREE) != 0;
+  bool entry = (how & TARGET_ENTRY) != 0;
   _cleanup_free_ char *with_env = NULL;
   /* rm -r, and every write of a script xargs or find runs: a word the
    * shell expands may be anything. Elsewhere a file a variable names is
    * left to the kernel (`rm -f "$tmp"`, `> "$out"` are everywhere). */
-  bool expansions = (tree && sh->expansions_unknown) || sh->in_script;
+  bool expansions = (tree && (how & TARGET_EXPANSIONS) != 0) || sh->in_script;
   if (shell_expansion(word) != NULL) {
     /* `f=a.txt; echo x > "$f"`, `> "$PWD/a.txt"`: what the command says
      * itself is followed everywhere; the environment only where any
@@ -882,11 +895,11 @@ static void add_target_one(Shell *sh, const char *word, bool tree) {
   if (sh->execdir != NULL && word[0] != '/') {
     execdir_targets(sh, p, tree);
   }
-  add_named(sh, p, tree);
+  add_named(sh, p, tree, entry);
   Words images = {0};
-  alias_images(sh, p, sh->entries, tree && !sh->entries, &images);
+  alias_images(sh, p, entry, tree && !entry, &images);
   for (size_t i = 0; i < images.n; i++) {
-    add_named(sh, images.v[i], tree);
+    add_named(sh, images.v[i], tree, entry);
   }
   shell_words_clear(&images);
 }
@@ -1362,13 +1375,12 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
   if (o->move_sources) {
     /* mv renames a link itself; rsync --remove-source-files, left as it
      * was, is decided by where the names lead. */
-    sh->entries = !rsync;
+    unsigned how = (o->recursive ? TARGET_TREE : 0) | (rsync ? 0 : TARGET_ENTRY);
     for (size_t k = 0; k < nsrc; k++) {
       if (!rsync || !is_remote(plain[k])) {
-        add_target(sh, plain[k], o->recursive);
+        add_target_as(sh, plain[k], how);
       }
     }
-    sh->entries = false;
   }
   /* The names ln and mv make lead to their sources from now on: the one
    * DEST names, or the one inside it (with a trailing `/`, only that). */
@@ -1552,13 +1564,11 @@ static void command_writes(Shell *sh, const ShellWriter *w, char **argv, size_t 
     rm_r |= streq(args[k], "--recursive") ||
             (args[k][0] == '-' && args[k][1] != '-' && strpbrk(args[k], "rR") != NULL);
   }
-  sh->expansions_unknown = rm_r;
-  sh->entries = (w->flags & SHELL_WRITER_ENTRIES) != 0;
+  unsigned how = (recursive ? TARGET_TREE : 0) | (rm_r ? TARGET_EXPANSIONS : 0) |
+                 ((w->flags & SHELL_WRITER_ENTRIES) != 0 ? TARGET_ENTRY : 0);
   for (size_t k = 0; k < np; k++) {
-    add_target(sh, plain[k], recursive);
+    add_target_as(sh, plain[k], how);
   }
-  sh->entries = false;
-  sh->expansions_unknown = false;
   free(plain);
 }
 
@@ -1982,11 +1992,9 @@ static void git_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
         if (g.names_read || (xargs->on && xargs->replace == NULL)) {
           unknown_targets(sh);
         }
-        sh->entries = true;
         for (size_t i = 0; i < g.n_plain; i++) {
-          add_target(sh, g.plain[i], g.recursive);
+          add_target_as(sh, g.plain[i], TARGET_ENTRY | (g.recursive ? TARGET_TREE : 0));
         }
-        sh->entries = false;
       }
     } else if (streq(sub, "mv")) {
       git_args(rest, nr, "", none_longs, &g);
