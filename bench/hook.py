@@ -8,7 +8,10 @@ payloads and on shell commands of growing size.
                               (results.txt), with a verdict and the cap
     hook.py instructions RALON DIR
                               callgrind's instruction count for each shell
-                              payload (load-independent), if valgrind is here
+                              payload (load-independent), if valgrind is here,
+                              and for write-16m.json: an edit tool's 16 MiB
+                              content, no shell at all (what parsing the
+                              payload alone costs at the size limit)
 
 The agents' payloads are the test fixtures (tests/hook/fixtures/), with
 @ROOT@ the bench project: for each agent, one edit allowed and one refused.
@@ -92,6 +95,20 @@ def cmd_payloads(d):
             command = command[:len(command) - (len(text) - size) - 16]
         with open(os.path.join(d, "shell-%s.json" % name), "w") as f:
             f.write(text)
+    # The same size as content for an edit tool: JSON, no shell.
+    size = SIZES[-1][1]
+    line = "x" * 79 + "\n"
+    content = line * (size // len(line))
+    while True:
+        payload = {"session_id": "bench", "cwd": root, "hook_event_name": "PreToolUse",
+                   "tool_name": "Write",
+                   "tool_input": {"file_path": root + "/src/big.c", "content": content}}
+        text = json.dumps(payload)
+        if len(text) <= size:
+            break
+        content = content[:len(content) - (len(text) - size) - 16]
+    with open(os.path.join(d, "write-16m.json"), "w") as f:
+        f.write(text)
     print(" ".join(a for a in AGENTS))
 
 
@@ -127,8 +144,9 @@ def cmd_instructions(ralon, d):
     if shutil.which("valgrind") is None:
         print("  (valgrind is not installed: no instruction counts)")
         return
-    for name, size in SIZES:
-        path = os.path.join(d, "shell-%s.json" % name)
+    for name in [n for n, _ in SIZES] + ["write-16m"]:
+        path = os.path.join(d, name + ".json" if name.startswith("write") else
+                            "shell-%s.json" % name)
         with open(path, "rb") as stdin:
             p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                                 ralon, "hook", "check"], stdin=stdin, stdout=subprocess.PIPE,
@@ -137,11 +155,12 @@ def cmd_instructions(ralon, d):
         verdict = "refused" if p.returncode == 2 or b"deny" in p.stdout else "allowed"
         if m:
             ir = int(m.group(1))
-            print("  shell-%-5s %12d instructions, %6.1f per byte (%s)"
-                  % (name, ir, ir / os.path.getsize(path), verdict))
+            label = name if name.startswith("write") else "shell-" + name
+            print("  %-11s %12d instructions, %6.1f per byte (%s)"
+                  % (label, ir, ir / os.path.getsize(path), verdict))
             with open(os.environ.get("RALON_BENCH_RESULTS", os.devnull), "a") as f:
-                f.write("# hook-shell-%s instructions=%d bytes=%d answer=%s\n"
-                        % (name, ir, os.path.getsize(path), verdict))
+                f.write("# hook-%s instructions=%d bytes=%d answer=%s\n"
+                        % (label, ir, os.path.getsize(path), verdict))
 
 
 def main():

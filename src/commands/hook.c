@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,13 @@ static int hook_check_command(const Options *o, Error *err) {
       return error_set(err, EINVAL, _("unknown agent `%s`"), o->agents[0]);
     }
   }
+  /* A large payload is held three times over (as read, in json-c's
+   * buffer, as the string parsed) and copied once more as a command: from
+   * the heap rather than each in pages of its own, what one frees the next
+   * takes, already touched. Faulting fresh pages in costs more than
+   * reading them. */
+  mallopt(M_MMAP_THRESHOLD, (int)(2 * HOOK_MAX_PAYLOAD));
+  mallopt(M_TRIM_THRESHOLD, (int)(8 * HOOK_MAX_PAYLOAD));
   _cleanup_free_ char *payload = NULL;
   size_t len = 0;
   int r = read_fd_limited(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &len);

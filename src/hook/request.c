@@ -162,6 +162,9 @@ size_t hook_patch_paths(const char *text, HookRequest *req) {
       "*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:",
   };
   size_t found = 0;
+  if (strstr(text, "*** ") == NULL) {
+    return 0; /* every header holds it: one fast scan for most texts */
+  }
   for (const char *line = text; line != NULL && *line != '\0';) {
     const char *p = line;
     /* Codex trims whitespace around header lines. */

@@ -21,6 +21,13 @@ void shell_words_add(Words *w, const char *s, size_t len) {
   *slot = xstrndup(s, len);
 }
 
+void shell_words_reset(Words *w) {
+  for (size_t i = 0; i < w->n; i++) {
+    free(w->v[i]);
+  }
+  w->n = 0;
+}
+
 void shell_words_clear(Words *w) {
   for (size_t i = 0; i < w->n; i++) {
     free(w->v[i]);
@@ -333,7 +340,8 @@ bool shell_read_word(ShellLexer *lx, const char **pp, Words *out) {
   const char *p = *pp;
   const char *h = lx->home;
   /* At most one `~` is expanded per word: at its start, or after NAME=;
-   * otherwise a word is never longer than its text (lx->scratch). */
+   * otherwise a word is never longer than its text (lx->scratch), but for
+   * ~- which is 5 bytes longer as $OLDPWD. */
   char *buf = lx->scratch;
   size_t n = 0;
   bool any = false, quoted = false;
@@ -353,6 +361,14 @@ bool shell_read_word(ShellLexer *lx, const char **pp, Words *out) {
     if (c == '~' && h != NULL && !quoted && tilde_prefix && (p[1] == '/' || shell_ends_word(p[1]))) {
       put_literal(buf, &n, h, strlen(h));
       p++;
+    } else if (c == '~' && !quoted && tilde_prefix && (p[1] == '+' || p[1] == '-') &&
+               (p[2] == '/' || shell_ends_word(p[2]))) {
+      /* ~+ and ~- are $PWD and $OLDPWD, which the reader follows (or
+       * knows it cannot) where a word is a name. */
+      const char *var = p[1] == '+' ? "$PWD" : "$OLDPWD";
+      memcpy(buf + n, var, strlen(var));
+      n += strlen(var);
+      p += 2;
     } else if (c == '\'') {
       const char *e = strchr(p + 1, '\'');
       size_t len = e ? (size_t)(e - p - 1) : strlen(p + 1);

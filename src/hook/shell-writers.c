@@ -70,6 +70,11 @@ static const ShellWriter writers[] = {
     {"dd", SHELL_WRITES_DD, 0, "", none},
 };
 
+const ShellWriter *shell_writers(size_t *ret_n) {
+  *ret_n = ELEMENTSOF(writers);
+  return writers;
+}
+
 const ShellWriter *shell_writer_find(const char *name) {
   for (size_t i = 0; i < ELEMENTSOF(writers); i++) {
     if (writers[i].name[0] == name[0] && strcmp(writers[i].name, name) == 0) {

@@ -61,11 +61,6 @@ typedef struct {
   /* While -execdir's command is read: the starting point, which is its
    * `cd`; it runs in the directories around it too (execdir_targets). */
   const char *execdir;
-  /* rm -r: a word the shell expands may be any tree (see add_target). */
-  bool expansions_unknown;
-  /* rm, unlink, mv's sources: the words name entries that go as they are
-   * (a symbolic link, not what it leads to; HookRequest.entries). */
-  bool entries;
   /* A `cd` went where only running the command tells (`cd "$X"`, `cd -`):
    * relative paths, and sh->cd if relative, are from there
    * (HookRequest.somewhere). */
@@ -74,7 +69,6 @@ typedef struct {
   bool dirs_dropped;
   /* The command runs only if the one before failed (after `||`). */
   bool after_or;
-  bool or_next;
   /* Variables the command sets (NAME=…, export, read, for): their values
    * are not the environment's. "NAME=VALUE" where the value is written
    * out, else "NAME". */
@@ -102,7 +96,28 @@ typedef struct {
    * two $HOMEs (a word is never longer than what it is read from, but for
    * one `~`), allocated once per text, so that reading stays linear. */
   ShellLexer lex;
+  /* The last stat(2)s and lstat(2)s (stat_word): a long command names the
+   * same few directories again and again. */
+  struct {
+    char *word;
+    char *cd;
+    bool follow;
+    bool ok;
+    struct stat st;
+  } stats[8];
+  size_t next_stat;
 } Shell;
+
+/* How a target is written (add_target_as). */
+enum {
+  /* With its subtree (rm -r, cp -r's destination). */
+  TARGET_TREE = 1 << 0,
+  /* An entry that goes as it is, a symbolic link and not what it leads
+   * to (rm, unlink, mv's sources; HookRequest.entries). */
+  TARGET_ENTRY = 1 << 1,
+  /* A word the shell expands may be any tree (rm -r's operands). */
+  TARGET_EXPANSIONS = 1 << 2,
+};
 
 /* Charges `units` of the reader's work (about a byte read each) to the
  * request's budget; false once it is spent, and then reading stops. */
@@ -114,7 +129,7 @@ static const char *home(void);
 
 /* A scratch buffer for the words of `text` (Shell.scratch). */
 static char *scratch_for(const char *text) {
-  return xmalloc(strlen(text) + 2 * (home() != NULL ? strlen(home()) : 0) + 1);
+  return xmalloc(strlen(text) + 2 * (home() != NULL ? strlen(home()) : 0) + 8 + 1);
 }
 
 /* A command run by xargs gets more arguments than it was written with. */
@@ -123,7 +138,7 @@ typedef struct {
   const char *replace; /* -I STR: STR in the words stands for them; NULL: appended */
 } Xargs;
 
-static void parse(Shell *sh, const char *command);
+static void parse(Shell *sh, const char *text);
 
 /* $HOME, with which a `~` is expanded; NULL when it is unset or not an
  * absolute path and a `~` cannot be placed. */
@@ -191,16 +206,35 @@ static char *path_file(const Shell *sh, const char *p) {
 
 /* stat(2) of `word` as the command would see it, or lstat(2) unless
  * `follow`. */
-static bool stat_word(const Shell *sh, const char *word, struct stat *st, bool follow) {
+static bool stat_word(Shell *sh, const char *word, struct stat *st, bool follow) {
   /* A system call costs what reading some 64 bytes does. */
   if (!hook_request_charge(sh->req, 64)) {
     return false;
   }
+  const char *cd = sh->cd != NULL ? sh->cd : "";
+  for (size_t i = 0; i < ELEMENTSOF(sh->stats) && sh->stats[i].word != NULL; i++) {
+    if (sh->stats[i].follow == follow && streq(sh->stats[i].word, word) &&
+        streq(sh->stats[i].cd, cd)) {
+      *st = sh->stats[i].st;
+      return sh->stats[i].ok;
+    }
+  }
   _cleanup_free_ char *abs = word_file(sh, word);
-  return abs != NULL && (follow ? stat(abs, st) : lstat(abs, st)) == 0;
+  bool ok = abs != NULL && (follow ? stat(abs, st) : lstat(abs, st)) == 0;
+  size_t i = sh->next_stat++ % ELEMENTSOF(sh->stats);
+  free(sh->stats[i].word);
+  free(sh->stats[i].cd);
+  sh->stats[i].word = xstrdup(word);
+  sh->stats[i].cd = xstrdup(cd);
+  sh->stats[i].follow = follow;
+  sh->stats[i].ok = ok;
+  if (ok) {
+    sh->stats[i].st = *st;
+  }
+  return ok;
 }
 
-static bool is_dir(const Shell *sh, const char *word, bool follow) {
+static bool is_dir(Shell *sh, const char *word, bool follow) {
   struct stat st;
   return stat_word(sh, word, &st, follow) && S_ISDIR(st.st_mode);
 }
@@ -388,8 +422,11 @@ static void note_assigned(Shell *sh, const char *word) {
 /* `word` with each $NAME and ${NAME} the environment holds (the agent's,
  * which the hook inherits) replaced by its value; $PWD is the directory
  * the command is in. Left as they are: what the command sets itself, and
- * $OLDPWD (wherever the agent's shell was before). */
-static char *expand_environment(const Shell *sh, const char *word) {
+ * $OLDPWD (wherever the agent's shell was before). Without `environment`
+ * only what the command itself says is replaced: the values it assigns,
+ * written out, and $PWD (`.` after a `cd` the hook cannot follow: from
+ * there on, relative names are relative to it). */
+static char *expand_variables(const Shell *sh, const char *word, bool environment) {
   size_t wlen = strlen(word), size = wlen + 1, n = 0;
   char *out = xmalloc(size);
   for (const char *c = word; *c != '\0';) {
@@ -411,7 +448,10 @@ static char *expand_environment(const Shell *sh, const char *word) {
         value = set[len] == '=' ? set + len + 1 : NULL;
       } else if (streq(var, "PWD")) {
         value = own = current_dir(sh);
-      } else if (!streq(var, "OLDPWD") && getenv(var) != NULL) {
+        if (own == NULL && !environment) {
+          value = own = xstrdup(".");
+        }
+      } else if (environment && !streq(var, "OLDPWD") && getenv(var) != NULL) {
         value = own = shell_literal_word(getenv(var));
       }
     }
@@ -430,6 +470,10 @@ static char *expand_environment(const Shell *sh, const char *word) {
   }
   out[n] = '\0';
   return out;
+}
+
+static char *expand_environment(const Shell *sh, const char *word) {
+  return expand_variables(sh, word, true);
 }
 
 /* Where in `word` begins what the command knows only when it runs: the
@@ -678,29 +722,145 @@ static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words
 }
 
 /* A written name as from_cwd gives it: an entry when the command takes
- * names as they are (sh->entries), else a path. */
-static void add_named(Shell *sh, const char *p, bool tree) {
+ * names as they are (TARGET_ENTRY), else a path. */
+static void add_named(Shell *sh, const char *p, bool tree, bool entry) {
   size_t len = strlen(p);
-  if (sh->entries && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
+  if (entry && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
     /* With a trailing `/` a link is followed: `rm -r link/` empties what
      * it leads to. */
-    _cleanup_free_ char *entry = shell_literal_text(p);
-    hook_request_add_entry(sh->req, entry, tree);
+    _cleanup_free_ char *name = shell_literal_text(p);
+    hook_request_add_entry(sh->req, name, tree);
     return;
   }
   add_path(sh, p, tree);
 }
 
+/* How many words one brace expansion may make before it stands for
+ * anything in the directory the command is in. */
+#define MAX_BRACE_WORDS 64
+
+/* The first brace expansion in `word`: `{` at word[*open] and its `}` at
+ * word[*close], holding a `,` at its own level ({a,b}) or `..` ({1..9}).
+ * `${…}` is a parameter, and `{}` or `{x}` stay as they are. */
+static bool brace_group(const char *word, size_t *open, size_t *close, bool *sequence) {
+  for (const char *b = strchr(word, '{'); b != NULL; b = strchr(b + 1, '{')) {
+    if (b > word && b[-1] == '$') {
+      continue;
+    }
+    int depth = 0;
+    bool comma = false;
+    for (const char *c = b; *c != '\0'; c++) {
+      depth += *c == '{';
+      depth -= *c == '}';
+      comma |= depth == 1 && *c == ',';
+      if (depth == 0) {
+        _cleanup_free_ char *inner = xstrndup(b + 1, (size_t)(c - b - 1));
+        *sequence = !comma && strstr(inner, "..") != NULL && strchr(inner, '{') == NULL;
+        if (comma || *sequence) {
+          *open = (size_t)(b - word);
+          *close = (size_t)(c - word);
+          return true;
+        }
+        break;
+      }
+    }
+  }
+  return false;
+}
+
+/* The words `word` stands for once its braces are expanded ({a,b} one
+ * after the other, nested too; a sequence {1..9} as the glob `*`, which
+ * matches each of them); false when there is no brace expansion in it,
+ * or more than MAX_BRACE_WORDS. */
+static bool brace_expand(Shell *sh, const char *word, Words *out) {
+  Words todo = {0};
+  shell_words_add(&todo, word, strlen(word));
+  bool expanded = false, over = false;
+  while (todo.n > 0 && !over) {
+    char *w = todo.v[--todo.n];
+    size_t open, close;
+    bool sequence;
+    if (!brace_group(w, &open, &close, &sequence)) {
+      shell_words_add(out, w, strlen(w));
+      free(w);
+      continue;
+    }
+    expanded = true;
+    const char *body = w + open + 1;
+    const char *end = w + close;
+    const char *suffix = end + 1;
+    /* Onto the stack last first, so that they come out in order. */
+    Words alts = {0};
+    for (const char *alt = body; alt <= end && !over;) {
+      /* The next `,` at the group's own level. */
+      const char *c = alt;
+      for (int depth = 0; c < end && !(depth == 0 && *c == ',' && !sequence); c++) {
+        depth += *c == '{';
+        depth -= *c == '}';
+      }
+      const char *piece = sequence ? "*" : alt;
+      size_t plen = sequence ? 1 : (size_t)(c - alt);
+      _cleanup_free_ char *next = xasprintf("%.*s%.*s%s", (int)open, w, (int)plen, piece, suffix);
+      over = todo.n + alts.n + out->n >= MAX_BRACE_WORDS || !charge(sh, strlen(next) + 1);
+      shell_words_add(&alts, next, strlen(next));
+      alt = sequence ? end + 1 : c + 1;
+    }
+    for (size_t i = alts.n; i-- > 0;) {
+      shell_words_add(&todo, alts.v[i], strlen(alts.v[i]));
+    }
+    shell_words_clear(&alts);
+    free(w);
+  }
+  shell_words_clear(&todo);
+  if (over) {
+    shell_words_clear(out);
+  }
+  return expanded && !over;
+}
+
+static void add_target_one(Shell *sh, const char *word, unsigned how);
+
+/* Adds a target, each of the words its braces make (`> secret.{txt,y}`)
+ * and the word as written (a shell without brace expansion, or the
+ * braces quoted, which the reader no longer tells apart). Too many: all
+ * that the directory the command is in holds. */
+static void add_target_as(Shell *sh, const char *word, unsigned how) {
+  if (strchr(word, '{') != NULL && strchr(word, '}') != NULL) {
+    Words words = {0};
+    size_t open, close;
+    bool sequence;
+    if (brace_expand(sh, word, &words)) {
+      for (size_t i = 0; i < words.n; i++) {
+        add_target_one(sh, words.v[i], how);
+      }
+    } else if (brace_group(word, &open, &close, &sequence)) {
+      unknown_targets_of(sh, false);
+    }
+    shell_words_clear(&words);
+  }
+  add_target_one(sh, word, how);
+}
+
+/* A target, and with `tree` its subtree. */
+static void add_target(Shell *sh, const char *word, bool tree) {
+  add_target_as(sh, word, tree ? TARGET_TREE : 0);
+}
+
 /* Adds a target. A glob stays a glob: it is decided against the patterns
  * (matcher_match_glob), never by listing directories. */
-static void add_target(Shell *sh, const char *word, bool tree) {
+static void add_target_one(Shell *sh, const char *word, unsigned how) {
+  bool tree = (how & TARGET_TREE) != 0;
+  bool entry = (how & TARGET_ENTRY) != 0;
   _cleanup_free_ char *with_env = NULL;
   /* rm -r, and every write of a script xargs or find runs: a word the
    * shell expands may be anything. Elsewhere a file a variable names is
    * left to the kernel (`rm -f "$tmp"`, `> "$out"` are everywhere). */
-  bool expansions = (tree && sh->expansions_unknown) || sh->in_script;
-  if (expansions && shell_expansion(word) != NULL) {
-    with_env = expand_environment(sh, word);
+  bool expansions = (tree && (how & TARGET_EXPANSIONS) != 0) || sh->in_script;
+  if (shell_expansion(word) != NULL) {
+    /* `f=a.txt; echo x > "$f"`, `> "$PWD/a.txt"`: what the command says
+     * itself is followed everywhere; the environment only where any
+     * expansion counts. */
+    with_env = expand_variables(sh, word, expansions);
     word = with_env;
   }
   bool names = false;
@@ -735,11 +895,11 @@ static void add_target(Shell *sh, const char *word, bool tree) {
   if (sh->execdir != NULL && word[0] != '/') {
     execdir_targets(sh, p, tree);
   }
-  add_named(sh, p, tree);
+  add_named(sh, p, tree, entry);
   Words images = {0};
-  alias_images(sh, p, sh->entries, tree && !sh->entries, &images);
+  alias_images(sh, p, entry, tree && !entry, &images);
   for (size_t i = 0; i < images.n; i++) {
-    add_named(sh, images.v[i], tree);
+    add_named(sh, images.v[i], tree, entry);
   }
   shell_words_clear(&images);
 }
@@ -772,14 +932,6 @@ static bool in_list(const char *s, const char *const *list) {
   return false;
 }
 
-/* Words that open or close a compound command: the command, if any, is
- * the word after them (`then rm f`, `do sed -i … f`, `{ rm f; }`). */
-static bool is_reserved(const char *a) {
-  static const char *const reserved[] = {"if",   "then", "else", "elif", "do", "while",
-                                         "until", "!",   "{",    "}",    "fi", "done",
-                                         "esac", "coproc", NULL};
-  return in_list(a, reserved);
-}
 
 /* ---- wrappers: commands that run their arguments as a command ---------- */
 
@@ -846,13 +998,107 @@ static const Wrapper wrappers[] = {
     {"xargs", "adEILnPs.", xargs_longs, "", 0, 0},
 };
 
-static const Wrapper *find_wrapper(const char *name) {
+/* ---- the commands the reader knows, by name ----------------------------- */
+
+/* What a command's name makes of it: one lookup per simple command
+ * (command_find) instead of a string test for each kind. */
+typedef enum {
+  COMMAND_OTHER,    /* runs, writes nothing the reader sees */
+  COMMAND_RESERVED, /* opens or closes a compound command: the command is the next word */
+  COMMAND_FUNCTION, /* function NAME { …: the body follows */
+  COMMAND_WRAPPER,  /* runs its arguments as a command (wrappers[]) */
+  COMMAND_SHELL,    /* sh -c SCRIPT */
+  COMMAND_EVAL,
+  COMMAND_CD,       /* cd, pushd, popd */
+  COMMAND_SETS,     /* export, read, printf -v …: variables no longer the environment's */
+  COMMAND_FOR,      /* for NAME, select NAME */
+  COMMAND_FIND,
+  COMMAND_GIT,      /* git rm, mv, checkout, restore, reset --hard, clean */
+  COMMAND_WRITER,   /* writes its operands (shell-writers.c) */
+} CommandKind;
+
+typedef struct {
+  const char *name;
+  CommandKind kind;
+  const Wrapper *wrapper;
+  const ShellWriter *writer;
+} CommandEntry;
+
+/* An open-addressed table, filled once (command_table_init); a power of
+ * two well above the hundred or so names. */
+#define COMMAND_SLOTS 512u
+static CommandEntry command_slots[COMMAND_SLOTS];
+static bool command_table_ready;
+
+static unsigned command_hash(const char *s) {
+  unsigned h = 2166136261u; /* FNV-1a */
+  for (; *s != '\0'; s++) {
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  }
+  return h;
+}
+
+static void command_add(const char *name, CommandKind kind, const Wrapper *wrapper,
+                        const ShellWriter *writer) {
+  unsigned i = command_hash(name) & (COMMAND_SLOTS - 1);
+  while (command_slots[i].name != NULL) {
+    i = (i + 1) & (COMMAND_SLOTS - 1);
+  }
+  command_slots[i] = (CommandEntry){name, kind, wrapper, writer};
+}
+
+static void command_table_init(void) {
+  static const char *const reserved[] = {"if",   "then", "else", "elif", "do", "while",
+                                         "until", "!",   "{",    "}",    "fi", "done",
+                                         "esac", "coproc"};
+  static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "busybox"};
+  static const char *const sets[] = {"export", "declare", "typeset",  "local",    "readonly",
+                                     "read",   "mapfile", "readarray", "printf"};
+  if (command_table_ready) {
+    return;
+  }
+  for (size_t i = 0; i < ELEMENTSOF(reserved); i++) {
+    command_add(reserved[i], COMMAND_RESERVED, NULL, NULL);
+  }
+  command_add("function", COMMAND_FUNCTION, NULL, NULL);
   for (size_t i = 0; i < ELEMENTSOF(wrappers); i++) {
-    if (wrappers[i].name[0] == name[0] && streq(wrappers[i].name, name)) {
-      return &wrappers[i];
+    command_add(wrappers[i].name, COMMAND_WRAPPER, &wrappers[i], NULL);
+  }
+  for (size_t i = 0; i < ELEMENTSOF(shells); i++) {
+    command_add(shells[i], COMMAND_SHELL, NULL, NULL);
+  }
+  command_add("eval", COMMAND_EVAL, NULL, NULL);
+  command_add("cd", COMMAND_CD, NULL, NULL);
+  command_add("pushd", COMMAND_CD, NULL, NULL);
+  command_add("popd", COMMAND_CD, NULL, NULL);
+  for (size_t i = 0; i < ELEMENTSOF(sets); i++) {
+    command_add(sets[i], COMMAND_SETS, NULL, NULL);
+  }
+  command_add("for", COMMAND_FOR, NULL, NULL);
+  command_add("select", COMMAND_FOR, NULL, NULL);
+  command_add("find", COMMAND_FIND, NULL, NULL);
+  command_add("git", COMMAND_GIT, NULL, NULL);
+  size_t n = 0;
+  const ShellWriter *writers = shell_writers(&n);
+  for (size_t i = 0; i < n; i++) {
+    command_add(writers[i].name, COMMAND_WRITER, NULL, &writers[i]);
+  }
+  command_table_ready = true;
+}
+
+/* The entry for the command named `name`, or NULL. */
+static const CommandEntry *command_find(const char *name) {
+  unsigned i = command_hash(name) & (COMMAND_SLOTS - 1);
+  for (; command_slots[i].name != NULL; i = (i + 1) & (COMMAND_SLOTS - 1)) {
+    if (command_slots[i].name[0] == name[0] && streq(command_slots[i].name, name)) {
+      return &command_slots[i];
     }
   }
   return NULL;
+}
+
+static CommandKind command_kind(const CommandEntry *e) {
+  return e != NULL ? e->kind : COMMAND_OTHER;
 }
 
 /* What a wrapper's options said. */
@@ -1129,13 +1375,12 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
   if (o->move_sources) {
     /* mv renames a link itself; rsync --remove-source-files, left as it
      * was, is decided by where the names lead. */
-    sh->entries = !rsync;
+    unsigned how = (o->recursive ? TARGET_TREE : 0) | (rsync ? 0 : TARGET_ENTRY);
     for (size_t k = 0; k < nsrc; k++) {
       if (!rsync || !is_remote(plain[k])) {
-        add_target(sh, plain[k], o->recursive);
+        add_target_as(sh, plain[k], how);
       }
     }
-    sh->entries = false;
   }
   /* The names ln and mv make lead to their sources from now on: the one
    * DEST names, or the one inside it (with a trailing `/`, only that). */
@@ -1175,18 +1420,15 @@ static bool is_mode_word(const char *cmd, const char *a) {
   return false;
 }
 
-/* The files a command (argv[0], its name already found) writes. */
-static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
-  const char *cmd = base_name(argv[0]);
+/* The files a command (argv[0], the writer `w` of shell-writers.c) writes. */
+static void command_writes(Shell *sh, const ShellWriter *w, char **argv, size_t argc,
+                           const Xargs *xargs) {
+  const char *cmd = w->name;
   char **args = argv + 1;
   size_t n = argc - 1;
 
   /* Which arguments are targets: every operand, unless `copy` says how
    * (the table in shell-writers.c). */
-  const ShellWriter *w = shell_writer_find(cmd);
-  if (w == NULL) {
-    return;
-  }
   bool copy = w->kind == SHELL_WRITES_COPY;
   bool recursive = (w->flags & SHELL_WRITER_TREE) != 0;
   bool skip_first = (w->flags & SHELL_WRITER_SKIP_FIRST) != 0;
@@ -1322,24 +1564,23 @@ static void command_writes(Shell *sh, char **argv, size_t argc, const Xargs *xar
     rm_r |= streq(args[k], "--recursive") ||
             (args[k][0] == '-' && args[k][1] != '-' && strpbrk(args[k], "rR") != NULL);
   }
-  sh->expansions_unknown = rm_r;
-  sh->entries = (w->flags & SHELL_WRITER_ENTRIES) != 0;
+  unsigned how = (recursive ? TARGET_TREE : 0) | (rm_r ? TARGET_EXPANSIONS : 0) |
+                 ((w->flags & SHELL_WRITER_ENTRIES) != 0 ? TARGET_ENTRY : 0);
   for (size_t k = 0; k < np; k++) {
-    add_target(sh, plain[k], recursive);
+    add_target_as(sh, plain[k], how);
   }
-  sh->entries = false;
-  sh->expansions_unknown = false;
   free(plain);
 }
 
 /* command_writes, with the string that stands for the names xargs reads
  * (-I STR, find's `{}`) known to add_target. */
-static void command_targets(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
+static void command_targets(Shell *sh, const ShellWriter *w, char **argv, size_t argc,
+                            const Xargs *xargs) {
   const char *saved = sh->replace;
   if (xargs->on && xargs->replace != NULL) {
     sh->replace = xargs->replace;
   }
-  command_writes(sh, argv, argc, xargs);
+  command_writes(sh, w, argv, argc, xargs);
   sh->replace = saved;
 }
 
@@ -1617,15 +1858,207 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
   }
 }
 
+/* ---- git ----------------------------------------------------------------- */
+
+/* git's own options before the subcommand that take a value. */
+static bool git_global_value(const char *a) {
+  static const char *const valued[] = {"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                       "--exec-path", "--super-prefix", "--config-env", NULL};
+  return in_list(a, valued);
+}
+
+/* The operands of a git subcommand (after its options, or all after
+ * `--`), and what its options said. `values`: its short options that take
+ * a value; `longs`: its long ones. */
+typedef struct {
+  char **plain;
+  size_t n_plain;
+  size_t first_after_dashdash; /* index in plain of the first after `--`, or n_plain */
+  bool dashdash;
+  bool dry_run;                /* -n, --dry-run */
+  bool recursive;              /* -r */
+  bool cached;                 /* --cached, -S/--staged without -W/--worktree */
+  bool worktree;               /* -W, --worktree */
+  bool hard;                   /* reset --hard, --merge, --keep */
+  bool branch;                 /* checkout -b/-B/--orphan, -- */
+  bool names_read;             /* --pathspec-from-file */
+} GitArgs;
+
+static void git_args(char **args, size_t n, const char *values, const char *const *longs,
+                     GitArgs *g) {
+  g->plain = xcalloc(n + 1, sizeof(char *));
+  g->first_after_dashdash = SIZE_MAX;
+  bool dashdash = false;
+  for (size_t k = 0; k < n; k++) {
+    const char *a = args[k];
+    if (!dashdash && streq(a, "--")) {
+      dashdash = true;
+      g->dashdash = true;
+      g->first_after_dashdash = g->n_plain;
+      continue;
+    }
+    if (!is_option(a, dashdash)) {
+      g->plain[g->n_plain++] = args[k];
+      continue;
+    }
+    if (a[1] == '-') {
+      const char *eq = strchr(a, '=');
+      _cleanup_free_ char *name = xstrndup(a, eq != NULL ? (size_t)(eq - a) : strlen(a));
+      if (eq == NULL && in_list(name, longs) && k + 1 < n) {
+        k++;
+      }
+      g->dry_run |= streq(name, "--dry-run");
+      g->cached |= streq(name, "--cached") || streq(name, "--staged");
+      g->worktree |= streq(name, "--worktree");
+      g->hard |= streq(name, "--hard") || streq(name, "--merge") || streq(name, "--keep");
+      g->branch |= streq(name, "--orphan");
+      g->names_read |= streq(name, "--pathspec-from-file");
+      g->recursive |= streq(name, "--recursive");
+      continue;
+    }
+    for (const char *c = a + 1; *c != '\0'; c++) {
+      if (strchr(values, *c) != NULL) {
+        if (c[1] == '\0' && k + 1 < n) {
+          k++;
+        }
+        g->branch |= *c == 'b' || *c == 'B';
+        break;
+      }
+      g->dry_run |= *c == 'n';
+      g->recursive |= *c == 'r';
+      g->cached |= *c == 'S';
+      g->worktree |= *c == 'W';
+    }
+  }
+  if (g->first_after_dashdash == SIZE_MAX) {
+    g->first_after_dashdash = g->n_plain;
+  }
+}
+
+/* The working tree a git command changes as a whole (reset --hard): the
+ * one holding the directory the command is in, or that directory when
+ * none is found. */
+static void git_whole_tree(Shell *sh) {
+  _cleanup_free_ char *top = git_toplevel(sh);
+  if (top != NULL) {
+    add_tree(sh, top);
+  } else {
+    unknown_targets_of(sh, false);
+  }
+}
+
+/* git rm, mv, checkout, restore, reset, clean: the paths of the working
+ * tree they write. Branches, commits and the index are no files; the
+ * subcommands that merge, apply or switch change files only the history
+ * knows, which is the kernel's to stop. */
+static void git_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
+  static const char *const rm_longs[] = {"--pathspec-from-file", NULL};
+  static const char *const checkout_longs[] = {"--orphan", "--conflict", "--pathspec-from-file",
+                                               NULL};
+  static const char *const restore_longs[] = {"--source", "--conflict", "--pathspec-from-file",
+                                              NULL};
+  static const char *const clean_longs[] = {"--exclude", NULL};
+  static const char *const none_longs[] = {NULL};
+  size_t k = 0;
+  Words saved_cd = {0};
+  bool moved = false;
+  /* git's own options: -C DIR runs it in DIR, one after another. */
+  while (k < n && is_option(args[k], false)) {
+    const char *a = args[k++];
+    if (git_global_value(a) && k < n) {
+      const char *value = args[k++];
+      if (streq(a, "-C")) {
+        if (!moved) {
+          cd_save(sh, &saved_cd);
+          moved = true;
+        }
+        char *operand = (char *)value;
+        change_dir(sh, "cd", &operand, 1);
+      }
+    }
+  }
+  if (k < n) {
+    const char *sub = args[k++];
+    char **rest = args + k;
+    size_t nr = n - k;
+    GitArgs g = {0};
+    const char *saved_replace = sh->replace;
+    if (xargs->on && xargs->replace != NULL) {
+      sh->replace = xargs->replace;
+    }
+    if (streq(sub, "rm")) {
+      git_args(rest, nr, "", rm_longs, &g);
+      if (!g.dry_run && !g.cached) {
+        if (g.names_read || (xargs->on && xargs->replace == NULL)) {
+          unknown_targets(sh);
+        }
+        for (size_t i = 0; i < g.n_plain; i++) {
+          add_target_as(sh, g.plain[i], TARGET_ENTRY | (g.recursive ? TARGET_TREE : 0));
+        }
+      }
+    } else if (streq(sub, "mv")) {
+      git_args(rest, nr, "", none_longs, &g);
+      if (!g.dry_run) {
+        CopyOptions co = {.recursive = true, .move_sources = true};
+        copy_targets(sh, "mv", g.plain, g.n_plain, &co, xargs);
+      }
+    } else if (streq(sub, "checkout") || streq(sub, "restore")) {
+      bool restore = streq(sub, "restore");
+      git_args(rest, nr, restore ? "s" : "bB", restore ? restore_longs : checkout_longs, &g);
+      /* checkout BRANCH, -b NEW: no path named; checkout [TREE] PATH…:
+       * without `--`, a first operand is a path when it is there. */
+      size_t from = g.first_after_dashdash;
+      if (restore) {
+        from = 0;
+      } else if (!g.dashdash && !g.branch && g.n_plain > 0) {
+        struct stat st;
+        from = stat_word(sh, g.plain[0], &st, false) ? 0 : 1;
+      }
+      if (!(restore && g.cached && !g.worktree)) {
+        if (g.names_read || (xargs->on && xargs->replace == NULL)) {
+          unknown_targets(sh);
+        }
+        for (size_t i = from; i < g.n_plain; i++) {
+          add_target(sh, g.plain[i], true);
+        }
+      }
+    } else if (streq(sub, "reset")) {
+      git_args(rest, nr, "", none_longs, &g);
+      if (g.hard) {
+        git_whole_tree(sh);
+      }
+    } else if (streq(sub, "clean")) {
+      git_args(rest, nr, "e", clean_longs, &g);
+      if (!g.dry_run) {
+        /* What git does not track, below each path or the directory it
+         * runs in. */
+        for (size_t i = 0; i < g.n_plain; i++) {
+          add_target(sh, g.plain[i], true);
+        }
+        if (g.n_plain == 0) {
+          unknown_targets_of(sh, false);
+        }
+      }
+    }
+    sh->replace = saved_replace;
+    free(g.plain);
+  }
+  if (moved) {
+    cd_restore(sh, saved_cd.v[--saved_cd.n]);
+    shell_words_clear(&saved_cd);
+  }
+}
+
 /* A command, its wrappers already skipped: what it runs or writes. */
-static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs) {
+static void run_command(Shell *sh, const CommandEntry *e, char **argv, size_t argc,
+                        const Xargs *xargs) {
   const char *cmd = base_name(argv[0]);
   char **args = argv + 1;
   size_t n = argc - 1;
+  CommandKind kind = command_kind(e);
 
   /* sh -c 'SCRIPT': the script is a command line of its own. */
-  if (streq(cmd, "sh") || streq(cmd, "bash") || streq(cmd, "dash") || streq(cmd, "zsh") ||
-      streq(cmd, "ksh") || streq(cmd, "busybox")) {
+  if (kind == COMMAND_SHELL) {
     for (size_t k = 0; k + 1 < n; k++) {
       if (args[k][0] == '-' && args[k][1] != '-' && strchr(args[k], 'c') != NULL) {
         /* Run by xargs or find -exec, its arguments are the names they
@@ -1643,7 +2076,7 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
         break;
       }
     }
-  } else if (streq(cmd, "eval")) {
+  } else if (kind == COMMAND_EVAL) {
     /* eval joins its arguments and runs them, in this shell. */
     size_t len = 1;
     for (size_t k = 0; k < n; k++) {
@@ -1658,7 +2091,7 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
     *end = '\0';
     _cleanup_free_ char *text = shell_literal_text(line);
     parse_nested(sh, text, false);
-  } else if (streq(cmd, "cd") || streq(cmd, "pushd") || streq(cmd, "popd")) {
+  } else if (kind == COMMAND_CD) {
     change_dir(sh, cmd, args, n);
     if (sh->after_or) {
       /* `cd A || cd B`: A or B, whichever worked. */
@@ -1666,21 +2099,21 @@ static void run_command(Shell *sh, char **argv, size_t argc, const Xargs *xargs)
       sh->cd = NULL;
       sh->cd_unknown = true;
     }
-  } else if (streq(cmd, "export") || streq(cmd, "declare") || streq(cmd, "typeset") ||
-             streq(cmd, "local") || streq(cmd, "readonly") || streq(cmd, "read") ||
-             streq(cmd, "mapfile") || streq(cmd, "readarray") || streq(cmd, "printf")) {
+  } else if (kind == COMMAND_SETS) {
     /* What they set is no longer the environment's (printf -v NAME;
      * read's and the others' options and values are noted too: a name
      * too many only leaves a word unexpanded). */
     for (size_t k = 0; k < n; k++) {
       note_assigned(sh, args[k]);
     }
-  } else if ((streq(cmd, "for") || streq(cmd, "select")) && n > 0) {
+  } else if (kind == COMMAND_FOR && n > 0) {
     note_assigned(sh, args[0]); /* for NAME in …: set each time round */
-  } else if (streq(cmd, "find")) {
+  } else if (kind == COMMAND_FIND) {
     find_targets(sh, args, n, xargs);
-  } else {
-    command_targets(sh, argv, argc, xargs);
+  } else if (kind == COMMAND_GIT) {
+    git_targets(sh, args, n, xargs);
+  } else if (kind == COMMAND_WRITER) {
+    command_targets(sh, e->writer, argv, argc, xargs);
   }
 }
 
@@ -1693,6 +2126,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
   bool moved = false; /* env -C, sudo -D: sh->cd is the command's, restored after */
   bool done = false;  /* the wrappers said all there is */
   size_t i = 0;
+  const CommandEntry *entry = NULL; /* argv[i]'s, once the loop ends */
   /* Assignments, reserved words and wrappers that run their arguments as a
    * command. */
   while (i < argc && !done) {
@@ -1702,18 +2136,21 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
       i++;
       continue;
     }
-    if (is_reserved(a)) {
+    const CommandEntry *e = command_find(a);
+    if (command_kind(e) == COMMAND_RESERVED) {
       i++;
       continue;
     }
-    if (streq(a, "function")) {
+    if (command_kind(e) == COMMAND_FUNCTION) {
       i += 2; /* function NAME { …: the body follows */
       continue;
     }
-    const Wrapper *w = find_wrapper(base_name(a));
-    if (w == NULL) {
+    const char *b = base_name(a);
+    entry = b == a ? e : command_find(b);
+    if (command_kind(entry) != COMMAND_WRAPPER) {
       break;
     }
+    const Wrapper *w = entry->wrapper;
     WrapperState st = {.xargs = xargs};
     i = wrapper_options(sh, w, argv, argc, i + 1, &st);
     if (st.stop) {
@@ -1778,7 +2215,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
     }
   }
   if (!done && i < argc) {
-    run_command(sh, argv + i, argc - i, &xargs);
+    run_command(sh, entry, argv + i, argc - i, &xargs);
   }
   if (moved) {
     cd_restore(sh, saved_cd.v[--saved_cd.n]);
@@ -1786,14 +2223,50 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
   }
 }
 
-static void simple_command(Shell *sh, char **argv, size_t argc) {
-  if (argc == 0) {
-    return;
-  }
-  sh->after_or = sh->or_next;
-  sh->or_next = false;
+/* ---- the parser's events ------------------------------------------------ */
+
+static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *cd);
+
+static void simple_command(void *ctx, char **argv, size_t argc, bool after_or) {
+  Shell *sh = ctx;
+  sh->after_or = after_or;
   run_words(sh, argv, argc, (Xargs){0});
   sh->after_or = false;
+}
+
+static void redirect(void *ctx, const char *word) {
+  add_target(ctx, word, false);
+}
+
+static char *save_dir(void *ctx) {
+  const Shell *sh = ctx;
+  return xasprintf("%c%s", sh->cd_unknown ? '?' : '=', sh->cd ? sh->cd : "");
+}
+
+static void restore_dir(void *ctx, char *saved) {
+  cd_restore(ctx, saved);
+}
+
+static void heredoc_body(void *ctx, const char *body, size_t len, const char *dir) {
+  heredoc_patch(ctx, body, len, dir);
+}
+
+static bool stopped(void *ctx) {
+  const Shell *sh = ctx;
+  return sh->req->over_budget;
+}
+
+static const ShellParseEvents events = {
+    .command = simple_command,
+    .redirect = redirect,
+    .save_dir = save_dir,
+    .restore_dir = restore_dir,
+    .heredoc_body = heredoc_body,
+    .stopped = stopped,
+};
+
+static void parse(Shell *sh, const char *text) {
+  shell_parse(&sh->lex, &events, sh, text);
 }
 
 
@@ -1819,58 +2292,19 @@ static void parse_nested(Shell *sh, const char *text, bool subshell) {
 
 
 
-/* `…`, with `p` after the opening quote: the command inside runs like
- * $(…); returns what follows the closing quote. */
-static const char *backquote(Shell *sh, const char *p) {
-  size_t len = 0;
-  for (const char *e = p; *e != '\0' && *e != '`'; e++, len++) {
-    if (*e == '\\' && e[1] != '\0' && strchr("$`\\", e[1]) != NULL) {
-      e++;
-    }
-  }
-  char *inner = xmalloc(len + 1);
-  size_t n = 0;
-  while (*p != '\0' && *p != '`') {
-    if (*p == '\\' && p[1] != '\0' && strchr("$`\\", p[1]) != NULL) {
-      p++;
-    }
-    inner[n++] = *p++;
-  }
-  inner[n] = '\0';
-  parse_nested(sh, inner, true);
-  free(inner);
-  return *p == '`' ? p + 1 : p;
-}
-
-
-
-
-
-
 /* With `p` at a `…` or $(…) (not $((…))): parses the command it runs and
  * returns what follows it. */
 static const char *substitution(Shell *sh, const char *p) {
-  if (*p == '`') {
-    return backquote(sh, p + 1);
-  }
-  const char *e = shell_subst_end(p + 2);
-  _cleanup_free_ char *inner = xstrndup(p + 2, (size_t)(e - p - 2));
+  const char *end;
+  _cleanup_free_ char *inner = shell_substitution_text(p, &end);
   parse_nested(sh, inner, true);
-  return *e != '\0' ? e + 1 : e;
+  return end;
 }
 
 /* Whether `c` is a byte of a word the shell takes as it is, wherever it
  * is: none of the quotes, `$`, `\\`, `=`, `~`, nor anything ending a word. */
 
 
-
-/* Delimiters that do not come after some point of a text: a heredoc that
- * never ends is looked for once, not again on every line after it. */
-typedef struct {
-  char *delim[16];
-  const char *from[16];
-  size_t n;
-} Unended;
 
 /* The patch envelope a heredoc's body may carry (`apply_patch <<'EOF'`):
  * its paths are relative to the directory the command runs in, `cd` (as
@@ -1895,194 +2329,16 @@ static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *c
     shell_words_clear(&saved);
   }
   hook_request_clear(&found);
-  if (sh->unread_text != NULL && body >= sh->top && body + len <= sh->top + sh->top_len) {
+  if (body >= sh->top && body + len <= sh->top + sh->top_len) {
+    if (sh->unread_text == NULL) {
+      /* Copied only once a body is blanked: most commands have none. */
+      sh->unread_text = xstrdup(sh->top);
+    }
     char *b = sh->unread_text + (body - sh->top);
     for (size_t i = 0; i < len; i++) {
       b[i] = b[i] == '\n' ? '\n' : ' ';
     }
   }
-}
-
-/* Skips the bodies of the heredocs announced on the line just ended
- * (`pending`, with the `cd` each was announced under in `cds`), reading
- * each for a patch envelope. When a delimiter never comes, nothing is
- * skipped: bash would take the rest as the body, but the rest is read as
- * commands rather than trusted. */
-static const char *skip_heredocs(Shell *sh, const char *p, Words *pending, Words *cds,
-                                 Unended *unended) {
-  const char *start = p;
-  _cleanup_free_ const char **bodies = xcalloc(pending->n * 2 + 1, sizeof(char *));
-  bool all = true;
-  for (size_t i = 0; i < pending->n && all; i++) {
-    const char *delim = pending->v[i];
-    size_t dlen = strlen(delim);
-    bool done = false, known = false;
-    for (size_t k = 0; k < unended->n && !known; k++) {
-      known = unended->from[k] <= p && streq(unended->delim[k], delim);
-    }
-    const char *from = p;
-    bodies[2 * i] = p;
-    while (*p != '\0' && !done && !known) {
-      const char *e = strchrnul(p, '\n');
-      const char *t = p;
-      while (*t == '\t') {
-        t++;
-      }
-      done = (size_t)(e - t) == dlen && strncmp(t, delim, dlen) == 0;
-      bodies[2 * i + 1] = p;
-      /* A line skipped costs less than one read. */
-      if (!charge(sh, 1 + (size_t)(e - p) / 8)) {
-        break;
-      }
-      p = *e ? e + 1 : e;
-    }
-    if (!done && !known && unended->n < ELEMENTSOF(unended->delim)) {
-      unended->delim[unended->n] = xstrdup(delim);
-      unended->from[unended->n++] = from;
-    }
-    all = done;
-  }
-  if (!all) {
-    p = start;
-  }
-  for (size_t i = 0; i < pending->n && all; i++) {
-    heredoc_patch(sh, bodies[2 * i], (size_t)(bodies[2 * i + 1] - bodies[2 * i]), cds->v[i]);
-  }
-  shell_words_clear(pending);
-  shell_words_clear(cds);
-  return p;
-}
-
-
-static void parse(Shell *sh, const char *command) {
-  char *saved_scratch = sh->lex.scratch;
-  sh->lex.scratch = scratch_for(command);
-  Words words = {0}, heredocs = {0};
-  Words heredoc_cds = {0}; /* the `cd` each heredoc was announced under */
-  Unended unended = {0};
-  Words subshells = {0}; /* the `cd` at each open `(`, "" for none */
-  size_t deeper = 0;     /* open `(` beyond MAX_SAVED_DIRS, not remembered */
-  const char *p = command;
-  while (!sh->req->over_budget) {
-    while (*p == ' ' || *p == '\t') {
-      p++;
-    }
-    char c = *p;
-    if (c == '#') {
-      p = strchrnul(p, '\n');
-      continue;
-    }
-    if (c == '(' && p[1] == '(' && shell_arith_end(p) != NULL) {
-      /* (( … )): arithmetic, where << is a shift, not a heredoc. */
-      simple_command(sh, words.v, words.n);
-      shell_words_clear(&words);
-      p = shell_arith_end(p);
-      continue;
-    }
-    if (c == '\0' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
-      simple_command(sh, words.v, words.n);
-      shell_words_clear(&words);
-      if (c == '\0') {
-        break;
-      }
-      if (c == '|' && p[1] == '|') {
-        /* What follows runs only if what came before failed. */
-        sh->or_next = true;
-        p += 2;
-        continue;
-      }
-      /* `&>` and `&>>` redirect both streams to a file. */
-      if (c == '&' && p[1] == '>') {
-        p += p[2] == '>' ? 3 : 2;
-        Words target = {0};
-        while (*p == ' ' || *p == '\t') {
-          p++;
-        }
-        if (shell_read_word(&sh->lex, &p, &target)) {
-          add_target(sh, target.v[0], false);
-        }
-        shell_words_clear(&target);
-        continue;
-      }
-      if (c == '(' && subshells.n == MAX_SAVED_DIRS) {
-        deeper++;
-      } else if (c == '(') {
-        /* A subshell (or $(…)): its `cd` ends with it. */
-        cd_save(sh, &subshells);
-      } else if (c == ')' && deeper > 0) {
-        deeper--;
-      } else if (c == ')' && subshells.n > 0) {
-        cd_restore(sh, subshells.v[--subshells.n]);
-      }
-      p++;
-      if (c == '\n' && heredocs.n > 0) {
-        p = skip_heredocs(sh, p, &heredocs, &heredoc_cds, &unended);
-      }
-      continue;
-    }
-    if (c == '>' || c == '<') {
-      /* A fd number just read belongs to the operator, not the command. */
-      if (words.n > 0 &&
-          strspn(words.v[words.n - 1], "0123456789") == strlen(words.v[words.n - 1]) &&
-          p > command && p[-1] >= '0' && p[-1] <= '9') {
-        free(words.v[--words.n]);
-      }
-      bool out = c == '>';
-      p++;
-      if (out && (*p == '>' || *p == '|')) {
-        p++;
-      } else if (!out && *p == '>') {
-        p++; /* <> opens the file for writing too */
-        out = true;
-      } else if (!out && *p == '<') {
-        if (p[1] == '<') {
-          p += 2; /* <<< here-string: a word, not a file */
-        } else {
-          /* A heredoc: its body follows the end of this line. */
-          p++;
-          while (*p == '-') {
-            p++;
-          }
-          while (*p == ' ' || *p == '\t') {
-            p++;
-          }
-          Words delim = {0};
-          if (shell_read_word(&sh->lex, &p, &delim)) {
-            _cleanup_free_ char *text = shell_literal_text(delim.v[0]);
-            shell_words_add(&heredocs, text, strlen(text));
-            cd_save(sh, &heredoc_cds);
-          }
-          shell_words_clear(&delim);
-          continue;
-        }
-      }
-      bool dup = *p == '&';
-      if (dup) {
-        p++;
-      }
-      while (*p == ' ' || *p == '\t') {
-        p++;
-      }
-      Words target = {0};
-      if (shell_read_word(&sh->lex, &p, &target) && out && !(dup && shell_is_fd_word(target.v[0]))) {
-        add_target(sh, target.v[0], false);
-      }
-      shell_words_clear(&target);
-      continue;
-    }
-    if (!shell_read_word(&sh->lex, &p, &words)) {
-      p++;
-    }
-  }
-  shell_words_clear(&words);
-  shell_words_clear(&heredocs);
-  shell_words_clear(&heredoc_cds);
-  shell_words_clear(&subshells);
-  for (size_t k = 0; k < unended.n; k++) {
-    free(unended.delim[k]);
-  }
-  free(sh->lex.scratch);
-  sh->lex.scratch = saved_scratch;
 }
 
 static const char *lex_substitution(void *ctx, const char *p) {
@@ -2097,14 +2353,21 @@ void hook_shell_targets(const char *command, HookRequest *req) {
   Shell sh = {.req = req, .top = command, .top_len = strlen(command)};
   home_init();
   shell_lex_init();
+  command_table_init();
   sh.lex = (ShellLexer){.home = home(), .substitution = lex_substitution, .charge = lex_charge,
                         .ctx = &sh};
-  sh.unread_text = xstrdup(command);
   parse(&sh, command);
   /* An envelope anywhere else (a heredoc that never ends, a quoted
-   * argument): relative to the request's directory. */
-  hook_patch_paths(sh.unread_text, req);
+   * argument): relative to the request's directory. Past the budget the
+   * call is refused whatever it names. */
+  if (!req->over_budget) {
+    hook_patch_paths(sh.unread_text != NULL ? sh.unread_text : command, req);
+  }
   free(sh.unread_text);
+  for (size_t i = 0; i < ELEMENTSOF(sh.stats); i++) {
+    free(sh.stats[i].word);
+    free(sh.stats[i].cd);
+  }
   free(sh.cd);
   shell_words_clear(&sh.dirs);
   shell_words_clear(&sh.assigned);

@@ -35,6 +35,8 @@ typedef struct {
   const char *const *value_longs;   /* long options that take a value */
 } ShellWriter;
 
+/* The whole table, *ret_n entries. */
+const ShellWriter *shell_writers(size_t *ret_n);
 /* The writer named `name` (a command's base name), or NULL. */
 const ShellWriter *shell_writer_find(const char *name);
 
@@ -47,6 +49,8 @@ typedef struct {
 } Words;
 
 void shell_words_add(Words *w, const char *s, size_t len);
+/* Empties `w`, keeping its room for the next words. */
+void shell_words_reset(Words *w);
 void shell_words_clear(Words *w);
 
 /* A `$` the shell takes as it is (in '…' or $'…', escaped, or in a value
@@ -87,7 +91,7 @@ bool shell_is_fd_word(const char *w);
 
 typedef struct {
   /* Where a word is built: at least as long as the text read plus two
-   * `home`s (shell_read_word never writes more). */
+   * `home`s and 8 bytes (shell_read_word never writes more). */
   char *scratch;
   const char *home; /* what a leading `~` is, or NULL */
   /* Parses the command of a substitution starting at `p` (`…` or $(…)),
@@ -106,3 +110,32 @@ void shell_lex_init(void);
  * and kept as text, a leading `~` (or one after NAME=) is `home`; a `$` the
  * shell takes as it is becomes LITERAL_DOLLAR. */
 bool shell_read_word(ShellLexer *lx, const char **pp, Words *out);
+
+/* ---- parsing (shell-parse.c) -------------------------------------------- */
+
+/* What the parser reports, in the order of the text; `ctx` is given back. */
+typedef struct {
+  /* A simple command's words (assignments, reserved words and all), run
+   * only if the one before failed with `after_or` (after `||`). */
+  void (*command)(void *ctx, char **argv, size_t argc, bool after_or);
+  /* A file a redirection writes: >, >>, >|, <>, &>, >&WORD. */
+  void (*redirect)(void *ctx, const char *word);
+  /* Where the command is now, as a new string, for what comes back to it:
+   * a subshell's end (restore_dir, which takes it over) or a heredoc's
+   * body (heredoc_body; freed by the parser). */
+  char *(*save_dir)(void *ctx);
+  void (*restore_dir)(void *ctx, char *saved);
+  /* The body of a heredoc, announced while the command was at `dir`. */
+  void (*heredoc_body)(void *ctx, const char *body, size_t len, const char *dir);
+  /* Whether to stop reading (the budget is spent). */
+  bool (*stopped)(void *ctx);
+} ShellParseEvents;
+
+/* Parses `text`, reporting to `ev`; the lexer's scratch is made for the
+ * text and given back as it was (nested calls, from a substitution the
+ * lexer hands to its ShellLexer.substitution, are fine). */
+void shell_parse(ShellLexer *lx, const ShellParseEvents *ev, void *ctx, const char *text);
+
+/* With `p` at `…` or $(…): the text of the command it runs, as a new
+ * string; *ret_end is what follows it. */
+char *shell_substitution_text(const char *p, const char **ret_end);

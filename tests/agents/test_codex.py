@@ -28,7 +28,6 @@ def sh(cmd, workdir=None):
     return ("exec_command", args)
 
 
-GIT_XFAIL = "issue 30: `git mv` is read as harmless"
 
 
 
@@ -88,8 +87,7 @@ def rows():
         Row("exec-git-mv-protected", "refused",
             [sh("git mv tests/golden/g1.txt src/g1.txt")],
             files={"tests/golden/g1.txt": "g1\n"},
-            after={"tests/golden/g1.txt": SAME, "src/g1.txt": SAME},
-            xfail={"project": GIT_XFAIL, "user": GIT_XFAIL}),
+            after={"tests/golden/g1.txt": SAME, "src/g1.txt": SAME}),
     ]
     return out
 

@@ -18,7 +18,6 @@ from agentutil import SAME, Row  # noqa: E402
 VERSION = "0.61.0"
 ROOT = "@ROOT@"
 
-GIT_XFAIL = "issue 30: `git rm` is read as harmless"
 
 
 def rows():
@@ -67,8 +66,7 @@ def rows():
         Row("shell-git-rm-protected", "refused",
             [("run_shell_command", {"command": "git rm -q tests/golden/g1.txt",
                                     "description": "git rm"})],
-            files={"tests/golden/g1.txt": "g1\n"},
-            xfail={"project": GIT_XFAIL, "user": GIT_XFAIL}),
+            files={"tests/golden/g1.txt": "g1\n"}),
     ]
     for r in out:
         r.modes = ("project", "user", "missing", "crashed")

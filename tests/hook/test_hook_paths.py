@@ -339,6 +339,79 @@ class HookPathsTest(ProjectTest):
 
     # -- 10: Gemini's replace "corrects" relative paths ----------------------------------
 
+    def test_git_writes_the_paths_it_is_given(self):
+        """git rm, mv (both ends), checkout -- PATH, restore, clean write the
+        working tree's files they name; reset --hard all of it. The index,
+        branches and dry runs write nothing."""
+        cargo = protected("Cargo.lock", CARGO, self.policy)
+        a_txt = protected("tests/golden/a.txt", GOLDEN, self.policy)
+        for command, reason in (
+                ("git rm Cargo.lock", cargo),
+                ("git rm -f -- tests/golden/a.txt", a_txt),
+                ("git rm -r tests", protected("tests/", GOLDEN, self.policy)),
+                ("git -C tests rm golden/a.txt", a_txt),
+                ("git mv tests/golden/a.txt src/a.txt", a_txt),
+                ("git mv src/main.c Cargo.lock", cargo),
+                ("git mv -f src/main.c tests/golden/", protected("tests/golden/main.c", GOLDEN,
+                                                                 self.policy)),
+                ("git checkout -- Cargo.lock", cargo),
+                ("git checkout HEAD~1 -- Cargo.lock", cargo),
+                ("git checkout Cargo.lock", cargo),
+                ("git checkout main Cargo.lock", cargo),
+                ("git restore Cargo.lock", cargo),
+                ("git restore --staged --worktree Cargo.lock", cargo),
+                ("git restore -s HEAD~1 tests/golden/a.txt", a_txt),
+                ("git clean -fdx tests", protected("tests/", GOLDEN, self.policy)),
+                ("cd tests && git clean -fd", protected("tests/", GOLDEN, self.policy)),
+                ("git reset --hard HEAD~1", protected("./", LOCK, self.policy)),
+                ("xargs git rm < list", self.unread("./")),
+                # Nothing of the working tree.
+                ("git rm --cached Cargo.lock", None),
+                ("git rm -n Cargo.lock", None),
+                ("git mv -n Cargo.lock x", None),
+                ("git mv src/main.c src/b.c", None),
+                ("git checkout main", None),
+                ("git checkout -b Cargo.lock", None),
+                ("git restore --staged Cargo.lock", None),
+                ("git reset HEAD~1", None),
+                ("git reset --soft HEAD~1", None),
+                ("git clean -n", None),
+                ("cd src && git clean -fd", None),
+                ("git add Cargo.lock && git commit -m x", None),
+                ("git status && git diff Cargo.lock", None)):
+            self.bash(command, reason)
+
+    def test_names_the_command_sets_itself(self):
+        """A path in a variable the command assigns, "$PWD/…", ${PWD} and
+        ~+ (after any `cd`), and brace expansion, in redirection targets and
+        operands; a value only known when it runs is left as before."""
+        cargo = protected("Cargo.lock", CARGO, self.policy)
+        a_txt = protected("tests/golden/a.txt", GOLDEN, self.policy)
+        src = os.path.join(self.root, "src")
+        for command, reason in (
+                ('f=tests/golden/a.txt; echo x > "$f"', a_txt),
+                ('f=Cargo.lock && rm -f "$f"', cargo),
+                ('d=tests; cp src/main.c "$d/golden/a.txt"', a_txt),
+                ('f=a.txt; cd tests/golden && echo x >> ${f}', a_txt),
+                ('echo x > "$PWD/Cargo.lock"', cargo),
+                ("cd tests && echo x > ${PWD}/golden/a.txt", a_txt),
+                ("cd tests/golden && rm ~+/a.txt", a_txt),
+                ("echo x > ~+/Cargo.lock", cargo),
+                ('cd .. && mv "$PWD/Cargo.lock" /tmp/', cargo),
+                ("echo x > Cargo.{lock,toml}", cargo),
+                ("echo x > {src,tests/golden}/a.txt", a_txt),
+                ("touch .github/{workflows,x}", protected(".github/workflows", WORKFLOWS,
+                                                         self.policy)),
+                # Known only when it runs: the kernel's, as before.
+                ('f=$(mktemp); echo x > "$f"', None),
+                ('echo x > "$OUT"', None),
+                ('f=src/x.c; echo x > "$f"', None),
+                ('echo x > "$PWD/src/x.c"', None),
+                ("echo x > src/{a,b}.c", None),
+                ("touch src/f{1..3}.c", None)):
+            cwd = src if command.startswith("cd ..") else self.root
+            self.bash(command, reason, cwd=cwd)
+
     def test_cd_the_hook_cannot_follow(self):
         """After `cd "$X"`, `cd -` or the like, relative names are written
         where only running the command tells: refused when a pattern

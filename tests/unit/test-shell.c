@@ -62,11 +62,12 @@ START_TEST(test_lexer) {
       {"echo $(rm a) `rm b`", {"echo", "$(rm a)", "`rm b`"}, "$(rm a)`rm b`"},
       {"\"in $(rm c) quotes\"", {"in $(rm c) quotes"}, "$(rm c)"},
       {"$((1 << 2))", {"$((1 << 2))"}, ""},
+      {"~+/a ~- '~+'/b", {"$PWD/a", "$OLDPWD", "~+/b"}, ""},
   };
   shell_lex_init();
   for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
     const char *text = cases[i].text;
-    ShellLexer lx = {.scratch = xmalloc(strlen(text) + 2 * strlen("/home/t") + 1),
+    ShellLexer lx = {.scratch = xmalloc(strlen(text) + 2 * strlen("/home/t") + 8 + 1),
                      .home = "/home/t",
                      .substitution = record_substitution,
                      .charge = count_charge};
@@ -91,6 +92,94 @@ START_TEST(test_lexer) {
     ck_assert_uint_ge(charged, strlen(text) - n); /* every byte read is paid for */
     shell_words_clear(&w);
     free(lx.scratch);
+  }
+}
+END_TEST
+
+/* The parser's events, written out as one line each, for test_parser. */
+static char events_seen[1024];
+
+static void seen(const char *a) {
+  ck_assert_uint_lt(strlen(events_seen) + strlen(a), sizeof(events_seen));
+  strcat(events_seen, a);
+}
+
+static void ev_command(void *ctx, char **argv, size_t argc, bool after_or) {
+  (void)ctx;
+  seen(after_or ? "||" : "");
+  for (size_t i = 0; i < argc; i++) {
+    _cleanup_free_ char *t = shell_literal_text(argv[i]);
+    seen(i ? " " : "");
+    seen(t);
+  }
+  seen(";");
+}
+
+static void ev_redirect(void *ctx, const char *word) {
+  (void)ctx;
+  seen(">");
+  seen(word);
+  seen(";");
+}
+
+static char *ev_save_dir(void *ctx) {
+  (void)ctx;
+  seen("(;");
+  return xstrdup("dir");
+}
+
+static void ev_restore_dir(void *ctx, char *saved) {
+  (void)ctx;
+  seen(")");
+  seen(saved);
+  seen(";");
+  free(saved);
+}
+
+static void ev_heredoc_body(void *ctx, const char *body, size_t len, const char *dir) {
+  (void)ctx;
+  _cleanup_free_ char *b = xstrndup(body, len);
+  seen("<<");
+  seen(b);
+  seen("@");
+  seen(dir);
+  seen(";");
+}
+
+static bool ev_stopped(void *ctx) {
+  (void)ctx;
+  return false;
+}
+
+static const char *no_substitution(void *ctx, const char *p) {
+  (void)ctx;
+  const char *end;
+  free(shell_substitution_text(p, &end));
+  return end;
+}
+
+START_TEST(test_parser) {
+  static const struct {
+    const char *text;
+    const char *events;
+  } cases[] = {
+      {"a b; c | d && e", "a b;c;d;e;"},
+      {"false || cd x; y", "false;||cd x;y;"},
+      {"echo x > f 2>&1 >> g &> h 3>&-", ">f;>g;echo x;>h;"},
+      {"cat < in <<< word; 2> err", "cat;>err;"},
+      {"(cd d; rm x) && y", "(;cd d;rm x;)dir;y;"},
+      {"(( 1 << 2 )) && z", "z;"},
+      {"cat <<EOF > out\nbody\nEOF\nnext", "(;>out;cat;<<body\n@dir;next;"},
+      {"# comment > no\nls", "ls;"},
+  };
+  shell_lex_init();
+  static const ShellParseEvents ev = {ev_command, ev_redirect,     ev_save_dir,
+                                      ev_restore_dir, ev_heredoc_body, ev_stopped};
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    ShellLexer lx = {.substitution = no_substitution, .charge = count_charge};
+    events_seen[0] = '\0';
+    shell_parse(&lx, &ev, NULL, cases[i].text);
+    ck_assert_msg(streq(events_seen, cases[i].events), "%s: %s", cases[i].text, events_seen);
   }
 }
 END_TEST
@@ -132,7 +221,7 @@ END_TEST
 START_TEST(test_targets) {
   static const struct {
     const char *command;
-    const char *path; /* among paths, entries or entry trees */
+    const char *path; /* among paths, trees, somewhere, entries or entry trees */
   } cases[] = {
       {"echo x > out.txt", "out.txt"},
       {"cd sub && rm -f a.txt", "sub/a.txt"},
@@ -148,11 +237,40 @@ START_TEST(test_targets) {
       {"cd tests && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: golden/a.txt\n"
        "@@\n-a\n+b\n*** End Patch\nEOF\n",
        "tests/golden/a.txt"},
+      /* git writes the working tree's files it is given. */
+      {"git rm tests/a.txt", "tests/a.txt"},
+      {"git rm -rf --quiet -- old", "old"},
+      {"git -C sub rm a.txt", "sub/a.txt"},
+      {"git --no-pager -c core.x=y rm a.txt", "a.txt"},
+      {"git mv a.txt b.txt", "a.txt"},
+      {"git mv a.txt b.txt", "b.txt"},
+      {"git checkout -- a.txt", "a.txt"},
+      {"git checkout HEAD~1 -- a.txt", "a.txt"},
+      {"git checkout main a.txt", "a.txt"},
+      {"git restore a.txt", "a.txt"},
+      {"git restore --source=HEAD~2 --worktree --staged a.txt", "a.txt"},
+      {"git clean -fd build", "build"},
+      {"git reset --hard", "."},
+      /* What the command sets itself, and where it is. */
+      {"f=tests/a.txt; echo x > \"$f\"", "tests/a.txt"},
+      {"f=a.txt; cd sub && rm \"$f\"", "sub/a.txt"},
+      {"echo x > \"$PWD/a.txt\"", "/nonexistent-ralon-test/a.txt"},
+      {"cd sub && echo x > ${PWD}/a.txt", "/nonexistent-ralon-test/sub/a.txt"},
+      {"cd sub && echo x > ~+/a.txt", "/nonexistent-ralon-test/sub/a.txt"},
+      {"cd \"$X\" && echo x >> \"$PWD/a.txt\"", "./a.txt"},
+      /* Brace expansion: each word, and the word as written. */
+      {"echo x > secret.{txt,y}", "secret.txt"},
+      {"echo x > secret.{txt,y}", "secret.y"},
+      {"echo x > secret.{txt,y}", "secret.{txt,y}"},
+      {"rm {a,b/{c,d}}.txt", "b/d.txt"},
+      {"touch f{1..3}", "f*"},
   };
   for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
     HookRequest req;
     read_command(cases[i].command, &req);
     ck_assert_msg(has(req.paths, req.n_paths, cases[i].path) ||
+                      has(req.trees, req.n_trees, cases[i].path) ||
+                      has(req.somewhere, req.n_somewhere, cases[i].path) ||
                       has(req.entries, req.n_entries, cases[i].path) ||
                       has(req.entry_trees, req.n_entry_trees, cases[i].path),
                   "%s: %s not found", cases[i].command, cases[i].path);
@@ -167,6 +285,9 @@ START_TEST(test_reads_nothing_written) {
       "cat a.txt", "ls -la", "grep -r x .", "sed s/a/b/ f.c", "echo '> no.txt'",
       "cat <<EOF\nrm gone.txt\nEOF\n",
       "cd src && apply_patch <<'EOF'\n*** Update File: x.c\nEOF\n",
+      "git rm --cached f.c", "git rm -n f.c", "git status f.c", "git checkout -b f.c",
+      "git checkout no-such-branch", "git restore --staged f.c", "git clean -n f.c",
+      "git mv -n x.c f.c", "git reset HEAD f.c", "git diff > /dev/null",
   };
   for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
     HookRequest req;
@@ -207,6 +328,7 @@ static Suite *shell_suite(void) {
   Suite *s = suite_create("shell");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_lexer);
+  tcase_add_test(tc, test_parser);
   tcase_add_test(tc, test_writer_table);
   tcase_add_test(tc, test_targets);
   tcase_add_test(tc, test_reads_nothing_written);
