@@ -1934,6 +1934,20 @@ static int net_changes(const char *dir, RawCtx *x, const char *a, const char *b)
   return x->r;
 }
 
+/* The end of a range or staged check: on success, the policy nearest the
+ * working directory and every policy read; on failure, nothing. */
+static int changes_finish(RawCtx *x, const char *prefix) {
+  if (x->r == 0) {
+    x->c->policy_file = nearest_policy_file(x->tp, prefix);
+    list_policies(x->tp, x->c);
+  }
+  tree_policies_clear(x->tp);
+  if (x->r < 0) {
+    git_changes_clear(x->c);
+  }
+  return x->r;
+}
+
 int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   _cleanup_free_ char *prefix = NULL;
@@ -2001,15 +2015,7 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
   if (x.r == 0) {
     (void)net_changes(dir, &x, a, b);
   }
-  if (x.r == 0) {
-    ret->policy_file = nearest_policy_file(&tp, prefix);
-    list_policies(&tp, ret);
-  }
-  tree_policies_clear(&tp);
-  if (x.r < 0) {
-    git_changes_clear(ret);
-  }
-  return x.r;
+  return changes_finish(&x, prefix);
 }
 
 int git_staged_changes(const char *dir, GitChanges *ret, Error *err) {
@@ -2045,13 +2051,5 @@ int git_staged_changes(const char *dir, GitChanges *ret, Error *err) {
   TreePolicies tp = {.git_dir = dir, .commit = head, .rev_shown = "HEAD", .top = top};
   RawCtx x = {ret, &tp, NULL, err, 0};
   raw_records(out, len, raw_change, &x);
-  if (x.r == 0) {
-    ret->policy_file = nearest_policy_file(&tp, prefix);
-    list_policies(&tp, ret);
-  }
-  tree_policies_clear(&tp);
-  if (x.r < 0) {
-    git_changes_clear(ret);
-  }
-  return x.r;
+  return changes_finish(&x, prefix);
 }
