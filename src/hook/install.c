@@ -727,12 +727,15 @@ const char *hook_env_dir(const char *name) {
  * are empty again. What it made is recorded, outside the project, in
  * $XDG_STATE_HOME/ralon/created.json (~/.local/state/ralon/…):
  *
- *   {"created": [{"path": "/p/.claude", "dev": "2049", "ino": "131"},
+ *   {"created": [{"path": "/p/.claude", "dev": "2049", "ino": "131",
+ *                 "btime": "1796598992.692583114"},
  *                {"path": "/p/.claude/settings.json"}],
  *    "record": [the directories made to hold this file, the same way]}
  *
  * A directory counts only while it is the same directory (device and
- * inode): one the user deleted and made again is theirs. Without a record
+ * inode, and its birth time where the filesystem keeps one: ext4 gives a
+ * directory made again the inode number just freed): one the user
+ * deleted and made again is theirs. Without a record
  * (another user installed, no HOME), uninstall removes ralon's hook and
  * leaves files and directories where they are. The record is the user's:
  * a damaged one is started afresh, and failing to write it never fails an
@@ -807,8 +810,20 @@ static const char *entry_path(json_object *e) {
              : NULL;
 }
 
-/* Whether entry `e` still names what was made: a directory by device and
- * inode; a file (rewritten whole on every change) by its name. */
+/* When the directory at `p` was made, as "SECONDS.NANOSECONDS", or NULL
+ * where the filesystem does not say. */
+static char *dir_birth(const char *p) {
+  struct statx sx;
+  if (statx(AT_FDCWD, p, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) < 0 ||
+      !(sx.stx_mask & STATX_BTIME)) {
+    return NULL;
+  }
+  return xasprintf("%lld.%09u", (long long)sx.stx_btime.tv_sec, (unsigned)sx.stx_btime.tv_nsec);
+}
+
+/* Whether entry `e` still names what was made: a directory by device,
+ * inode and birth time (where recorded); a file (rewritten whole on every
+ * change) by its name. */
 static bool entry_current(json_object *e) {
   const char *p = entry_path(e);
   struct stat st;
@@ -824,7 +839,15 @@ static bool entry_current(json_object *e) {
       "%s:%s",
       json_object_object_get_ex(e, "dev", &dev) ? json_object_get_string(dev) : "",
       json_object_get_string(ino));
-  return S_ISDIR(st.st_mode) && streq(want, have);
+  if (!S_ISDIR(st.st_mode) || !streq(want, have)) {
+    return false;
+  }
+  json_object *born;
+  if (!json_object_object_get_ex(e, "btime", &born)) {
+    return true;
+  }
+  _cleanup_free_ char *now = dir_birth(p);
+  return now != NULL && streq(now, json_object_get_string(born));
 }
 
 static json_object *record_find(json_object *arr, const char *path) {
@@ -850,6 +873,10 @@ static void record_add(json_object *arr, const char *path, bool dir) {
     _cleanup_free_ char *ino = xasprintf("%ju", (uintmax_t)st.st_ino);
     add_string(e, "dev", dev);
     add_string(e, "ino", ino);
+    _cleanup_free_ char *born = dir_birth(path);
+    if (born != NULL) {
+      add_string(e, "btime", born);
+    }
   }
   json_object_array_add(arr, e);
 }

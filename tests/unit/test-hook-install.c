@@ -1704,6 +1704,36 @@ START_TEST(test_uninstall_keeps_what_is_not_ralons) {
   hook_change_clear(&c);
   ck_assert(exists(root, ".qwen"));
 
+  /* ext4 may give the directory made again the inode number just freed,
+   * and then only its birth time tells it from ralon's: a record whose
+   * device and inode match but whose birth time does not is the user's
+   * directory, which stays. */
+  struct statx sx;
+  if (statx(AT_FDCWD, root, 0, STATX_BTIME, &sx) == 0 && (sx.stx_mask & STATX_BTIME)) {
+    _cleanup_free_ char *root2 = make_tmpdir();
+    c = run_hook(AGENT_QWEN, root2, home, false, false, false);
+    hook_change_clear(&c);
+    _cleanup_free_ char *state = path_join(home, ".local/state/ralon");
+    _cleanup_free_ char *record = slurp_at(state, "created.json");
+    _cleanup_free_ char *q2 = path_join(root2, ".qwen");
+    _cleanup_free_ char *born = xasprintf("\"path\": \"%s\"", q2);
+    char *at = strstr(record, born);
+    ck_assert_msg(at != NULL, "%s in %s", born, record);
+    char *bt = strstr(at, "\"btime\": \"");
+    ck_assert_msg(bt != NULL, "no birth time recorded for %s: %s", q2, record);
+    bt += strlen("\"btime\": \"");
+    ck_assert(bt[0] != '1' || bt[1] != '.');
+    /* Another birth time, of the same length: the file keeps its size. */
+    bt[0] = '1';
+    bt[1] = '.';
+    free(put(state, "created.json", record, 0600));
+    c = run_hook(AGENT_QWEN, root2, home, false, true, false);
+    expect_kind(&c, HOOK_CHANGE_REMOVED);
+    hook_change_clear(&c);
+    ck_assert(!exists(root2, ".qwen/settings.json"));
+    ck_assert(exists(root2, ".qwen"));
+  }
+
   /* The user's own settings stay, less the hook, in a file ralon made. */
   c = run_hook(AGENT_CODEX, root, home, false, false, false);
   hook_change_clear(&c);
