@@ -908,15 +908,7 @@ class TestPreReceive(Base):
             root = box.project(policy=RANGE_POLICY)
             box.write(root, "ci.yml", "ci\n")
             box.sh("git add -A && git commit -qm ci", root)
-            server = os.path.join(box.work, "server.git")
-            box.sh("git init -q --bare %s" % server, root)
-            # As installed: @RALON@ is the ralon it runs.
-            with open(PRE_RECEIVE, encoding="utf-8") as f:
-                hook = f.read()
-            if not INSTALLED_PRE_RECEIVE:
-                hook = hook.replace("@RALON@", box.ralon)
-            box.write(server, "hooks/pre-receive", hook)
-            box.sh("chmod +x hooks/pre-receive", server)
+            server = install_pre_receive(box)
             box.sh("git push -q %s main" % server, root)
             box.sh("echo evil >> ci.yml && echo ok >> README && git commit -qam evil", root)
             r = box.run(["git", "push", server, "main"], root)
