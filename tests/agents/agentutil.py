@@ -99,71 +99,68 @@ def skip_or_fail(reason):
     sys.exit(77)
 
 
-def install_agent(package, version, binary):
-    """The path of `binary` of npm package@version, installed on first use
-    into CACHE/<package>-<version> (never into the system). One install at
-    a time: the suite's programs share the cache."""
+def npm_install(package, version, ready, save):
+    """The prefix CACHE/<package>-<version>, where npm installs
+    package@version on first use (never into the system), complete once
+    the file `ready` (relative to the prefix) exists. One install at a
+    time: the suite's programs share the cache. `save` is npm's flag for
+    package.json: --no-save for an agent's CLI, --save-exact where the test
+    needs npm's package.json and package-lock.json too."""
     name = package.strip("@").replace("/", "+")
     prefix = os.path.join(CACHE, "%s-%s" % (name, version))
-    exe = os.path.join(prefix, "node_modules", ".bin", binary)
-    if os.access(exe, os.X_OK):
-        return exe
-    if shutil.which("npm") is None:
-        skip_or_fail("npm is not installed, so %s@%s cannot be installed" % (package, version))
-    os.makedirs(CACHE, exist_ok=True)
-    with open(os.path.join(CACHE, ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if os.access(exe, os.X_OK):
-            return exe
-        tmp = prefix + ".partial"
-        shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(tmp)
-        r = subprocess.run(["npm", "install", "--prefix", tmp, "--no-audit", "--no-fund",
-                            "--no-save", "--loglevel=error", "%s@%s" % (package, version)],
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           timeout=900)
-        if r.returncode != 0 or not os.access(os.path.join(tmp, "node_modules", ".bin", binary),
-                                              os.X_OK):
-            shutil.rmtree(tmp, ignore_errors=True)
-            skip_or_fail("cannot install %s@%s with npm: %s" % (
-                package, version, (r.stderr or r.stdout).strip()[-600:]))
-        shutil.rmtree(prefix, ignore_errors=True)
-        os.rename(tmp, prefix)
-    return exe
-
-
-def install_package(package, version):
-    """The prefix of npm package@version, installed on first use into
-    CACHE/<package>-<version> with the package.json and package-lock.json
-    npm saves: for a package an agent would otherwise fetch from the
-    registry while it runs (opencode's plugin SDK), so that the test can
-    hand it over ready and the run stays on 127.0.0.1."""
-    name = package.strip("@").replace("/", "+")
-    prefix = os.path.join(CACHE, "%s-%s" % (name, version))
-    ready = os.path.join(prefix, "package-lock.json")
-    if os.path.exists(ready):
+    if os.path.exists(os.path.join(prefix, ready)):
         return prefix
     if shutil.which("npm") is None:
         skip_or_fail("npm is not installed, so %s@%s cannot be installed" % (package, version))
     os.makedirs(CACHE, exist_ok=True)
     with open(os.path.join(CACHE, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if os.path.exists(ready):
+        if os.path.exists(os.path.join(prefix, ready)):
             return prefix
         tmp = prefix + ".partial"
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
         r = subprocess.run(["npm", "install", "--prefix", tmp, "--no-audit", "--no-fund",
-                            "--save-exact", "--loglevel=error", "%s@%s" % (package, version)],
+                            save, "--loglevel=error", "%s@%s" % (package, version)],
                            stdin=subprocess.DEVNULL, capture_output=True, text=True,
                            timeout=900)
-        if r.returncode != 0 or not os.path.exists(os.path.join(tmp, "package-lock.json")):
+        if r.returncode != 0 or not os.path.exists(os.path.join(tmp, ready)):
             shutil.rmtree(tmp, ignore_errors=True)
             skip_or_fail("cannot install %s@%s with npm: %s" % (
                 package, version, (r.stderr or r.stdout).strip()[-600:]))
         shutil.rmtree(prefix, ignore_errors=True)
         os.rename(tmp, prefix)
     return prefix
+
+
+def install_agent(package, version, binary):
+    """The path of `binary` of npm package@version (npm_install)."""
+    bin_rel = os.path.join("node_modules", ".bin", binary)
+    exe = os.path.join(npm_install(package, version, bin_rel, "--no-save"), bin_rel)
+    if not os.access(exe, os.X_OK):
+        skip_or_fail("%s of %s@%s is not executable" % (exe, package, version))
+    return exe
+
+
+def install_package(package, version):
+    """The prefix of npm package@version, with the package.json and
+    package-lock.json npm saves: for a package an agent would otherwise
+    fetch from the registry while it runs (opencode's plugin SDK), so that
+    the test can hand it over ready and the run stays on 127.0.0.1."""
+    return npm_install(package, version, "package-lock.json", "--save-exact")
+
+
+def edit_json(path, edit):
+    """Applies `edit` to the JSON document at `path` (an empty object
+    where there is none yet, or what a user-level hook install wrote
+    there) and writes it back."""
+    doc = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    edit(doc)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
 
 
 def subst(obj, root):

@@ -6,7 +6,6 @@ and unprotected paths, with ralon's hook at project and at user level,
 with ralon missing and with a ralon that fails silently. See agentutil.py
 for what a row checks."""
 
-import json
 import os
 import sys
 
@@ -78,17 +77,11 @@ class Copilot:
                     "COPILOT_PKG_CACHE_HOME": os.path.join(agentutil.CACHE, "copilot-pkg")})
         d = os.path.join(s.home, ".copilot")
         os.makedirs(d, exist_ok=True)
-        p = os.path.join(d, "config.json")
-        config = {}
-        if os.path.exists(p):
-            with open(p) as f:
-                config = json.load(f)
         # Copilot's trust step: the folders it trusts, kept in its config.json
         # (what answering "Yes, and remember this folder" writes); in -p mode
         # it ignores .github/hooks/ of a folder not trusted.
-        config.setdefault("trusted_folders", []).append(s.root)
-        with open(p, "w") as f:
-            json.dump(config, f, indent=2)
+        agentutil.edit_json(os.path.join(d, "config.json"),
+                            lambda c: c.setdefault("trusted_folders", []).append(s.root))
 
     def command(self, s, env, prompt):
         return [self.exe, "-p", prompt, "--allow-all-tools", "--no-color"]

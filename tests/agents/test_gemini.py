@@ -93,18 +93,13 @@ class Gemini:
         os.makedirs(d, exist_ok=True)
         # The user settings: API-key auth, no update checks or statistics,
         # merged into what a user-level hook install wrote there.
-        p = os.path.join(d, "settings.json")
-        settings = {}
-        if os.path.exists(p):
-            with open(p) as f:
-                settings = json.load(f)
-        settings.setdefault("security", {})["auth"] = {"selectedType": "gemini-api-key"}
-        settings.setdefault("general", {}).update({"enableAutoUpdate": False,
-                                                   "enableAutoUpdateNotification": False})
-        settings.setdefault("privacy", {})["usageStatisticsEnabled"] = False
-        settings.setdefault("telemetry", {})["enabled"] = False
-        with open(p, "w") as f:
-            json.dump(settings, f, indent=2)
+        def settings(doc):
+            doc.setdefault("security", {})["auth"] = {"selectedType": "gemini-api-key"}
+            doc.setdefault("general", {}).update({"enableAutoUpdate": False,
+                                                  "enableAutoUpdateNotification": False})
+            doc.setdefault("privacy", {})["usageStatisticsEnabled"] = False
+            doc.setdefault("telemetry", {})["enabled"] = False
+        agentutil.edit_json(os.path.join(d, "settings.json"), settings)
         if self.TRUST:
             # Gemini CLI's trust step ("Trust folder" in its dialog, /permissions),
             # kept in ~/.gemini/trustedFolders.json.

@@ -6,7 +6,6 @@ subagent, on protected and unprotected paths, with ralon's hook at project
 and at user level, with ralon missing and with a ralon that fails
 silently. See agentutil.py for what a row checks."""
 
-import json
 import os
 import sys
 
@@ -104,17 +103,12 @@ class Qwen:
                     "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"})
         d = os.path.join(s.home, ".qwen")
         os.makedirs(d, exist_ok=True)
-        p = os.path.join(d, "settings.json")
-        settings = {}
-        if os.path.exists(p):
-            with open(p) as f:
-                settings = json.load(f)
-        settings.setdefault("security", {})["auth"] = {"selectedType": "openai"}
-        settings.setdefault("general", {}).update({"enableAutoUpdate": False})
-        settings.setdefault("privacy", {})["usageStatisticsEnabled"] = False
-        settings.setdefault("telemetry", {})["enabled"] = False
-        with open(p, "w") as f:
-            json.dump(settings, f, indent=2)
+        def settings(doc):
+            doc.setdefault("security", {})["auth"] = {"selectedType": "openai"}
+            doc.setdefault("general", {}).update({"enableAutoUpdate": False})
+            doc.setdefault("privacy", {})["usageStatisticsEnabled"] = False
+            doc.setdefault("telemetry", {})["enabled"] = False
+        agentutil.edit_json(os.path.join(d, "settings.json"), settings)
 
     def command(self, s, env, prompt):
         return [self.exe, prompt, "--approval-mode", "yolo", "-o", "json"]
