@@ -11,6 +11,10 @@
             of outside change, out of N
   pause     how long `ralon pause -- true` takes against one running
             sandbox (freeze, run, re-protect, thaw): median and worst of N
+  growth    how that grows with what the sandbox holds: processes (each
+            frozen, and each one's descriptors checked on resume), open
+            descriptors, and threads (each held while frozen); medians of
+            N / 5 at each size, with `bench/holder.c` as the load
 
     bench/guard.py RALON [N]    (default N = 100)
 
@@ -46,14 +50,16 @@ def project(base):
     return proj
 
 
-def start(ralon, proj, script):
+def start(ralon, proj, script, ready_first=True):
     ready = os.path.join(proj, "..", "ready")
     if os.path.exists(ready):
         os.unlink(ready)
-    p = subprocess.Popen([ralon, "run", "-q", "--backend", "mount", "--", "sh", "-c",
-                          'touch ../ready; ' + script], cwd=proj, stdin=subprocess.DEVNULL,
+    if ready_first:
+        script = 'touch ../ready; ' + script
+    p = subprocess.Popen([ralon, "run", "-q", "--backend", "mount", "--", "sh", "-c", script],
+                         cwd=proj, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not os.path.exists(ready):
         if p.poll() is not None or time.monotonic() > deadline:
             raise SystemExit("bench: the sandbox did not start: %s" % p.stderr.read().decode())
@@ -105,9 +111,7 @@ def race(ralon, base, n):
     return wins
 
 
-def pause_time(ralon, base, n):
-    proj = reset(base)
-    p = start(ralon, proj, "exec sleep 600")
+def pauses(ralon, proj, n):
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
@@ -115,6 +119,13 @@ def pause_time(ralon, base, n):
         times.append((time.perf_counter() - t0) * 1000)
         if r.returncode != 0 or b"1 sandbox(es) thawed" not in r.stdout:
             raise SystemExit("bench: pause failed: %r" % (r,))
+    return times
+
+
+def pause_time(ralon, base, n):
+    proj = reset(base)
+    p = start(ralon, proj, "exec sleep 600")
+    times = pauses(ralon, proj, n)
     # The baseline: the same command without a pause.
     base_times = []
     for _ in range(n):
@@ -127,6 +138,39 @@ def pause_time(ralon, base, n):
     return times, base_times
 
 
+# (processes, descriptors each, threads each): one input grown at a time.
+GROWTH = [(1, 3, 1), (10, 3, 1), (100, 3, 1),
+          (1, 100, 1), (1, 1000, 1), (1, 10000, 1),
+          (1, 3, 10), (1, 3, 100), (1, 3, 1000)]
+
+
+def holder(base):
+    exe = os.path.join(base, "holder")
+    src = os.path.join(os.path.dirname(os.path.realpath(__file__)), "holder.c")
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-pthread", "-o", exe, src], check=True)
+    return exe
+
+
+def pause_growth(ralon, base, n):
+    exe = holder(base)
+    rows = []
+    for procs, fds, threads in GROWTH:
+        proj = reset(base)
+        held = os.path.join(base, "held")
+        shutil.rmtree(held, ignore_errors=True)
+        os.mkdir(held)
+        script = ('ulimit -n %d; i=0; while [ $i -lt %d ]; do %s %d %d %s/$i & i=$((i+1)); done; '
+                  'while [ $(ls %s | wc -l) -lt %d ]; do sleep 0.01; done; touch ../ready; wait'
+                  % (fds + 64, procs, exe, fds, threads, held, held, procs))
+        p = start(ralon, proj, script, ready_first=False)
+        times = pauses(ralon, proj, max(5, n // 5))
+        p.terminate()
+        p.wait()
+        p.stderr.close()
+        rows.append((procs, fds, threads, statistics.median(times), max(times)))
+    return rows
+
+
 def main():
     ralon = os.path.realpath(sys.argv[1])
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 100
@@ -135,7 +179,8 @@ def main():
         project(base)
         stops = stop_latency(ralon, base, n)
         wins = race(ralon, base, n)
-        pauses, trues = pause_time(ralon, base, n)
+        pause_ms, trues = pause_time(ralon, base, n)
+        growth = pause_growth(ralon, base, n)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("6. the mount backend's guard (%d tries each)" % n)
@@ -144,11 +189,17 @@ def main():
     for name, won in wins.items():
         print("   racer wrote the new file before the stop: %-20s %3d of %d" % (name, won, n))
     print("   ralon pause -- true: median %.2f ms, worst %.2f ms (true alone: median %.2f ms)"
-          % (statistics.median(pauses), max(pauses), statistics.median(trues)))
+          % (statistics.median(pause_ms), max(pause_ms), statistics.median(trues)))
+    print("   ralon pause -- true, by what the sandbox holds (median, worst):")
+    for procs, fds, threads, med, worst in growth:
+        print("     %4d process(es), %5d descriptors each, %4d thread(s) each: %8.2f ms %8.2f ms"
+              % (procs, fds, threads, med, worst))
     lines = ["guard-stop median_ms=%.3f worst_ms=%.3f n=%d"
              % (statistics.median(stops), max(stops), n),
              "guard-pause median_ms=%.3f worst_ms=%.3f true_median_ms=%.3f n=%d"
-             % (statistics.median(pauses), max(pauses), statistics.median(trues), n)]
+             % (statistics.median(pause_ms), max(pause_ms), statistics.median(trues), n)]
+    lines += ["guard-pause-growth procs=%d fds=%d threads=%d median_ms=%.3f worst_ms=%.3f"
+              % row for row in growth]
     lines += ["guard-race-%s wins=%d n=%d" % (name, won, n) for name, won in wins.items()]
     results = os.environ.get("RALON_BENCH_RESULTS")
     if results:

@@ -171,8 +171,9 @@ static ssize_t recv_msg(int sock, char *buf, size_t size, int *fds, size_t max_f
 }
 
 /* The /proc of this process's own PID namespace, as a directory: in the
- * guard, /proc is the sandbox's once PID 1 has mounted its own there
- * (init_child()), and the guard's peers are not in it. -1: "/proc". */
+ * guard, /proc is the sandbox's once the command's process has mounted
+ * it there (command_prepare()), and the guard's peers are not in it.
+ * -1: "/proc". */
 static int own_proc_fd = -1;
 
 /* How many PID namespaces deep the process is, as /proc shows it (the
@@ -1138,27 +1139,19 @@ static int error_received(const char *buf, Error *err) {
 /* Everything the command's process does before the guard lets it go:
  * 0 once the guard said so, -1 with `err` (told the guard), or 1 when the
  * guard gave up. */
-static int command_prepare(const GuardConfig *c, int sock, int proc_ready, const char *cwd,
-                           Error *err) {
+static int command_prepare(const GuardConfig *c, int sock, const char *cwd, Error *err) {
   /* Not the guard's secrets: dumpable again, as a process that is about to
    * execute the command (the kernel makes /proc/self of one that is not
    * root's, and the second unshare must write its maps there). */
   (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   /* A group of its own: kill(0, ...) from inside reaches no further. */
   (void)setpgid(0, 0);
-  /* The sandbox's own /proc, of its own PID namespace, is mounted by PID 1
-   * in the guard's namespace (init_child()): wait for it before the
-   * namespace is copied. */
-  int proc_errno = 0;
-  ssize_t n;
-  while ((n = read(proc_ready, &proc_errno, sizeof(proc_errno))) < 0 && errno == EINTR) {
-  }
-  close(proc_ready);
-  if (n != (ssize_t)sizeof(proc_errno)) {
-    return 1; /* PID 1 is gone: the guard gives up */
-  }
-  if (proc_errno != 0) {
-    errno = proc_errno;
+  /* The sandbox's own /proc, of the PID namespace this process was born
+   * in, where the command will find it: mounted here, in the guard's
+   * mount namespace, before this process copies and locks it. No copy of
+   * the namespace is made for it, and none dropped (each drop waits for
+   * an RCU grace period), and nothing waits for another process. */
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
     return error_set(err, errno, _("cannot mount /proc for the sandbox's PID namespace: %m"));
   }
   if (mount_lock(c->plan, cwd, c->seal, err) < 0) {
@@ -1195,10 +1188,10 @@ static int command_prepare(const GuardConfig *c, int sock, int proc_ready, const
   return 0;
 }
 
-ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, int proc_ready,
-                                        const char *cwd, const sigset_t *orig_mask) {
+ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, const char *cwd,
+                                        const sigset_t *orig_mask) {
   Error err = {0};
-  int r = command_prepare(c, sock, proc_ready, cwd, &err);
+  int r = command_prepare(c, sock, cwd, &err);
   if (r > 0) {
     _exit(127); /* the guard gave up */
   }
@@ -1234,7 +1227,9 @@ ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, int proc
  * until none is left). "k" tells the guard, which then exits without
  * waiting for this process: its exit frees the namespaces (a mount
  * namespace's end waits for an RCU grace period), outside the time the
- * caller waits for ralon. It ends when the guard has gone. */
+ * caller waits for ralon. It ends when the guard has gone. "E" instead
+ * says that nothing but PID 1 is left: it only holds what it is handed
+ * (as after "k") until the guard has gone. */
 ATTR_NORETURN static void init_end(void) {
   (void)kill(-1, SIGKILL);
   while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
@@ -1248,20 +1243,8 @@ ATTR_NORETURN static void init_end(void) {
   _exit(0);
 }
 
-ATTR_NORETURN static void init_child(int sock, int proc_ready) {
+ATTR_NORETURN static void init_child(int sock) {
   (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  /* The namespace's own /proc, where the command will find it: the
-   * guard's namespace, which the command copies and locks. No copy of
-   * the namespace is made for it, and none dropped (each drop waits for
-   * an RCU grace period). */
-  int proc_errno = 0;
-  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-    proc_errno = errno;
-  }
-  if (write(proc_ready, &proc_errno, sizeof(proc_errno)) != (ssize_t)sizeof(proc_errno) ||
-      proc_errno != 0) {
-    _exit(1);
-  }
   if (dup2(sock, 0) < 0) {
     _exit(1);
   }
@@ -1295,6 +1278,8 @@ ATTR_NORETURN static void init_child(int sock, int proc_ready) {
         proc_fd = fds[0];
       } else if (buf[0] == 'K') {
         init_end();
+      } else if (buf[0] == 'E') {
+        /* Its descriptor is held, unread, until the guard hangs up. */
       } else if (buf[0] == 'W') {
         free(watching);
         watching = xstrdup(buf + 1);
@@ -1346,6 +1331,14 @@ static void reap_all(Guard *g) {
   }
 }
 
+static bool count_one(Guard *g, const char *pid, int pfd, void *userdata) {
+  (void)g;
+  (void)pid;
+  (void)pfd;
+  (*(size_t *)userdata)++;
+  return false;
+}
+
 /* The end of a session whose command has ended: PID 1 ends what is left
  * in the namespace, and says so (init_end()). false when it did not (it
  * had ended): then the kernel has ended the namespace with it. */
@@ -1355,7 +1348,20 @@ static bool end_through_init(Guard *g) {
    * waits for the kernel's watch reaper (an SRCU grace period, 0.2-7 ms
    * measured here), which its exit then pays, not the caller. */
   int held[] = {g->ino_fd};
-  if (send_msg(g->init_sock, "K", 1, held, g->ino_fd >= 0 ? 1 : 0) < 0) {
+  size_t n_held = g->ino_fd >= 0 ? 1 : 0;
+  /* Nothing but PID 1 left (the common end: the command's process
+   * reaped, none other there, and only a process there could make one):
+   * PID 1 has nothing to end, and need not be waited for. A zombie not
+   * yet reaped is still listed, and goes the long way. */
+  size_t others = 0;
+  if (each_process(g, count_one, &others) == 0 && others == 0) {
+    if (send_msg(g->init_sock, "E", 1, held, n_held) < 0) {
+      return false;
+    }
+    g->init_pid = 0;
+    return true;
+  }
+  if (send_msg(g->init_sock, "K", 1, held, n_held) < 0) {
     return false;
   }
   ssize_t n;
@@ -2009,21 +2015,15 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   }
   forks_into_sandbox = true;
   /* This PID namespace's /proc, for the peers of guard_listen(), before
-   * PID 1 mounts the sandbox's over it. */
+   * the command's process mounts the sandbox's over it. */
   own_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (own_proc_fd < 0) {
     error_set(err, errno, _("cannot open %s: %m"), "/proc");
     goto restore;
   }
-  int lifeline[2], proc_ready[2];
+  int lifeline[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lifeline) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
-    goto restore;
-  }
-  if (pipe2(proc_ready, O_CLOEXEC) < 0) {
-    error_set(err, errno, _("cannot start the sandbox: %m"));
-    close(lifeline[0]);
-    close(lifeline[1]);
     goto restore;
   }
   fflush(stdout);
@@ -2033,16 +2033,12 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     close(lifeline[0]);
     close(lifeline[1]);
-    close(proc_ready[0]);
-    close(proc_ready[1]);
     goto restore;
   }
   if (g.init_pid == 0) {
-    close(proc_ready[0]);
-    init_child(lifeline[0], proc_ready[1]);
+    init_child(lifeline[0]);
   }
   close(lifeline[0]);
-  close(proc_ready[1]);
   /* To hold the frozen sandbox's threads by their pids here (a kernel
    * without NS_GET_PID_FROM_PIDNS only stops them). */
   g.pidns_fd = openat(own_proc_fd, "self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
@@ -2052,7 +2048,6 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
-    close(proc_ready[0]);
     goto kill;
   }
   g.tty = foreground_terminal();
@@ -2061,16 +2056,14 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     close(sp[0]);
     close(sp[1]);
-    close(proc_ready[0]);
     goto kill;
   }
   if (g.cmd_pid == 0) {
     close(sp[0]);
     close(own_proc_fd);
     close(g.pidns_fd);
-    command_child(c, sp[1], proc_ready[0], cwd, &g.orig_mask);
+    command_child(c, sp[1], cwd, &g.orig_mask);
   }
-  close(proc_ready[0]);
   close(sp[1]);
   g.cmd_sock = sp[0];
   /* Both sides set the group, whichever runs first (as shells do). */
