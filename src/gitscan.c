@@ -252,7 +252,8 @@ bool gitscan_key_runs(const char *key, const char *value) {
       "interactive.difffilter", "sendemail.tocmd", "sendemail.cccmd", "web.browser",
       "uploadpack.packobjectshook", "merge.tool", "diff.tool",
       "gpg.ssh.defaultkeycommand", "gpg.ssh.program", "gpg.x509.program", "gpg.openpgp.program",
-      "sendemail.sendmailcmd", "help.browser", "instaweb.httpd",
+      "sendemail.sendmailcmd", "sendemail.headercmd", "help.browser", "instaweb.httpd",
+      "imap.tunnel", "svn.authorsprog",
   };
   /* SECTION.*.VAR. */
   static const char *const any[][2] = {
@@ -264,6 +265,9 @@ bool gitscan_key_runs(const char *key, const char *value) {
       {"browser", "cmd"},        {"browser", "path"},     {"man", "cmd"},
       {"man", "path"},           {"tar", "command"},      {"trailer", "command"},
       {"trailer", "cmd"},        {"guitool", "cmd"},      {"hook", "command"},
+      /* sendemail.<identity>.*: an identity's own version of each. */
+      {"sendemail", "tocmd"},    {"sendemail", "cccmd"},  {"sendemail", "sendmailcmd"},
+      {"sendemail", "headercmd"},
   };
   if (value != NULL && value[0] == '\0') {
     return false; /* an empty value resets, runs nothing */
@@ -277,12 +281,26 @@ bool gitscan_key_runs(const char *key, const char *value) {
   if (startswith(key, "pager.")) {
     return !is_bool(value); /* pager.log = less: runs it */
   }
-  if (streq(key, "sendemail.smtpserver")) {
+  if (streq(key, "sendemail.smtpserver") || key_is(key, "sendemail", "smtpserver")) {
     return value != NULL && value[0] == '/'; /* a program instead of a host */
   }
-  /* Remote helpers that run a command: `ext::` URLs, once let in. */
+  /* Remote helpers that run a command: `ext::` URLs, once let in, by
+   * protocol.ext.allow or by protocol.allow for every protocol. */
   if (startswith(key, "protocol.") && key_is(key, "protocol", "allow")) {
-    return value != NULL && streq(value, "always") && streq(key, "protocol.ext.allow");
+    return value != NULL && streq(value, "always") &&
+           (streq(key, "protocol.ext.allow") || streq(key, "protocol.allow"));
+  }
+  if (startswith(key, "remote.") && (key_is(key, "remote", "url") || key_is(key, "remote", "pushurl"))) {
+    return value != NULL && startswith(value, "ext::");
+  }
+  /* git-lfs, when installed, runs these from the repository's
+   * configuration: a custom transfer agent, and an extension's filters. */
+  if (startswith(key, "lfs.customtransfer.") && key_is(key, "lfs", "path")) {
+    return true;
+  }
+  if (startswith(key, "lfs.extension.") &&
+      (key_is(key, "lfs", "clean") || key_is(key, "lfs", "smudge"))) {
+    return true;
   }
   if (startswith(key, "url.") && value != NULL && startswith(value, "ext::")) {
     return true;
