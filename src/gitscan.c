@@ -851,12 +851,47 @@ static bool is_dir_at(int dfd, const char *name) {
 }
 
 /* git's own test for a git directory (setup.c, is_git_directory()): HEAD,
- * objects/ and refs/. */
+ * and objects/ and refs/ in its common directory, which is the directory
+ * itself unless a `commondir` file in it names another (relative to it). */
 static bool looks_like_git_dir(int dfd) {
   struct stat st;
-  return fstatat(dfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-         (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_dir_at(dfd, "objects") &&
-         is_dir_at(dfd, "refs");
+  if (fstatat(dfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+      !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) {
+    return false;
+  }
+  _cleanup_free_ char *common = read_text_file_at(dfd, "commondir", 65536);
+  if (common == NULL) {
+    return is_dir_at(dfd, "objects") && is_dir_at(dfd, "refs");
+  }
+  common[strcspn(common, "\r\n")] = '\0';
+  int cfd = common[0] != '\0' ? openat(dfd, common, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (cfd < 0) {
+    return false;
+  }
+  bool ok = is_dir_at(cfd, "objects") && is_dir_at(cfd, "refs");
+  close(cfd);
+  return ok;
+}
+
+/* The common directory of the git directory `git_dir` (absolute): where
+ * its configuration and hooks are. The directory a `commondir` file in it
+ * names (relative to it), or itself. */
+static char *common_dir_of(const char *git_dir) {
+  _cleanup_free_ char *file = path_join(git_dir, "commondir");
+  _cleanup_free_ char *text = read_text_file(file, 65536);
+  if (text != NULL) {
+    text[strcspn(text, "\r\n")] = '\0';
+  }
+  if (text == NULL || text[0] == '\0') {
+    return xstrdup(git_dir);
+  }
+  char *common = path_absolute(git_dir, text);
+  char *canon = common != NULL ? path_resolve(common) : NULL;
+  if (canon != NULL) {
+    free(common);
+    return canon;
+  }
+  return common != NULL ? common : xstrdup(git_dir);
 }
 
 static void walk_dir(Walk *w, int dfd, const char *rel, unsigned depth) {
@@ -955,6 +990,8 @@ static bool in_list(char **v, size_t n, const char *s) {
   return false;
 }
 
+static void audit_sequencer(const Scan *s, const char *git_dir);
+
 static void audit_nested(const Scan *s, const char *root, const char *git_dir) {
   Walk w = {.s = s, .budget = NESTED_WALK_MAX_ENTRIES};
   int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -971,13 +1008,23 @@ static void audit_nested(const Scan *s, const char *root, const char *git_dir) {
     _cleanup_free_ char *abs = path_join(root, nd->rel);
     _cleanup_free_ char *gd = nd->bare ? xstrdup(abs) : nested_git_dir(abs);
     _cleanup_free_ char *canon_gd = gd != NULL ? path_resolve(gd) : NULL;
+    /* Its sequencer state, unless that was looked at already: the
+     * project's own git directory, a linked worktree's. */
+    _cleanup_free_ char *worktrees = git_dir != NULL ? path_join(git_dir, "worktrees") : NULL;
+    if (canon_gd != NULL && (git_dir == NULL || (!streq(canon_gd, git_dir) &&
+                                                 path_relative(worktrees, canon_gd) == NULL))) {
+      audit_sequencer(s, canon_gd);
+    }
     /* A submodule whose git directory is the project's .git/modules/NAME:
      * the audit of .git covers it. */
     if (canon_gd != NULL && git_dir != NULL && path_relative(git_dir, canon_gd) != NULL) {
       continue;
     }
-    _cleanup_free_ char *config = canon_gd ? path_join(canon_gd, "config") : NULL;
-    _cleanup_free_ char *hooks = canon_gd ? path_join(canon_gd, "hooks") : NULL;
+    /* A linked worktree's git directory (and anything else with a
+     * commondir file) takes its configuration and hooks from there. */
+    _cleanup_free_ char *common = canon_gd ? common_dir_of(canon_gd) : NULL;
+    _cleanup_free_ char *config = common ? path_join(common, "config") : NULL;
+    _cleanup_free_ char *hooks = common ? path_join(common, "hooks") : NULL;
     bool open_config = config == NULL || agent_writable(s, config);
     bool open_hooks = hooks == NULL || agent_writable(s, hooks);
     _cleanup_free_ char *work = nd->bare ? xstrdup(nd->rel) : path_dirname(nd->rel);
@@ -1062,6 +1109,44 @@ char **gitscan_exec_lines(const char *text, size_t *ret_n) {
   return v;
 }
 
+/* The merge strategies git has itself; any other name makes the
+ * sequencer run the program git-merge-NAME. */
+static bool builtin_strategy(const char *name) {
+  static const char *const names[] = {"ort", "recursive", "resolve", "octopus", "ours",
+                                      "subtree"};
+  for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+    if (streq(name, names[i])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static void strategy_found(const Scan *s, const char *abs, const char *name) {
+  if (name == NULL || name[0] == '\0' || builtin_strategy(name)) {
+    return;
+  }
+  _cleanup_free_ char *shown = text_display(name);
+  add(s->out, AUDIT_GIT_SEQUENCER_EXEC, display(s, abs),
+      xasprintf(_("names the merge strategy `%s`: a rebase or cherry-pick is in progress, and "
+                  "`git rebase --continue` (or `git cherry-pick --continue`) runs the program "
+                  "git-merge-%s outside any sandbox, found from the top of the working tree "
+                  "when the name has a `/` and in PATH otherwise (if you did not start it, end "
+                  "it with `git rebase --quit` or `git cherry-pick --quit`, which run nothing)"),
+                shown, shown));
+}
+
+static void opts_each(void *userdata, const char *key, const char *value) {
+  char **strategy = userdata;
+  if (streq(key, "options.strategy")) {
+    free(*strategy);
+    *strategy = value != NULL ? xstrdup(value) : NULL;
+  }
+}
+
+/* Sequencer state in one git directory (the worktree's own, where git
+ * keeps it): exec lines in a todo list, and a merge strategy that is a
+ * program (rebase-merge/strategy, the `strategy` of sequencer/opts). */
 static void audit_sequencer(const Scan *s, const char *git_dir) {
   static const char *const files[] = {"rebase-merge/git-rebase-todo", "rebase-merge/done",
                                       "sequencer/todo"};
@@ -1084,6 +1169,52 @@ static void audit_sequencer(const Scan *s, const char *git_dir) {
     }
     strings_free(cmds, n);
   }
+  _cleanup_free_ char *strategy_file = path_join(git_dir, "rebase-merge/strategy");
+  _cleanup_free_ char *strategy = read_text_file(strategy_file, 65536);
+  if (strategy != NULL) {
+    strategy[strcspn(strategy, "\n")] = '\0'; /* as git reads it: the first line */
+    strategy_found(s, strategy_file, strategy);
+  }
+  _cleanup_free_ char *opts_file = path_join(git_dir, "sequencer/opts");
+  char *opts = NULL;
+  size_t opts_len = 0;
+  int fd = open(opts_file, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && read_fd_limited(fd, 65536, &opts, &opts_len) == 0) {
+    char *name = NULL;
+    (void)gitscan_config_parse(opts, opts_len, opts_each, &name);
+    strategy_found(s, opts_file, name);
+    free(name);
+  }
+  if (fd >= 0) {
+    close(fd);
+  }
+  free(opts);
+}
+
+/* The same in each linked worktree's git directory (.git/worktrees/NAME),
+ * wherever the worktree is: its state is kept there. */
+static void audit_worktree_sequencers(const Scan *s, const char *git_dir) {
+  _cleanup_free_ char *dir = path_join(git_dir, "worktrees");
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return;
+  }
+  size_t budget = 10000, n = 0;
+  bool cut = false;
+  char **names = dir_names_sorted(d, &budget, &cut, &n);
+  for (size_t i = 0; i < n; i++) {
+    if (is_dir_at(dirfd(d), names[i])) {
+      _cleanup_free_ char *wt = path_join(dir, names[i]);
+      audit_sequencer(s, wt);
+    }
+  }
+  strings_free(names, n);
+  closedir(d);
 }
 
 /* Whether git, started in `dir`, could find a repository above it: a
@@ -1135,6 +1266,7 @@ void gitscan_audit(const char *root, const char *canon_root, const Matcher *m,
   if (git_dir != NULL) {
     audit_project_config(&s, dir, git_dir);
     audit_sequencer(&s, git_dir);
+    audit_worktree_sequencers(&s, git_dir);
   }
   audit_nested(&s, dir, canon_git_dir);
 }

@@ -259,6 +259,75 @@ class TestAudit(Base):
             self.assertIn("exec make", subjects[1]["message"])
             self.assert_refused(box, root, ".git/rebase-merge/git-rebase-todo")
 
+    def test_merge_strategy_in_sequencer_state(self):
+        # A rebase stopped at an `edit`: the agent names a strategy with a
+        # `/` (a program of its own in the working tree), and `git rebase
+        # --continue` runs it, as git-merge-x/evil from the top.
+        for box in self.each_user():
+            root = box.project()
+            marker = os.path.join(box.work, "STRATEGY-RAN")
+            box.sh("echo b > b && git add b && git commit -qm b && "
+                   "echo c > c && git add c && git commit -qm c && "
+                   "GIT_SEQUENCE_EDITOR='sed -i 1s/^pick/edit/' git rebase -q -i HEAD~2 && "
+                   "git commit -q --amend -m b2", root)
+            box.write(root, "git-merge-x/evil", "#!/bin/sh\ntouch %s\n" % marker, mode=0o755)
+            box.write(root, ".git/rebase-merge/strategy", "x/evil\n")
+            box.write(root, ".git/sequencer/opts", "[options]\n\tstrategy = \"y/evil\"\n")
+            doc = self.status_json(box, root)
+            found = [f for f in doc["findings"] if f["kind"] == "git-sequencer-exec"]
+            self.assertEqual([f["subject"] for f in found],
+                             [".git/rebase-merge/strategy", ".git/sequencer/opts"])
+            self.assertIn("merge strategy `x/evil`", found[0]["message"])
+            self.assertIn("git-merge-x/evil", found[0]["message"])
+            self.assertIn("merge strategy `y/evil`", found[1]["message"])
+            self.assert_refused(box, root, ".git/rebase-merge/strategy")
+            self.assertFalse(os.path.exists(marker))
+            # git's own strategies run nothing of the agent's.
+            box.write(root, ".git/sequencer/opts", "[options]\n\tstrategy = ort\n")
+            doc = self.status_json(box, root)
+            self.assertEqual([f["subject"] for f in doc["findings"]
+                              if f["kind"] == "git-sequencer-exec"],
+                             [".git/rebase-merge/strategy"])
+            # The vector is real: git runs it.
+            box.run(["sh", "-c", "rm -f .git/sequencer/opts; git rebase --continue"], root)
+            self.assertTrue(os.path.exists(marker))
+
+    def test_sequencer_state_of_linked_worktrees_and_nested_repositories(self):
+        # Each worktree keeps its own state in .git/worktrees/NAME, inside
+        # the project wherever the worktree is; a nested repository in its
+        # own git directory.
+        for box in self.each_user():
+            root = box.project()
+            box.sh("git worktree add -q ../wt-out && git worktree add -q wt-in && "
+                   "mkdir -p sub && git -C sub init -q", root)
+            box.write(root, ".git/worktrees/wt-out/rebase-merge/git-rebase-todo", "exec out\n")
+            box.write(root, ".git/worktrees/wt-in/rebase-merge/git-rebase-todo", "exec in\n")
+            box.write(root, "sub/.git/rebase-merge/git-rebase-todo", "exec sub\n")
+            doc = self.status_json(box, root)
+            found = sorted((f["subject"], f["message"].split("`")[1]) for f in doc["findings"]
+                           if f["kind"] == "git-sequencer-exec")
+            self.assertEqual(found, [
+                (".git/worktrees/wt-in/rebase-merge/git-rebase-todo", "exec in"),
+                (".git/worktrees/wt-out/rebase-merge/git-rebase-todo", "exec out"),
+                ("sub/.git/rebase-merge/git-rebase-todo", "exec sub")])
+
+    def test_bare_repository_whose_objects_are_elsewhere(self):
+        # git takes a directory with HEAD and a commondir file naming a
+        # directory with objects/ and refs/ for a bare repository, and reads
+        # its configuration there.
+        for box in self.each_user():
+            root = box.project()
+            real = os.path.join(box.work, "real.git")
+            box.sh("git init -q --bare %s && git --git-dir=%s config core.pager 'sh -c evil' && "
+                   "mkdir -p lib/cache && echo 'ref: refs/heads/main' > lib/cache/HEAD && "
+                   "echo %s > lib/cache/commondir" % (real, real, real), root)
+            r = box.run(["git", "rev-parse", "--is-bare-repository"],
+                        os.path.join(root, "lib/cache"))
+            self.assertEqual(r.out.strip(), "true", r)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-bare-repository", "lib/cache"), kinds(doc))
+            self.assertIn(("git-command-unprotected", os.path.join(real, "config")), kinds(doc))
+
     def test_project_below_the_top_of_its_repository(self):
         # agent.lock in app/: the repository's .git is above the project,
         # found as git finds it.
