@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -128,13 +129,14 @@ static pid_t git_spawn(const char *dir, unsigned flags, const char *const *args,
   return pid;
 }
 
-int git_run(const char *dir, unsigned flags, const char *const *args, char **ret_out,
-            size_t *ret_len, Error *err) {
+/* git_run() with standard input from `in` (-1: /dev/null). */
+static int git_run_in(const char *dir, unsigned flags, const char *const *args, int in,
+                      char **ret_out, size_t *ret_len, Error *err) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) {
     return error_set(err, errno, _("cannot run git: %m"));
   }
-  pid_t pid = git_spawn(dir, flags, args, -1, p[1], err);
+  pid_t pid = git_spawn(dir, flags, args, in, p[1], err);
   close(p[1]);
   if (pid < 0) {
     close(p[0]);
@@ -193,6 +195,48 @@ int git_run(const char *dir, unsigned flags, const char *const *args, char **ret
     *ret_len = len;
   }
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+int git_run(const char *dir, unsigned flags, const char *const *args, char **ret_out,
+            size_t *ret_len, Error *err) {
+  return git_run_in(dir, flags, args, -1, ret_out, ret_len, err);
+}
+
+/* git's output when it exits 0, given `input` (`len` bytes) on its
+ * standard input, else NULL. The input is written whole to an anonymous
+ * file first, so that git never waits for ralon to read while ralon
+ * waits for it to read. */
+static char *git_output_input(const char *dir, unsigned flags, const char *const *args,
+                              const char *input, size_t input_len, size_t *len) {
+  int fd = memfd_create("ralon-git-input", MFD_CLOEXEC);
+  if (fd < 0) {
+    return NULL;
+  }
+  for (size_t off = 0; off < input_len;) {
+    ssize_t w = write(fd, input + off, input_len - off);
+    if (w < 0 && errno == EINTR) {
+      continue;
+    }
+    if (w <= 0) {
+      close(fd);
+      return NULL;
+    }
+    off += (size_t)w;
+  }
+  if (lseek(fd, 0, SEEK_SET) < 0) {
+    close(fd);
+    return NULL;
+  }
+  Error err = {0};
+  char *out = NULL;
+  int r = git_run_in(dir, flags, args, fd, &out, len, &err);
+  close(fd);
+  error_clear(&err);
+  if (r != 0) {
+    free(out);
+    return NULL;
+  }
+  return out;
 }
 
 /* git's output when it exits 0, else NULL. */
@@ -2003,21 +2047,49 @@ static bool set_has(const PathSet *s, const char *p) {
   return bsearch(&p, s->v, s->n, sizeof(char *), strings_compare) != NULL;
 }
 
+/* One answer of `git diff-tree --stdin --always`: the records that one
+ * line of its input gave (a pointer into the whole output). */
+typedef struct {
+  char *v;
+  size_t len;
+} DiffAnswer;
+
+/* Splits the output of `git diff-tree --stdin --always -z`: each line of
+ * input gives a header (the commit's id, NUL-terminated) and the records
+ * that follow it up to the next. `expect`: the header each answer must
+ * have, in order (`n` of them). false when the output does not have
+ * exactly those. */
+static bool diff_answers(char *out, size_t len, const char *const *expect, size_t n,
+                         DiffAnswer *ret) {
+  char *p = out, *end = out + len;
+  for (size_t i = 0; i < n; i++) {
+    if (p >= end || *p == ':' || !streq(p, expect[i])) {
+      return false;
+    }
+    p += strlen(p) + 1;
+    ret[i].v = p;
+    while (p < end && *p == ':') {
+      /* :OLDMODE NEWMODE OLDOID NEWOID STATUS[SCORE]\0PATH\0[PATH\0] */
+      const char *status = strrchr(p, ' ');
+      bool two = status != NULL && (status[1] == 'R' || status[1] == 'C');
+      p += strlen(p) + 1;
+      for (int k = 0; k < 1 + two && p < end; k++) {
+        p += strlen(p) + 1;
+      }
+    }
+    ret[i].len = (size_t)(p - ret[i].v);
+  }
+  return p >= end;
+}
+
 /* A merge: the paths whose content differs from every parent's (what the
- * merge itself wrote, not what it brought from one side). */
-static int merge_changes(const char *dir, RawCtx *x, const char *commit, char **parents,
+ * merge itself wrote, not what it brought from one side); `diffs`: the
+ * merge against each parent. */
+static int merge_changes(RawCtx *x, const char *commit, const DiffAnswer *diffs,
                          size_t n_parents) {
   PathSet *sets = xcalloc(n_parents, sizeof(PathSet));
-  for (size_t i = 0; i < n_parents && x->r == 0; i++) {
-    const char *args[] = {"diff-tree", "-z", "-r", "--raw", "--no-renames", "--no-commit-id",
-                          parents[i], commit, NULL};
-    size_t len = 0;
-    _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, &len);
-    if (out == NULL) {
-      x->r = error_set(x->err, EIO, _("cannot compare %s with its parent %s"), commit, parents[i]);
-      break;
-    }
-    raw_records(out, len, raw_collect, &sets[i]);
+  for (size_t i = 0; i < n_parents; i++) {
+    raw_records(diffs[i].v, diffs[i].len, raw_collect, &sets[i]);
     if (sets[i].n > 1) {
       qsort(sets[i].v, sets[i].n, sizeof(char *), strings_compare);
     }
@@ -2055,14 +2127,14 @@ static void net_change(void *userdata, char status, bool mode_changed, const cha
   }
 }
 
-/* What the range does as a whole, A's tree against B's: a protected path
- * that differs although no commit of the range was found changing it. A
- * merge may take a parent's older version of a file (a parent A already
- * has, outside the range, so that the merge differs from none of its own
- * parents where it matters), and B need not descend from A at all (a
- * push that rewinds a branch): each commit alone changes nothing there,
- * yet the branch's file goes back. */
-static int net_changes(const char *dir, RawCtx *x, const char *a, const char *b) {
+/* What the range does as a whole, A's tree against B's (`diff`): a
+ * protected path that differs although no commit of the range was found
+ * changing it. A merge may take a parent's older version of a file (a
+ * parent A already has, outside the range, so that the merge differs from
+ * none of its own parents where it matters), and B need not descend from
+ * A at all (a push that rewinds a branch): each commit alone changes
+ * nothing there, yet the branch's file goes back. */
+static int net_changes(RawCtx *x, const char *b, const DiffAnswer *diff) {
   NetCtx n = {x, b, {0}};
   for (size_t i = 0; i < x->c->n; i++) {
     *(char **)grow_array(&n.seen.v, &n.seen.n, &n.seen.cap, sizeof(char *)) =
@@ -2071,15 +2143,7 @@ static int net_changes(const char *dir, RawCtx *x, const char *a, const char *b)
   if (n.seen.n > 1) {
     qsort(n.seen.v, n.seen.n, sizeof(char *), strings_compare);
   }
-  const char *args[] = {"diff-tree", "-z", "-r", "--raw", "--no-renames", "--no-commit-id",
-                        a, b, NULL};
-  size_t len = 0;
-  _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, &len);
-  if (out == NULL) {
-    x->r = error_set(x->err, EIO, _("cannot compare %s with %s"), a, b);
-  } else {
-    raw_records(out, len, net_change, &n);
-  }
+  raw_records(diff->v, diff->len, net_change, &n);
   strings_free(n.seen.v, n.seen.n);
   return x->r;
 }
@@ -2129,9 +2193,15 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
     git_changes_clear(ret);
     return error_set(err, EIO, _("cannot list the commits of %s"), range);
   }
-  TreePolicies tp = {.git_dir = dir, .commit = a, .rev_shown = a_name};
-  RawCtx x = {ret, &tp, NULL, err, 0};
-  for (char *line = list; x.r == 0 && *line != '\0';) {
+  /* The commits, oldest first, each with its parents. */
+  typedef struct {
+    char *id;
+    char **parents;
+    size_t n_parents;
+  } Commit;
+  Commit *commits = NULL;
+  size_t n_commits = 0, cap_commits = 0;
+  for (char *line = list; *line != '\0';) {
     size_t len = strcspn(line, "\n");
     char *next = line + len + (line[len] == '\n');
     line[len] = '\0';
@@ -2142,29 +2212,98 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
       words[n++] = t;
     }
     line = next;
-    if (n == 0) {
-      continue;
+    if (n > 0) {
+      Commit *c = grow_array(&commits, &n_commits, &cap_commits, sizeof(Commit));
+      *c = (Commit){words[0], xcalloc(n, sizeof(char *)), n - 1};
+      memcpy(c->parents, words + 1, (n - 1) * sizeof(char *));
     }
-    ret->n_commits++;
-    const char *commit = words[0];
-    if (n > 2) {
-      (void)merge_changes(dir, &x, commit, words + 1, n - 1);
-      continue;
+  }
+  ret->n_commits = n_commits;
+  /* Two `git diff-tree --stdin`, however many commits: one, with renames
+   * found, for each commit of one parent (or none) against it; one,
+   * without, for each merge against each of its parents, and for A's tree
+   * against B's. Each line of input gives one answer (--always). */
+  size_t n_one = 0, n_many = 1;
+  for (size_t i = 0; i < n_commits; i++) {
+    if (commits[i].n_parents > 1) {
+      n_many += commits[i].n_parents;
+    } else {
+      n_one++;
     }
-    const char *dargs[] = {"diff-tree", "-z", "-r", "--raw", "-M", "--no-commit-id", "--root",
-                           n == 2 ? words[1] : commit, n == 2 ? commit : NULL, NULL};
-    size_t olen = 0;
-    _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, dargs, &olen);
-    if (out == NULL) {
-      x.r = error_set(err, EIO, _("cannot list what %s changed"), commit);
-      break;
+  }
+  const char **expect_one = xcalloc(n_one + 1, sizeof(char *));
+  const char **expect_many = xcalloc(n_many, sizeof(char *));
+  char *in_one = NULL, *in_many = NULL;
+  size_t len_one = 0, len_many = 0;
+  FILE *f_one = open_memstream(&in_one, &len_one), *f_many = open_memstream(&in_many, &len_many);
+  if (f_one == NULL || f_many == NULL) {
+    oom();
+  }
+  size_t k_one = 0, k_many = 0;
+  for (size_t i = 0; i < n_commits; i++) {
+    const Commit *c = &commits[i];
+    if (c->n_parents > 1) {
+      for (size_t p = 0; p < c->n_parents; p++) {
+        fprintf(f_many, "%s %s\n", c->id, c->parents[p]);
+        expect_many[k_many++] = c->id;
+      }
+    } else {
+      fprintf(f_one, c->n_parents == 1 ? "%s %s\n" : "%s\n", c->id,
+              c->n_parents == 1 ? c->parents[0] : "");
+      expect_one[k_one++] = c->id;
     }
-    x.commit = commit;
-    raw_records(out, olen, raw_change, &x);
+  }
+  fprintf(f_many, "%s %s\n", b, a); /* B as if its parent were A: A's tree against B's */
+  expect_many[k_many++] = b;
+  if (fclose(f_one) != 0 || fclose(f_many) != 0) {
+    oom();
+  }
+  static const char *const one_args[] = {"diff-tree", "--stdin", "--always", "-z", "-r",
+                                         "--raw", "-M", "--root", NULL};
+  static const char *const many_args[] = {"diff-tree", "--stdin", "--always", "-z", "-r",
+                                          "--raw", "--no-renames", NULL};
+  size_t out_one_len = 0, out_many_len = 0;
+  _cleanup_free_ char *out_one =
+      n_one > 0 ? git_output_input(dir, GIT_RUN_KEEP_ENV, one_args, in_one, len_one, &out_one_len)
+                : xstrdup("");
+  _cleanup_free_ char *out_many =
+      out_one != NULL ? git_output_input(dir, GIT_RUN_KEEP_ENV, many_args, in_many, len_many,
+                                         &out_many_len)
+                      : NULL;
+  DiffAnswer *one = xcalloc(n_one + 1, sizeof(DiffAnswer));
+  DiffAnswer *many = xcalloc(n_many, sizeof(DiffAnswer));
+  TreePolicies tp = {.git_dir = dir, .commit = a, .rev_shown = a_name};
+  RawCtx x = {ret, &tp, NULL, err, 0};
+  if (out_one == NULL || out_many == NULL ||
+      !diff_answers(out_one, out_one_len, expect_one, n_one, one) ||
+      !diff_answers(out_many, out_many_len, expect_many, n_many, many)) {
+    x.r = error_set(err, EIO, _("cannot list what %s changed"), range);
+  }
+  k_one = k_many = 0;
+  for (size_t i = 0; x.r == 0 && i < n_commits; i++) {
+    const Commit *c = &commits[i];
+    if (c->n_parents > 1) {
+      (void)merge_changes(&x, c->id, many + k_many, c->n_parents);
+      k_many += c->n_parents;
+    } else {
+      x.commit = c->id;
+      raw_records(one[k_one].v, one[k_one].len, raw_change, &x);
+      k_one++;
+    }
   }
   if (x.r == 0) {
-    (void)net_changes(dir, &x, a, b);
+    (void)net_changes(&x, b, &many[k_many]);
   }
+  for (size_t i = 0; i < n_commits; i++) {
+    free(commits[i].parents);
+  }
+  free(commits);
+  free(expect_one);
+  free(expect_many);
+  free(in_one);
+  free(in_many);
+  free(one);
+  free(many);
   return changes_finish(&x, prefix);
 }
 

@@ -406,6 +406,35 @@ class TestGitRuns(Base):
             self.assertEqual(len(self.runs(log)), 2, self.runs(log))
             self.assertIn(("git-command-unprotected", "inc"), kinds(doc))
 
+    def test_a_range_runs_git_as_often_for_many_commits_as_for_few(self):
+        # `check --range` reads what every commit changes through two `git
+        # diff-tree --stdin` (one for the commits, one for the merges and
+        # the range as a whole), not one diff-tree per commit and parent.
+        if not os.path.exists("/usr/bin/git"):
+            self.skipTest("git is not /usr/bin/git here")
+        for box in self.each_user():
+            root = box.project(policy=RANGE_POLICY)
+            box.sh("git tag base && git checkout -qb side && echo s > s && git add s && "
+                   "git commit -qm s && git checkout -q main && "
+                   "for i in $(seq 1 30); do echo $i >> src.c && git add src.c && "
+                   "git commit -qm c$i; done && git merge -q --no-edit side && "
+                   "echo x >> ci.yml && git add ci.yml && git commit -qm ci", root)
+            log = self.logging_git(box)
+            counts = {}
+            for rng in ("HEAD~1", "HEAD~2", "base"):
+                open(log, "w").close()
+                r = box.ralon_(["check", "--range", rng], root)
+                self.assertEqual(r.rc, 1, r)
+                self.assertIn("locked    ci.yml", r.out)
+                runs = self.runs(log)
+                diffs = [l for l in runs if " diff-tree " in " " + l]
+                counts[rng] = (len(runs), len(diffs), all("--stdin" in l for l in diffs))
+            # HEAD~1: one commit; HEAD~2: and the merge; base: 33 commits.
+            self.assertEqual(counts["base"], counts["HEAD~2"], counts)
+            self.assertLessEqual(counts["base"][1], 2, counts)
+            self.assertLessEqual(counts["base"][0], 7, counts)
+            self.assertTrue(counts["base"][2], counts)
+
     def test_settings_are_found_however_they_are_written(self):
         # A nested repository's configuration, written the ways git reads
         # and a quick look might not: each is reported.
