@@ -2162,26 +2162,81 @@ static int changes_finish(RawCtx *x, const char *prefix) {
   return x->r;
 }
 
+static bool is_object_id(const char *s, size_t len) {
+  if (len != 40 && len != 64) {
+    return false;
+  }
+  for (size_t i = 0; i < len; i++) {
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The working directory's prefix in the repository and the commits `a`
+ * and `b` name, in one `git rev-parse`: false when that does not answer
+ * plainly (a name it does not know, no repository, git missing), and the
+ * caller asks one question at a time, for the error that names what is
+ * wrong. */
+static bool resolve_at_once(const char *dir, const char *a, const char *b, char **prefix,
+                            char **ret_a, char **ret_b) {
+  if (a[0] == '\0' || a[0] == '-' || b[0] == '\0' || b[0] == '-') {
+    return false;
+  }
+  _cleanup_free_ char *a_spec = xasprintf("%s^{commit}", a);
+  _cleanup_free_ char *b_spec = xasprintf("%s^{commit}", b);
+  const char *args[] = {"rev-parse", "--show-prefix", a_spec, b_spec, NULL};
+  _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, NULL);
+  if (out == NULL) {
+    return false;
+  }
+  char *line[3];
+  char *p = out;
+  for (size_t i = 0; i < 3; i++) {
+    char *nl = strchr(p, '\n');
+    if (nl == NULL) {
+      return false;
+    }
+    *nl = '\0';
+    line[i] = p;
+    p = nl + 1;
+  }
+  if (*p != '\0' || !is_object_id(line[1], strlen(line[1])) ||
+      !is_object_id(line[2], strlen(line[2]))) {
+    return false;
+  }
+  *prefix = xstrdup(line[0]);
+  *ret_a = xstrdup(line[1]);
+  *ret_b = xstrdup(line[2]);
+  return true;
+}
+
 int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   _cleanup_free_ char *prefix = NULL;
-  if (repository_prefix(dir, &prefix, err) < 0) {
-    return -1;
-  }
   const char *dots = strstr(range, "..");
-  if (dots != NULL && dots[2] == '.') {
-    return error_set(err, EINVAL,
-                     _("--range takes A..B (the commits B has and A has not), not `%s`"), range);
-  }
+  bool dots3 = dots != NULL && dots[2] == '.';
   _cleanup_free_ char *a_name = dots ? xstrndup(range, (size_t)(dots - range)) : xstrdup(range);
   _cleanup_free_ char *b_name = dots && dots[2] != '\0' ? xstrdup(dots + 2) : xstrdup("HEAD");
-  _cleanup_free_ char *a = resolve_commit(dir, a_name);
-  if (a == NULL) {
-    return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), a_name);
-  }
-  _cleanup_free_ char *b = resolve_commit(dir, b_name);
-  if (b == NULL) {
-    return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), b_name);
+  _cleanup_free_ char *a = NULL, *b = NULL;
+  if (dots3 || !resolve_at_once(dir, a_name, b_name, &prefix, &a, &b)) {
+    /* One question at a time, each failure named, in this order. */
+    if (repository_prefix(dir, &prefix, err) < 0) {
+      return -1;
+    }
+    if (dots3) {
+      return error_set(err, EINVAL,
+                       _("--range takes A..B (the commits B has and A has not), not `%s`"), range);
+    }
+    a = resolve_commit(dir, a_name);
+    if (a == NULL) {
+      return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), a_name);
+    }
+    b = resolve_commit(dir, b_name);
+    if (b == NULL) {
+      return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), b_name);
+    }
   }
   ret->base = xstrdup(a);
   ret->base_name = xstrdup(a_name);
@@ -2219,11 +2274,21 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
     }
   }
   ret->n_commits = n_commits;
-  /* Two `git diff-tree --stdin`, however many commits: one, with renames
-   * found, for each commit of one parent (or none) against it; one,
-   * without, for each merge against each of its parents, and for A's tree
-   * against B's. Each line of input gives one answer (--always). */
-  size_t n_one = 0, n_many = 1;
+  /* A chain of commits of one parent each from A to B: every path that
+   * differs between A and B is changed by one of them, so A's tree need
+   * not be compared with B's. */
+  bool chain = true;
+  const char *prev = a;
+  for (size_t i = 0; i < n_commits && chain; i++) {
+    chain = commits[i].n_parents == 1 && streq(commits[i].parents[0], prev);
+    prev = commits[i].id;
+  }
+  chain = chain && streq(prev, b);
+  /* Two `git diff-tree --stdin` at most, however many commits: one, with
+   * renames found, for each commit of one parent (or none) against it;
+   * one, without, for each merge against each of its parents, and for A's
+   * tree against B's. Each line of input gives one answer (--always). */
+  size_t n_one = 0, n_many = chain ? 0 : 1;
   for (size_t i = 0; i < n_commits; i++) {
     if (commits[i].n_parents > 1) {
       n_many += commits[i].n_parents;
@@ -2232,7 +2297,7 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
     }
   }
   const char **expect_one = xcalloc(n_one + 1, sizeof(char *));
-  const char **expect_many = xcalloc(n_many, sizeof(char *));
+  const char **expect_many = xcalloc(n_many + 1, sizeof(char *));
   char *in_one = NULL, *in_many = NULL;
   size_t len_one = 0, len_many = 0;
   FILE *f_one = open_memstream(&in_one, &len_one), *f_many = open_memstream(&in_many, &len_many);
@@ -2253,8 +2318,10 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
       expect_one[k_one++] = c->id;
     }
   }
-  fprintf(f_many, "%s %s\n", b, a); /* B as if its parent were A: A's tree against B's */
-  expect_many[k_many++] = b;
+  if (!chain) {
+    fprintf(f_many, "%s %s\n", b, a); /* B as if its parent were A: A's tree against B's */
+    expect_many[k_many++] = b;
+  }
   if (fclose(f_one) != 0 || fclose(f_many) != 0) {
     oom();
   }
@@ -2267,11 +2334,12 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
       n_one > 0 ? git_output_input(dir, GIT_RUN_KEEP_ENV, one_args, in_one, len_one, &out_one_len)
                 : xstrdup("");
   _cleanup_free_ char *out_many =
-      out_one != NULL ? git_output_input(dir, GIT_RUN_KEEP_ENV, many_args, in_many, len_many,
-                                         &out_many_len)
-                      : NULL;
+      out_one == NULL ? NULL
+      : n_many > 0
+          ? git_output_input(dir, GIT_RUN_KEEP_ENV, many_args, in_many, len_many, &out_many_len)
+          : xstrdup("");
   DiffAnswer *one = xcalloc(n_one + 1, sizeof(DiffAnswer));
-  DiffAnswer *many = xcalloc(n_many, sizeof(DiffAnswer));
+  DiffAnswer *many = xcalloc(n_many + 1, sizeof(DiffAnswer));
   TreePolicies tp = {.git_dir = dir, .commit = a, .rev_shown = a_name};
   RawCtx x = {ret, &tp, NULL, err, 0};
   if (out_one == NULL || out_many == NULL ||
@@ -2291,7 +2359,7 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
       k_one++;
     }
   }
-  if (x.r == 0) {
+  if (x.r == 0 && !chain) {
     (void)net_changes(&x, b, &many[k_many]);
   }
   for (size_t i = 0; i < n_commits; i++) {

@@ -407,9 +407,10 @@ class TestGitRuns(Base):
             self.assertIn(("git-command-unprotected", "inc"), kinds(doc))
 
     def test_a_range_runs_git_as_often_for_many_commits_as_for_few(self):
-        # `check --range` reads what every commit changes through two `git
-        # diff-tree --stdin` (one for the commits, one for the merges and
-        # the range as a whole), not one diff-tree per commit and parent.
+        # `check --range` reads what every commit changes through one `git
+        # diff-tree --stdin`, and a second one for merges and the range as
+        # a whole when the commits are not one chain from A to B: not one
+        # diff-tree per commit and per parent of a merge.
         if not os.path.exists("/usr/bin/git"):
             self.skipTest("git is not /usr/bin/git here")
         for box in self.each_user():
@@ -417,11 +418,13 @@ class TestGitRuns(Base):
             box.sh("git tag base && git checkout -qb side && echo s > s && git add s && "
                    "git commit -qm s && git checkout -q main && "
                    "for i in $(seq 1 30); do echo $i >> src.c && git add src.c && "
-                   "git commit -qm c$i; done && git merge -q --no-edit side && "
-                   "echo x >> ci.yml && git add ci.yml && git commit -qm ci", root)
+                   "git commit -qm c$i; done && echo x >> ci.yml && git add ci.yml && "
+                   "git commit -qm ci && git tag chain && git merge -q --no-edit side && "
+                   "echo y >> ci.yml && git add ci.yml && git commit -qm ci2", root)
             log = self.logging_git(box)
             counts = {}
-            for rng in ("HEAD~1", "HEAD~2", "base"):
+            # 1 commit; 31 in a chain; 1 and a merge; 34 with a merge.
+            for rng in ("chain~1..chain", "base..chain", "HEAD~2", "base"):
                 open(log, "w").close()
                 r = box.ralon_(["check", "--range", rng], root)
                 self.assertEqual(r.rc, 1, r)
@@ -429,10 +432,10 @@ class TestGitRuns(Base):
                 runs = self.runs(log)
                 diffs = [l for l in runs if " diff-tree " in " " + l]
                 counts[rng] = (len(runs), len(diffs), all("--stdin" in l for l in diffs))
-            # HEAD~1: one commit; HEAD~2: and the merge; base: 33 commits.
+            self.assertEqual(counts["base..chain"], counts["chain~1..chain"], counts)
             self.assertEqual(counts["base"], counts["HEAD~2"], counts)
-            self.assertLessEqual(counts["base"][1], 2, counts)
-            self.assertLessEqual(counts["base"][0], 7, counts)
+            self.assertLessEqual(counts["base..chain"][0], 4, counts)
+            self.assertLessEqual(counts["base"][0], 5, counts)
             self.assertTrue(counts["base"][2], counts)
 
     def test_settings_are_found_however_they_are_written(self):
