@@ -790,6 +790,18 @@ static char *include_target(const char *including, const char *value) {
   return path_absolute(dir, value);
 }
 
+/* A setting in `file` (absolute) that runs a command, in a file an agent
+ * could write. */
+static void command_found(const Scan *s, const char *file, const char *key, const char *value,
+                          const char *where) {
+  _cleanup_free_ char *v_shown = text_display(value ? value : "");
+  add(s->out, AUDIT_GIT_COMMAND, display(s, file),
+      xasprintf(_("sets `%s = %s`%s: git runs that command outside any sandbox at your next "
+                  "git command, and agent.lock does not protect this file (remove the setting "
+                  "if you did not make it, and protect the file in agent.lock)"),
+                key, v_shown, where));
+}
+
 /* One listing of configuration: `where` says which repository it belongs
  * to in the messages ("" for the project's own). `base`: the directory
  * relative file origins are relative to. */
@@ -826,12 +838,7 @@ static void audit_config_listing(const Scan *s, char *out, size_t len, bool scop
     if (!gitscan_key_runs(e->key, e->value) || !agent_writable(s, file)) {
       continue;
     }
-    _cleanup_free_ char *v_shown = text_display(e->value ? e->value : "");
-    add(s->out, AUDIT_GIT_COMMAND, display(s, file),
-        xasprintf(_("sets `%s = %s`%s: git runs that command outside any sandbox at your next "
-                    "git command, and agent.lock does not protect this file (remove the setting "
-                    "if you did not make it, and protect the file in agent.lock)"),
-                  e->key, v_shown, where));
+    command_found(s, file, e->key, e->value, where);
   }
   free(v);
 }
@@ -853,10 +860,62 @@ static void audit_project_config(const Scan *s, const char *root, const char *gi
   }
 }
 
+typedef struct {
+  char **keys, **values; /* values[i] NULL: a key without `=` */
+  size_t n, cap, cap_v;
+  bool include;
+} Settings;
+
+static void settings_each(void *userdata, const char *key, const char *value) {
+  Settings *x = userdata;
+  x->include |= is_include_key(key);
+  size_t n = x->n;
+  *(char **)grow_array(&x->keys, &x->n, &x->cap, sizeof(char *)) = xstrdup(key);
+  *(char **)grow_array(&x->values, &n, &x->cap_v, sizeof(char *)) = value ? xstrdup(value) : NULL;
+}
+
+/* A configuration file with no include, read plainly by ralon's own
+ * reading of git's syntax (gitscan_config_parse), lists exactly what `git
+ * config --file F --list` would: its settings are judged here, with no
+ * git run. false when git must be asked (an include, whose conditions
+ * and targets are git's to resolve, or anything not read plainly). */
+static bool audit_file_config_plain(const Scan *s, const char *config, const char *where) {
+  int fd = open(config, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  int r = read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len);
+  close(fd);
+  if (r < 0) {
+    return false;
+  }
+  Settings x = {0};
+  bool plain = memchr(text, '\0', len) == NULL &&
+               gitscan_config_parse(text, len, settings_each, &x) && !x.include;
+  free(text);
+  if (plain && agent_writable(s, config)) {
+    for (size_t i = 0; i < x.n; i++) {
+      if (gitscan_key_runs(x.keys[i], x.values[i])) {
+        command_found(s, config, x.keys[i], x.values[i], where);
+      }
+    }
+  }
+  for (size_t i = 0; i < x.n; i++) {
+    free(x.keys[i]);
+    free(x.values[i]);
+  }
+  free(x.keys);
+  free(x.values);
+  return plain;
+}
+
 /* A nested repository's configuration file (and what it includes). */
 static void audit_file_config(const Scan *s, const char *config, const char *where) {
   struct stat st;
-  if (lstat(config, &st) < 0 || !S_ISREG(st.st_mode) || !config_may_matter(s, config)) {
+  if (lstat(config, &st) < 0 || !S_ISREG(st.st_mode) || !config_may_matter(s, config) ||
+      audit_file_config_plain(s, config, where)) {
     return;
   }
   const char *args[] = {"config", "--file", config, "--list", "-z", "--includes", "--show-origin",
@@ -1042,10 +1101,9 @@ static void audit_nested(const Scan *s, const char *root, const char *git_dir) {
   if (fd >= 0) {
     walk_dir(&w, fd, "", 0);
   }
-  /* The index only matters for a repository found: one git less
-   * otherwise, which is the common case. */
   size_t n_links = 0;
-  char **links = w.n > 0 ? index_gitlinks(root, &n_links) : NULL;
+  char **links = NULL;
+  bool links_read = false;
   size_t reported = 0, more = 0;
   for (size_t i = 0; i < w.n; i++) {
     const Nested *nd = &w.v[i];
@@ -1085,6 +1143,12 @@ static void audit_nested(const Scan *s, const char *root, const char *git_dir) {
                         "explicit` makes git ignore such directories)")));
       } else {
         reported++;
+        if (!links_read) {
+          /* The index only matters for a repository reported: one git
+           * run, once, and none when every nested one is protected. */
+          links = index_gitlinks(root, &n_links);
+          links_read = true;
+        }
         bool linked = in_list(links, n_links, work);
         add(s->out, AUDIT_GIT_NESTED_REPO, xstrdup(nd->rel),
             linked ? xasprintf(_("is a git repository inside the project, registered as a "

@@ -406,6 +406,40 @@ class TestGitRuns(Base):
             self.assertEqual(len(self.runs(log)), 2, self.runs(log))
             self.assertIn(("git-command-unprotected", "inc"), kinds(doc))
 
+    def test_nested_repositories_run_git_only_for_an_include_and_the_index(self):
+        # A nested repository's configuration without an include is read
+        # by ralon alone; the index is listed once, and only when a nested
+        # repository is reported.
+        if not os.path.exists("/usr/bin/git"):
+            self.skipTest("git is not /usr/bin/git here")
+        for box in self.each_user():
+            root = box.project(policy=POLICY + "  - prot/.git\n")
+            box.sh("for d in prot a b; do mkdir -p $d && git -C $d init -q; done && "
+                   "git -C prot config core.pager evil", root)
+            box.sh("rm -rf a b", root)
+            log = self.logging_git(box)
+            doc = self.status_json(box, root)
+            self.assertEqual([k for k in kinds(doc) if k[0].startswith("git-")], [])
+            self.assertEqual(self.runs(log), [])
+            box.sh("for d in a b; do mkdir -p $d && /usr/bin/git -C $d init -q; done && "
+                   "/usr/bin/git -C a config core.pager 'sh -c evil' && "
+                   "/usr/bin/git -C b config alias.up '!sh -c evil'", root)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-command-unprotected", "a/.git/config"), kinds(doc))
+            self.assertIn(("git-command-unprotected", "b/.git/config"), kinds(doc))
+            runs = self.runs(log)
+            self.assertEqual(len(runs), 1, runs)
+            self.assertIn("ls-files --stage", runs[0])
+            # An include: git follows it.
+            box.sh("/usr/bin/git -C b config include.path ../../inc", root)
+            box.write(root, "inc", "[core]\n\teditor = evil-editor\n")
+            doc = self.status_json(box, root)
+            self.assertIn(("git-command-unprotected", "inc"), kinds(doc))
+            runs = self.runs(log)[1:]
+            self.assertEqual(len(runs), 2, runs)
+            self.assertIn("ls-files --stage", runs[0])
+            self.assertIn("config --file", runs[1])
+
     def test_a_range_runs_git_as_often_for_many_commits_as_for_few(self):
         # `check --range` reads what every commit changes through one `git
         # diff-tree --stdin`, and a second one for merges and the range as
@@ -425,11 +459,11 @@ class TestGitRuns(Base):
             counts = {}
             # 1 commit; 31 in a chain; 1 and a merge; 34 with a merge.
             for rng in ("chain~1..chain", "base..chain", "HEAD~2", "base"):
-                open(log, "w").close()
+                before = len(self.runs(log))
                 r = box.ralon_(["check", "--range", rng], root)
                 self.assertEqual(r.rc, 1, r)
                 self.assertIn("locked    ci.yml", r.out)
-                runs = self.runs(log)
+                runs = self.runs(log)[before:]
                 diffs = [l for l in runs if " diff-tree " in " " + l]
                 counts[rng] = (len(runs), len(diffs), all("--stdin" in l for l in diffs))
             self.assertEqual(counts["base..chain"], counts["chain~1..chain"], counts)
