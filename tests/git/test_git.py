@@ -1085,6 +1085,39 @@ class TestPreReceive(Base):
             self.assertEqual(refs.split(), ["refs/heads/main"])
 
 
+class TestPreReceiveRefsThatAreNotCommits(Base):
+    def test_a_tag_of_a_tree_or_a_blob_is_refused_and_a_tag_of_a_commit_judged(self):
+        for box in self.each_user():
+            root = box.project(policy=RANGE_POLICY)
+            box.write(root, "ci.yml", "ci\n")
+            box.sh("git add -A && git commit -qm ci", root)
+            server = install_pre_receive(box)
+            box.sh("git push -q %s main" % server, root)
+            # A tag of a clean commit is judged, and passes.
+            box.sh("echo ok >> README && git commit -qam ok && git tag v1", root)
+            r = box.run(["git", "push", server, "main", "v1"], root)
+            self.assertEqual(r.rc, 0, r)
+            # The tag moved to a tree whose ci.yml is forged: `git archive
+            # v1` would ship it, and no commit says what changed.
+            box.sh("git checkout -q -b forged && echo evil > ci.yml && git add ci.yml && "
+                   "git commit -qm forged && git tag -f v1 'HEAD^{tree}' && "
+                   "git checkout -q main", root)
+            r = box.run(["git", "push", "-f", server, "v1"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("refs/tags/v1: points at a tree, not a", r.err)
+            self.assertEqual(
+                box.sh("git --git-dir=%s cat-file -t v1" % server, box.work).strip(), "commit")
+            # A new tag of a blob.
+            blob = box.sh("git rev-parse HEAD:ci.yml", root).strip()
+            box.sh("git tag blobtag %s" % blob, root)
+            r = box.run(["git", "push", server, "blobtag"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("refs/tags/blobtag: points at a blob, not a", r.err)
+            refs = box.sh("git --git-dir=%s for-each-ref --format='%%(refname)'" % server,
+                          box.work)
+            self.assertEqual(sorted(refs.split()), ["refs/heads/main", "refs/tags/v1"])
+
+
 class TestPreCommitDefinition(unittest.TestCase):
     def test_hook_runs_check_staged(self):
         with open(PRE_COMMIT_HOOKS, encoding="utf-8") as f:
