@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -128,13 +129,14 @@ static pid_t git_spawn(const char *dir, unsigned flags, const char *const *args,
   return pid;
 }
 
-int git_run(const char *dir, unsigned flags, const char *const *args, char **ret_out,
-            size_t *ret_len, Error *err) {
+/* git_run() with standard input from `in` (-1: /dev/null). */
+static int git_run_in(const char *dir, unsigned flags, const char *const *args, int in,
+                      char **ret_out, size_t *ret_len, Error *err) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) {
     return error_set(err, errno, _("cannot run git: %m"));
   }
-  pid_t pid = git_spawn(dir, flags, args, -1, p[1], err);
+  pid_t pid = git_spawn(dir, flags, args, in, p[1], err);
   close(p[1]);
   if (pid < 0) {
     close(p[0]);
@@ -195,6 +197,48 @@ int git_run(const char *dir, unsigned flags, const char *const *args, char **ret
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+int git_run(const char *dir, unsigned flags, const char *const *args, char **ret_out,
+            size_t *ret_len, Error *err) {
+  return git_run_in(dir, flags, args, -1, ret_out, ret_len, err);
+}
+
+/* git's output when it exits 0, given `input` (`len` bytes) on its
+ * standard input, else NULL. The input is written whole to an anonymous
+ * file first, so that git never waits for ralon to read while ralon
+ * waits for it to read. */
+static char *git_output_input(const char *dir, unsigned flags, const char *const *args,
+                              const char *input, size_t input_len, size_t *len) {
+  int fd = memfd_create("ralon-git-input", MFD_CLOEXEC);
+  if (fd < 0) {
+    return NULL;
+  }
+  for (size_t off = 0; off < input_len;) {
+    ssize_t w = write(fd, input + off, input_len - off);
+    if (w < 0 && errno == EINTR) {
+      continue;
+    }
+    if (w <= 0) {
+      close(fd);
+      return NULL;
+    }
+    off += (size_t)w;
+  }
+  if (lseek(fd, 0, SEEK_SET) < 0) {
+    close(fd);
+    return NULL;
+  }
+  Error err = {0};
+  char *out = NULL;
+  int r = git_run_in(dir, flags, args, fd, &out, len, &err);
+  close(fd);
+  error_clear(&err);
+  if (r != 0) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
 /* git's output when it exits 0, else NULL. */
 static char *git_output(const char *dir, unsigned flags, const char *const *args, size_t *len) {
   Error err = {0};
@@ -252,7 +296,8 @@ bool gitscan_key_runs(const char *key, const char *value) {
       "interactive.difffilter", "sendemail.tocmd", "sendemail.cccmd", "web.browser",
       "uploadpack.packobjectshook", "merge.tool", "diff.tool",
       "gpg.ssh.defaultkeycommand", "gpg.ssh.program", "gpg.x509.program", "gpg.openpgp.program",
-      "sendemail.sendmailcmd", "help.browser", "instaweb.httpd",
+      "sendemail.sendmailcmd", "sendemail.headercmd", "help.browser", "instaweb.httpd",
+      "imap.tunnel", "svn.authorsprog",
   };
   /* SECTION.*.VAR. */
   static const char *const any[][2] = {
@@ -264,6 +309,9 @@ bool gitscan_key_runs(const char *key, const char *value) {
       {"browser", "cmd"},        {"browser", "path"},     {"man", "cmd"},
       {"man", "path"},           {"tar", "command"},      {"trailer", "command"},
       {"trailer", "cmd"},        {"guitool", "cmd"},      {"hook", "command"},
+      /* sendemail.<identity>.*: an identity's own version of each. */
+      {"sendemail", "tocmd"},    {"sendemail", "cccmd"},  {"sendemail", "sendmailcmd"},
+      {"sendemail", "headercmd"},
   };
   if (value != NULL && value[0] == '\0') {
     return false; /* an empty value resets, runs nothing */
@@ -277,12 +325,26 @@ bool gitscan_key_runs(const char *key, const char *value) {
   if (startswith(key, "pager.")) {
     return !is_bool(value); /* pager.log = less: runs it */
   }
-  if (streq(key, "sendemail.smtpserver")) {
+  if (streq(key, "sendemail.smtpserver") || key_is(key, "sendemail", "smtpserver")) {
     return value != NULL && value[0] == '/'; /* a program instead of a host */
   }
-  /* Remote helpers that run a command: `ext::` URLs, once let in. */
+  /* Remote helpers that run a command: `ext::` URLs, once let in, by
+   * protocol.ext.allow or by protocol.allow for every protocol. */
   if (startswith(key, "protocol.") && key_is(key, "protocol", "allow")) {
-    return value != NULL && streq(value, "always") && streq(key, "protocol.ext.allow");
+    return value != NULL && streq(value, "always") &&
+           (streq(key, "protocol.ext.allow") || streq(key, "protocol.allow"));
+  }
+  if (startswith(key, "remote.") && (key_is(key, "remote", "url") || key_is(key, "remote", "pushurl"))) {
+    return value != NULL && startswith(value, "ext::");
+  }
+  /* git-lfs, when installed, runs these from the repository's
+   * configuration: a custom transfer agent, and an extension's filters. */
+  if (startswith(key, "lfs.customtransfer.") && key_is(key, "lfs", "path")) {
+    return true;
+  }
+  if (startswith(key, "lfs.extension.") &&
+      (key_is(key, "lfs", "clean") || key_is(key, "lfs", "smudge"))) {
+    return true;
   }
   if (startswith(key, "url.") && value != NULL && startswith(value, "ext::")) {
     return true;
@@ -728,6 +790,18 @@ static char *include_target(const char *including, const char *value) {
   return path_absolute(dir, value);
 }
 
+/* A setting in `file` (absolute) that runs a command, in a file an agent
+ * could write. */
+static void command_found(const Scan *s, const char *file, const char *key, const char *value,
+                          const char *where) {
+  _cleanup_free_ char *v_shown = text_display(value ? value : "");
+  add(s->out, AUDIT_GIT_COMMAND, display(s, file),
+      xasprintf(_("sets `%s = %s`%s: git runs that command outside any sandbox at your next "
+                  "git command, and agent.lock does not protect this file (remove the setting "
+                  "if you did not make it, and protect the file in agent.lock)"),
+                key, v_shown, where));
+}
+
 /* One listing of configuration: `where` says which repository it belongs
  * to in the messages ("" for the project's own). `base`: the directory
  * relative file origins are relative to. */
@@ -764,12 +838,7 @@ static void audit_config_listing(const Scan *s, char *out, size_t len, bool scop
     if (!gitscan_key_runs(e->key, e->value) || !agent_writable(s, file)) {
       continue;
     }
-    _cleanup_free_ char *v_shown = text_display(e->value ? e->value : "");
-    add(s->out, AUDIT_GIT_COMMAND, display(s, file),
-        xasprintf(_("sets `%s = %s`%s: git runs that command outside any sandbox at your next "
-                    "git command, and agent.lock does not protect this file (remove the setting "
-                    "if you did not make it, and protect the file in agent.lock)"),
-                  e->key, v_shown, where));
+    command_found(s, file, e->key, e->value, where);
   }
   free(v);
 }
@@ -791,10 +860,62 @@ static void audit_project_config(const Scan *s, const char *root, const char *gi
   }
 }
 
+typedef struct {
+  char **keys, **values; /* values[i] NULL: a key without `=` */
+  size_t n, cap, cap_v;
+  bool include;
+} Settings;
+
+static void settings_each(void *userdata, const char *key, const char *value) {
+  Settings *x = userdata;
+  x->include |= is_include_key(key);
+  size_t n = x->n;
+  *(char **)grow_array(&x->keys, &x->n, &x->cap, sizeof(char *)) = xstrdup(key);
+  *(char **)grow_array(&x->values, &n, &x->cap_v, sizeof(char *)) = value ? xstrdup(value) : NULL;
+}
+
+/* A configuration file with no include, read plainly by ralon's own
+ * reading of git's syntax (gitscan_config_parse), lists exactly what `git
+ * config --file F --list` would: its settings are judged here, with no
+ * git run. false when git must be asked (an include, whose conditions
+ * and targets are git's to resolve, or anything not read plainly). */
+static bool audit_file_config_plain(const Scan *s, const char *config, const char *where) {
+  int fd = open(config, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  int r = read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len);
+  close(fd);
+  if (r < 0) {
+    return false;
+  }
+  Settings x = {0};
+  bool plain = memchr(text, '\0', len) == NULL &&
+               gitscan_config_parse(text, len, settings_each, &x) && !x.include;
+  free(text);
+  if (plain && agent_writable(s, config)) {
+    for (size_t i = 0; i < x.n; i++) {
+      if (gitscan_key_runs(x.keys[i], x.values[i])) {
+        command_found(s, config, x.keys[i], x.values[i], where);
+      }
+    }
+  }
+  for (size_t i = 0; i < x.n; i++) {
+    free(x.keys[i]);
+    free(x.values[i]);
+  }
+  free(x.keys);
+  free(x.values);
+  return plain;
+}
+
 /* A nested repository's configuration file (and what it includes). */
 static void audit_file_config(const Scan *s, const char *config, const char *where) {
   struct stat st;
-  if (lstat(config, &st) < 0 || !S_ISREG(st.st_mode) || !config_may_matter(s, config)) {
+  if (lstat(config, &st) < 0 || !S_ISREG(st.st_mode) || !config_may_matter(s, config) ||
+      audit_file_config_plain(s, config, where)) {
     return;
   }
   const char *args[] = {"config", "--file", config, "--list", "-z", "--includes", "--show-origin",
@@ -833,12 +954,47 @@ static bool is_dir_at(int dfd, const char *name) {
 }
 
 /* git's own test for a git directory (setup.c, is_git_directory()): HEAD,
- * objects/ and refs/. */
+ * and objects/ and refs/ in its common directory, which is the directory
+ * itself unless a `commondir` file in it names another (relative to it). */
 static bool looks_like_git_dir(int dfd) {
   struct stat st;
-  return fstatat(dfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-         (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_dir_at(dfd, "objects") &&
-         is_dir_at(dfd, "refs");
+  if (fstatat(dfd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+      !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) {
+    return false;
+  }
+  _cleanup_free_ char *common = read_text_file_at(dfd, "commondir", 65536);
+  if (common == NULL) {
+    return is_dir_at(dfd, "objects") && is_dir_at(dfd, "refs");
+  }
+  common[strcspn(common, "\r\n")] = '\0';
+  int cfd = common[0] != '\0' ? openat(dfd, common, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (cfd < 0) {
+    return false;
+  }
+  bool ok = is_dir_at(cfd, "objects") && is_dir_at(cfd, "refs");
+  close(cfd);
+  return ok;
+}
+
+/* The common directory of the git directory `git_dir` (absolute): where
+ * its configuration and hooks are. The directory a `commondir` file in it
+ * names (relative to it), or itself. */
+static char *common_dir_of(const char *git_dir) {
+  _cleanup_free_ char *file = path_join(git_dir, "commondir");
+  _cleanup_free_ char *text = read_text_file(file, 65536);
+  if (text != NULL) {
+    text[strcspn(text, "\r\n")] = '\0';
+  }
+  if (text == NULL || text[0] == '\0') {
+    return xstrdup(git_dir);
+  }
+  char *common = path_absolute(git_dir, text);
+  char *canon = common != NULL ? path_resolve(common) : NULL;
+  if (canon != NULL) {
+    free(common);
+    return canon;
+  }
+  return common != NULL ? common : xstrdup(git_dir);
 }
 
 static void walk_dir(Walk *w, int dfd, const char *rel, unsigned depth) {
@@ -937,29 +1093,40 @@ static bool in_list(char **v, size_t n, const char *s) {
   return false;
 }
 
+static void audit_sequencer(const Scan *s, const char *git_dir);
+
 static void audit_nested(const Scan *s, const char *root, const char *git_dir) {
   Walk w = {.s = s, .budget = NESTED_WALK_MAX_ENTRIES};
   int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
     walk_dir(&w, fd, "", 0);
   }
-  /* The index only matters for a repository found: one git less
-   * otherwise, which is the common case. */
   size_t n_links = 0;
-  char **links = w.n > 0 ? index_gitlinks(root, &n_links) : NULL;
+  char **links = NULL;
+  bool links_read = false;
   size_t reported = 0, more = 0;
   for (size_t i = 0; i < w.n; i++) {
     const Nested *nd = &w.v[i];
     _cleanup_free_ char *abs = path_join(root, nd->rel);
     _cleanup_free_ char *gd = nd->bare ? xstrdup(abs) : nested_git_dir(abs);
     _cleanup_free_ char *canon_gd = gd != NULL ? path_resolve(gd) : NULL;
+    /* Its sequencer state, unless that was looked at already: the
+     * project's own git directory, a linked worktree's. */
+    _cleanup_free_ char *worktrees = git_dir != NULL ? path_join(git_dir, "worktrees") : NULL;
+    if (canon_gd != NULL && (git_dir == NULL || (!streq(canon_gd, git_dir) &&
+                                                 path_relative(worktrees, canon_gd) == NULL))) {
+      audit_sequencer(s, canon_gd);
+    }
     /* A submodule whose git directory is the project's .git/modules/NAME:
      * the audit of .git covers it. */
     if (canon_gd != NULL && git_dir != NULL && path_relative(git_dir, canon_gd) != NULL) {
       continue;
     }
-    _cleanup_free_ char *config = canon_gd ? path_join(canon_gd, "config") : NULL;
-    _cleanup_free_ char *hooks = canon_gd ? path_join(canon_gd, "hooks") : NULL;
+    /* A linked worktree's git directory (and anything else with a
+     * commondir file) takes its configuration and hooks from there. */
+    _cleanup_free_ char *common = canon_gd ? common_dir_of(canon_gd) : NULL;
+    _cleanup_free_ char *config = common ? path_join(common, "config") : NULL;
+    _cleanup_free_ char *hooks = common ? path_join(common, "hooks") : NULL;
     bool open_config = config == NULL || agent_writable(s, config);
     bool open_hooks = hooks == NULL || agent_writable(s, hooks);
     _cleanup_free_ char *work = nd->bare ? xstrdup(nd->rel) : path_dirname(nd->rel);
@@ -976,6 +1143,12 @@ static void audit_nested(const Scan *s, const char *root, const char *git_dir) {
                         "explicit` makes git ignore such directories)")));
       } else {
         reported++;
+        if (!links_read) {
+          /* The index only matters for a repository reported: one git
+           * run, once, and none when every nested one is protected. */
+          links = index_gitlinks(root, &n_links);
+          links_read = true;
+        }
         bool linked = in_list(links, n_links, work);
         add(s->out, AUDIT_GIT_NESTED_REPO, xstrdup(nd->rel),
             linked ? xasprintf(_("is a git repository inside the project, registered as a "
@@ -1044,6 +1217,44 @@ char **gitscan_exec_lines(const char *text, size_t *ret_n) {
   return v;
 }
 
+/* The merge strategies git has itself; any other name makes the
+ * sequencer run the program git-merge-NAME. */
+static bool builtin_strategy(const char *name) {
+  static const char *const names[] = {"ort", "recursive", "resolve", "octopus", "ours",
+                                      "subtree"};
+  for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+    if (streq(name, names[i])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static void strategy_found(const Scan *s, const char *abs, const char *name) {
+  if (name == NULL || name[0] == '\0' || builtin_strategy(name)) {
+    return;
+  }
+  _cleanup_free_ char *shown = text_display(name);
+  add(s->out, AUDIT_GIT_SEQUENCER_EXEC, display(s, abs),
+      xasprintf(_("names the merge strategy `%s`: a rebase or cherry-pick is in progress, and "
+                  "`git rebase --continue` (or `git cherry-pick --continue`) runs the program "
+                  "git-merge-%s outside any sandbox, found from the top of the working tree "
+                  "when the name has a `/` and in PATH otherwise (if you did not start it, end "
+                  "it with `git rebase --quit` or `git cherry-pick --quit`, which run nothing)"),
+                shown, shown));
+}
+
+static void opts_each(void *userdata, const char *key, const char *value) {
+  char **strategy = userdata;
+  if (streq(key, "options.strategy")) {
+    free(*strategy);
+    *strategy = value != NULL ? xstrdup(value) : NULL;
+  }
+}
+
+/* Sequencer state in one git directory (the worktree's own, where git
+ * keeps it): exec lines in a todo list, and a merge strategy that is a
+ * program (rebase-merge/strategy, the `strategy` of sequencer/opts). */
 static void audit_sequencer(const Scan *s, const char *git_dir) {
   static const char *const files[] = {"rebase-merge/git-rebase-todo", "rebase-merge/done",
                                       "sequencer/todo"};
@@ -1066,6 +1277,52 @@ static void audit_sequencer(const Scan *s, const char *git_dir) {
     }
     strings_free(cmds, n);
   }
+  _cleanup_free_ char *strategy_file = path_join(git_dir, "rebase-merge/strategy");
+  _cleanup_free_ char *strategy = read_text_file(strategy_file, 65536);
+  if (strategy != NULL) {
+    strategy[strcspn(strategy, "\n")] = '\0'; /* as git reads it: the first line */
+    strategy_found(s, strategy_file, strategy);
+  }
+  _cleanup_free_ char *opts_file = path_join(git_dir, "sequencer/opts");
+  char *opts = NULL;
+  size_t opts_len = 0;
+  int fd = open(opts_file, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && read_fd_limited(fd, 65536, &opts, &opts_len) == 0) {
+    char *name = NULL;
+    (void)gitscan_config_parse(opts, opts_len, opts_each, &name);
+    strategy_found(s, opts_file, name);
+    free(name);
+  }
+  if (fd >= 0) {
+    close(fd);
+  }
+  free(opts);
+}
+
+/* The same in each linked worktree's git directory (.git/worktrees/NAME),
+ * wherever the worktree is: its state is kept there. */
+static void audit_worktree_sequencers(const Scan *s, const char *git_dir) {
+  _cleanup_free_ char *dir = path_join(git_dir, "worktrees");
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return;
+  }
+  size_t budget = 10000, n = 0;
+  bool cut = false;
+  char **names = dir_names_sorted(d, &budget, &cut, &n);
+  for (size_t i = 0; i < n; i++) {
+    if (is_dir_at(dirfd(d), names[i])) {
+      _cleanup_free_ char *wt = path_join(dir, names[i]);
+      audit_sequencer(s, wt);
+    }
+  }
+  strings_free(names, n);
+  closedir(d);
 }
 
 /* Whether git, started in `dir`, could find a repository above it: a
@@ -1117,6 +1374,7 @@ void gitscan_audit(const char *root, const char *canon_root, const Matcher *m,
   if (git_dir != NULL) {
     audit_project_config(&s, dir, git_dir);
     audit_sequencer(&s, git_dir);
+    audit_worktree_sequencers(&s, git_dir);
   }
   audit_nested(&s, dir, canon_git_dir);
 }
@@ -1787,23 +2045,37 @@ static void raw_records(char *out, size_t len, RawEach each, void *userdata) {
   char *p = out, *end = out + len;
   while (p < end && *p == ':') {
     /* :OLDMODE NEWMODE OLDOID NEWOID STATUS[SCORE]\0PATH\0[PATH\0] */
-    char *meta = p;
+    const char *meta = p + 1;
     p += strlen(p) + 1;
-    char old_mode[8] = "", new_mode[8] = "", status[16] = "";
-    if (sscanf(meta, ":%7s %7s %*s %*s %15s", old_mode, new_mode, status) != 3 || p >= end) {
+    /* Its five fields, split at single spaces (sscanf cost thousands of
+     * instructions a record). */
+    const char *field[5];
+    size_t flen[5], n_fields = 0;
+    for (const char *f = meta; n_fields < 5;) {
+      size_t l = strcspn(f, " ");
+      field[n_fields] = f;
+      flen[n_fields++] = l;
+      if (f[l] != ' ') {
+        break;
+      }
+      f += l + 1;
+    }
+    if (n_fields != 5 || flen[0] == 0 || flen[1] == 0 || flen[4] == 0 || p >= end) {
       return;
     }
+    char status = field[4][0];
+    bool mode_changed = flen[0] != flen[1] || memcmp(field[0], field[1], flen[0]) != 0;
     const char *a = p;
     p += strlen(p) + 1;
     const char *b = NULL;
-    if (status[0] == 'R' || status[0] == 'C') {
+    if (status == 'R' || status == 'C') {
       if (p >= end) {
         return;
       }
       b = p;
       p += strlen(p) + 1;
     }
-    each(userdata, status[0], !streq(old_mode, new_mode), a, b);
+    each(userdata, status, mode_changed, a, b);
   }
 }
 
@@ -1853,21 +2125,49 @@ static bool set_has(const PathSet *s, const char *p) {
   return bsearch(&p, s->v, s->n, sizeof(char *), strings_compare) != NULL;
 }
 
+/* One answer of `git diff-tree --stdin --always`: the records that one
+ * line of its input gave (a pointer into the whole output). */
+typedef struct {
+  char *v;
+  size_t len;
+} DiffAnswer;
+
+/* Splits the output of `git diff-tree --stdin --always -z`: each line of
+ * input gives a header (the commit's id, NUL-terminated) and the records
+ * that follow it up to the next. `expect`: the header each answer must
+ * have, in order (`n` of them). false when the output does not have
+ * exactly those. */
+static bool diff_answers(char *out, size_t len, const char *const *expect, size_t n,
+                         DiffAnswer *ret) {
+  char *p = out, *end = out + len;
+  for (size_t i = 0; i < n; i++) {
+    if (p >= end || *p == ':' || !streq(p, expect[i])) {
+      return false;
+    }
+    p += strlen(p) + 1;
+    ret[i].v = p;
+    while (p < end && *p == ':') {
+      /* :OLDMODE NEWMODE OLDOID NEWOID STATUS[SCORE]\0PATH\0[PATH\0] */
+      const char *status = strrchr(p, ' ');
+      bool two = status != NULL && (status[1] == 'R' || status[1] == 'C');
+      p += strlen(p) + 1;
+      for (int k = 0; k < 1 + two && p < end; k++) {
+        p += strlen(p) + 1;
+      }
+    }
+    ret[i].len = (size_t)(p - ret[i].v);
+  }
+  return p >= end;
+}
+
 /* A merge: the paths whose content differs from every parent's (what the
- * merge itself wrote, not what it brought from one side). */
-static int merge_changes(const char *dir, RawCtx *x, const char *commit, char **parents,
+ * merge itself wrote, not what it brought from one side); `diffs`: the
+ * merge against each parent. */
+static int merge_changes(RawCtx *x, const char *commit, const DiffAnswer *diffs,
                          size_t n_parents) {
   PathSet *sets = xcalloc(n_parents, sizeof(PathSet));
-  for (size_t i = 0; i < n_parents && x->r == 0; i++) {
-    const char *args[] = {"diff-tree", "-z", "-r", "--raw", "--no-renames", "--no-commit-id",
-                          parents[i], commit, NULL};
-    size_t len = 0;
-    _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, &len);
-    if (out == NULL) {
-      x->r = error_set(x->err, EIO, _("cannot compare %s with its parent %s"), commit, parents[i]);
-      break;
-    }
-    raw_records(out, len, raw_collect, &sets[i]);
+  for (size_t i = 0; i < n_parents; i++) {
+    raw_records(diffs[i].v, diffs[i].len, raw_collect, &sets[i]);
     if (sets[i].n > 1) {
       qsort(sets[i].v, sets[i].n, sizeof(char *), strings_compare);
     }
@@ -1905,14 +2205,14 @@ static void net_change(void *userdata, char status, bool mode_changed, const cha
   }
 }
 
-/* What the range does as a whole, A's tree against B's: a protected path
- * that differs although no commit of the range was found changing it. A
- * merge may take a parent's older version of a file (a parent A already
- * has, outside the range, so that the merge differs from none of its own
- * parents where it matters), and B need not descend from A at all (a
- * push that rewinds a branch): each commit alone changes nothing there,
- * yet the branch's file goes back. */
-static int net_changes(const char *dir, RawCtx *x, const char *a, const char *b) {
+/* What the range does as a whole, A's tree against B's (`diff`): a
+ * protected path that differs although no commit of the range was found
+ * changing it. A merge may take a parent's older version of a file (a
+ * parent A already has, outside the range, so that the merge differs from
+ * none of its own parents where it matters), and B need not descend from
+ * A at all (a push that rewinds a branch): each commit alone changes
+ * nothing there, yet the branch's file goes back. */
+static int net_changes(RawCtx *x, const char *b, const DiffAnswer *diff) {
   NetCtx n = {x, b, {0}};
   for (size_t i = 0; i < x->c->n; i++) {
     *(char **)grow_array(&n.seen.v, &n.seen.n, &n.seen.cap, sizeof(char *)) =
@@ -1921,15 +2221,7 @@ static int net_changes(const char *dir, RawCtx *x, const char *a, const char *b)
   if (n.seen.n > 1) {
     qsort(n.seen.v, n.seen.n, sizeof(char *), strings_compare);
   }
-  const char *args[] = {"diff-tree", "-z", "-r", "--raw", "--no-renames", "--no-commit-id",
-                        a, b, NULL};
-  size_t len = 0;
-  _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, &len);
-  if (out == NULL) {
-    x->r = error_set(x->err, EIO, _("cannot compare %s with %s"), a, b);
-  } else {
-    raw_records(out, len, net_change, &n);
-  }
+  raw_records(diff->v, diff->len, net_change, &n);
   strings_free(n.seen.v, n.seen.n);
   return x->r;
 }
@@ -1948,26 +2240,81 @@ static int changes_finish(RawCtx *x, const char *prefix) {
   return x->r;
 }
 
+static bool is_object_id(const char *s, size_t len) {
+  if (len != 40 && len != 64) {
+    return false;
+  }
+  for (size_t i = 0; i < len; i++) {
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The working directory's prefix in the repository and the commits `a`
+ * and `b` name, in one `git rev-parse`: false when that does not answer
+ * plainly (a name it does not know, no repository, git missing), and the
+ * caller asks one question at a time, for the error that names what is
+ * wrong. */
+static bool resolve_at_once(const char *dir, const char *a, const char *b, char **prefix,
+                            char **ret_a, char **ret_b) {
+  if (a[0] == '\0' || a[0] == '-' || b[0] == '\0' || b[0] == '-') {
+    return false;
+  }
+  _cleanup_free_ char *a_spec = xasprintf("%s^{commit}", a);
+  _cleanup_free_ char *b_spec = xasprintf("%s^{commit}", b);
+  const char *args[] = {"rev-parse", "--show-prefix", a_spec, b_spec, NULL};
+  _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, args, NULL);
+  if (out == NULL) {
+    return false;
+  }
+  char *line[3];
+  char *p = out;
+  for (size_t i = 0; i < 3; i++) {
+    char *nl = strchr(p, '\n');
+    if (nl == NULL) {
+      return false;
+    }
+    *nl = '\0';
+    line[i] = p;
+    p = nl + 1;
+  }
+  if (*p != '\0' || !is_object_id(line[1], strlen(line[1])) ||
+      !is_object_id(line[2], strlen(line[2]))) {
+    return false;
+  }
+  *prefix = xstrdup(line[0]);
+  *ret_a = xstrdup(line[1]);
+  *ret_b = xstrdup(line[2]);
+  return true;
+}
+
 int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   _cleanup_free_ char *prefix = NULL;
-  if (repository_prefix(dir, &prefix, err) < 0) {
-    return -1;
-  }
   const char *dots = strstr(range, "..");
-  if (dots != NULL && dots[2] == '.') {
-    return error_set(err, EINVAL,
-                     _("--range takes A..B (the commits B has and A has not), not `%s`"), range);
-  }
+  bool dots3 = dots != NULL && dots[2] == '.';
   _cleanup_free_ char *a_name = dots ? xstrndup(range, (size_t)(dots - range)) : xstrdup(range);
   _cleanup_free_ char *b_name = dots && dots[2] != '\0' ? xstrdup(dots + 2) : xstrdup("HEAD");
-  _cleanup_free_ char *a = resolve_commit(dir, a_name);
-  if (a == NULL) {
-    return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), a_name);
-  }
-  _cleanup_free_ char *b = resolve_commit(dir, b_name);
-  if (b == NULL) {
-    return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), b_name);
+  _cleanup_free_ char *a = NULL, *b = NULL;
+  if (dots3 || !resolve_at_once(dir, a_name, b_name, &prefix, &a, &b)) {
+    /* One question at a time, each failure named, in this order. */
+    if (repository_prefix(dir, &prefix, err) < 0) {
+      return -1;
+    }
+    if (dots3) {
+      return error_set(err, EINVAL,
+                       _("--range takes A..B (the commits B has and A has not), not `%s`"), range);
+    }
+    a = resolve_commit(dir, a_name);
+    if (a == NULL) {
+      return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), a_name);
+    }
+    b = resolve_commit(dir, b_name);
+    if (b == NULL) {
+      return error_set(err, ENOENT, _("unknown revision `%s`: it names no commit here"), b_name);
+    }
   }
   ret->base = xstrdup(a);
   ret->base_name = xstrdup(a_name);
@@ -1979,9 +2326,15 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
     git_changes_clear(ret);
     return error_set(err, EIO, _("cannot list the commits of %s"), range);
   }
-  TreePolicies tp = {.git_dir = dir, .commit = a, .rev_shown = a_name};
-  RawCtx x = {ret, &tp, NULL, err, 0};
-  for (char *line = list; x.r == 0 && *line != '\0';) {
+  /* The commits, oldest first, each with its parents. */
+  typedef struct {
+    char *id;
+    char **parents;
+    size_t n_parents;
+  } Commit;
+  Commit *commits = NULL;
+  size_t n_commits = 0, cap_commits = 0;
+  for (char *line = list; *line != '\0';) {
     size_t len = strcspn(line, "\n");
     char *next = line + len + (line[len] == '\n');
     line[len] = '\0';
@@ -1992,29 +2345,118 @@ int git_range_changes(const char *dir, const char *range, GitChanges *ret, Error
       words[n++] = t;
     }
     line = next;
-    if (n == 0) {
-      continue;
+    if (n > 0) {
+      Commit *c = grow_array(&commits, &n_commits, &cap_commits, sizeof(Commit));
+      *c = (Commit){words[0], xcalloc(n, sizeof(char *)), n - 1};
+      memcpy(c->parents, words + 1, (n - 1) * sizeof(char *));
     }
-    ret->n_commits++;
-    const char *commit = words[0];
-    if (n > 2) {
-      (void)merge_changes(dir, &x, commit, words + 1, n - 1);
-      continue;
-    }
-    const char *dargs[] = {"diff-tree", "-z", "-r", "--raw", "-M", "--no-commit-id", "--root",
-                           n == 2 ? words[1] : commit, n == 2 ? commit : NULL, NULL};
-    size_t olen = 0;
-    _cleanup_free_ char *out = git_output(dir, GIT_RUN_KEEP_ENV, dargs, &olen);
-    if (out == NULL) {
-      x.r = error_set(err, EIO, _("cannot list what %s changed"), commit);
-      break;
-    }
-    x.commit = commit;
-    raw_records(out, olen, raw_change, &x);
   }
-  if (x.r == 0) {
-    (void)net_changes(dir, &x, a, b);
+  ret->n_commits = n_commits;
+  /* A chain of commits of one parent each from A to B: every path that
+   * differs between A and B is changed by one of them, so A's tree need
+   * not be compared with B's. */
+  bool chain = true;
+  const char *prev = a;
+  for (size_t i = 0; i < n_commits && chain; i++) {
+    chain = commits[i].n_parents == 1 && streq(commits[i].parents[0], prev);
+    prev = commits[i].id;
   }
+  chain = chain && streq(prev, b);
+  /* Two `git diff-tree --stdin` at most, however many commits: one, with
+   * renames found, for each commit of one parent (or none) against it;
+   * one, without, for each merge against each of its parents, and for A's
+   * tree against B's. Each line of input gives one answer (--always). */
+  size_t n_one = 0, n_many = chain ? 0 : 1;
+  for (size_t i = 0; i < n_commits; i++) {
+    if (commits[i].n_parents > 1) {
+      n_many += commits[i].n_parents;
+    } else {
+      n_one++;
+    }
+  }
+  const char **expect_one = xcalloc(n_one + 1, sizeof(char *));
+  const char **expect_many = xcalloc(n_many + 1, sizeof(char *));
+  char *in_one = NULL, *in_many = NULL;
+  size_t len_one = 0, len_many = 0;
+  FILE *f_one = open_memstream(&in_one, &len_one), *f_many = open_memstream(&in_many, &len_many);
+  if (f_one == NULL || f_many == NULL) {
+    oom();
+  }
+  size_t k_one = 0, k_many = 0;
+  for (size_t i = 0; i < n_commits; i++) {
+    const Commit *c = &commits[i];
+    if (c->n_parents > 1) {
+      for (size_t p = 0; p < c->n_parents; p++) {
+        fputs(c->id, f_many);
+        fputc(' ', f_many);
+        fputs(c->parents[p], f_many);
+        fputc('\n', f_many);
+        expect_many[k_many++] = c->id;
+      }
+    } else {
+      fputs(c->id, f_one);
+      if (c->n_parents == 1) {
+        fputc(' ', f_one);
+        fputs(c->parents[0], f_one);
+      }
+      fputc('\n', f_one);
+      expect_one[k_one++] = c->id;
+    }
+  }
+  if (!chain) {
+    fprintf(f_many, "%s %s\n", b, a); /* B as if its parent were A: A's tree against B's */
+    expect_many[k_many++] = b;
+  }
+  if (fclose(f_one) != 0 || fclose(f_many) != 0) {
+    oom();
+  }
+  static const char *const one_args[] = {"diff-tree", "--stdin", "--always", "-z", "-r",
+                                         "--raw", "-M", "--root", NULL};
+  static const char *const many_args[] = {"diff-tree", "--stdin", "--always", "-z", "-r",
+                                          "--raw", "--no-renames", NULL};
+  size_t out_one_len = 0, out_many_len = 0;
+  _cleanup_free_ char *out_one =
+      n_one > 0 ? git_output_input(dir, GIT_RUN_KEEP_ENV, one_args, in_one, len_one, &out_one_len)
+                : xstrdup("");
+  _cleanup_free_ char *out_many =
+      out_one == NULL ? NULL
+      : n_many > 0
+          ? git_output_input(dir, GIT_RUN_KEEP_ENV, many_args, in_many, len_many, &out_many_len)
+          : xstrdup("");
+  DiffAnswer *one = xcalloc(n_one + 1, sizeof(DiffAnswer));
+  DiffAnswer *many = xcalloc(n_many + 1, sizeof(DiffAnswer));
+  TreePolicies tp = {.git_dir = dir, .commit = a, .rev_shown = a_name};
+  RawCtx x = {ret, &tp, NULL, err, 0};
+  if (out_one == NULL || out_many == NULL ||
+      !diff_answers(out_one, out_one_len, expect_one, n_one, one) ||
+      !diff_answers(out_many, out_many_len, expect_many, n_many, many)) {
+    x.r = error_set(err, EIO, _("cannot list what %s changed"), range);
+  }
+  k_one = k_many = 0;
+  for (size_t i = 0; x.r == 0 && i < n_commits; i++) {
+    const Commit *c = &commits[i];
+    if (c->n_parents > 1) {
+      (void)merge_changes(&x, c->id, many + k_many, c->n_parents);
+      k_many += c->n_parents;
+    } else {
+      x.commit = c->id;
+      raw_records(one[k_one].v, one[k_one].len, raw_change, &x);
+      k_one++;
+    }
+  }
+  if (x.r == 0 && !chain) {
+    (void)net_changes(&x, b, &many[k_many]);
+  }
+  for (size_t i = 0; i < n_commits; i++) {
+    free(commits[i].parents);
+  }
+  free(commits);
+  free(expect_one);
+  free(expect_many);
+  free(in_one);
+  free(in_many);
+  free(one);
+  free(many);
   return changes_finish(&x, prefix);
 }
 

@@ -259,6 +259,75 @@ class TestAudit(Base):
             self.assertIn("exec make", subjects[1]["message"])
             self.assert_refused(box, root, ".git/rebase-merge/git-rebase-todo")
 
+    def test_merge_strategy_in_sequencer_state(self):
+        # A rebase stopped at an `edit`: the agent names a strategy with a
+        # `/` (a program of its own in the working tree), and `git rebase
+        # --continue` runs it, as git-merge-x/evil from the top.
+        for box in self.each_user():
+            root = box.project()
+            marker = os.path.join(box.work, "STRATEGY-RAN")
+            box.sh("echo b > b && git add b && git commit -qm b && "
+                   "echo c > c && git add c && git commit -qm c && "
+                   "GIT_SEQUENCE_EDITOR='sed -i 1s/^pick/edit/' git rebase -q -i HEAD~2 && "
+                   "git commit -q --amend -m b2", root)
+            box.write(root, "git-merge-x/evil", "#!/bin/sh\ntouch %s\n" % marker, mode=0o755)
+            box.write(root, ".git/rebase-merge/strategy", "x/evil\n")
+            box.write(root, ".git/sequencer/opts", "[options]\n\tstrategy = \"y/evil\"\n")
+            doc = self.status_json(box, root)
+            found = [f for f in doc["findings"] if f["kind"] == "git-sequencer-exec"]
+            self.assertEqual([f["subject"] for f in found],
+                             [".git/rebase-merge/strategy", ".git/sequencer/opts"])
+            self.assertIn("merge strategy `x/evil`", found[0]["message"])
+            self.assertIn("git-merge-x/evil", found[0]["message"])
+            self.assertIn("merge strategy `y/evil`", found[1]["message"])
+            self.assert_refused(box, root, ".git/rebase-merge/strategy")
+            self.assertFalse(os.path.exists(marker))
+            # git's own strategies run nothing of the agent's.
+            box.write(root, ".git/sequencer/opts", "[options]\n\tstrategy = ort\n")
+            doc = self.status_json(box, root)
+            self.assertEqual([f["subject"] for f in doc["findings"]
+                              if f["kind"] == "git-sequencer-exec"],
+                             [".git/rebase-merge/strategy"])
+            # The vector is real: git runs it.
+            box.run(["sh", "-c", "rm -f .git/sequencer/opts; git rebase --continue"], root)
+            self.assertTrue(os.path.exists(marker))
+
+    def test_sequencer_state_of_linked_worktrees_and_nested_repositories(self):
+        # Each worktree keeps its own state in .git/worktrees/NAME, inside
+        # the project wherever the worktree is; a nested repository in its
+        # own git directory.
+        for box in self.each_user():
+            root = box.project()
+            box.sh("git worktree add -q ../wt-out && git worktree add -q wt-in && "
+                   "mkdir -p sub && git -C sub init -q", root)
+            box.write(root, ".git/worktrees/wt-out/rebase-merge/git-rebase-todo", "exec out\n")
+            box.write(root, ".git/worktrees/wt-in/rebase-merge/git-rebase-todo", "exec in\n")
+            box.write(root, "sub/.git/rebase-merge/git-rebase-todo", "exec sub\n")
+            doc = self.status_json(box, root)
+            found = sorted((f["subject"], f["message"].split("`")[1]) for f in doc["findings"]
+                           if f["kind"] == "git-sequencer-exec")
+            self.assertEqual(found, [
+                (".git/worktrees/wt-in/rebase-merge/git-rebase-todo", "exec in"),
+                (".git/worktrees/wt-out/rebase-merge/git-rebase-todo", "exec out"),
+                ("sub/.git/rebase-merge/git-rebase-todo", "exec sub")])
+
+    def test_bare_repository_whose_objects_are_elsewhere(self):
+        # git takes a directory with HEAD and a commondir file naming a
+        # directory with objects/ and refs/ for a bare repository, and reads
+        # its configuration there.
+        for box in self.each_user():
+            root = box.project()
+            real = os.path.join(box.work, "real.git")
+            box.sh("git init -q --bare %s && git --git-dir=%s config core.pager 'sh -c evil' && "
+                   "mkdir -p lib/cache && echo 'ref: refs/heads/main' > lib/cache/HEAD && "
+                   "echo %s > lib/cache/commondir" % (real, real, real), root)
+            r = box.run(["git", "rev-parse", "--is-bare-repository"],
+                        os.path.join(root, "lib/cache"))
+            self.assertEqual(r.out.strip(), "true", r)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-bare-repository", "lib/cache"), kinds(doc))
+            self.assertIn(("git-command-unprotected", os.path.join(real, "config")), kinds(doc))
+
     def test_project_below_the_top_of_its_repository(self):
         # agent.lock in app/: the repository's .git is above the project,
         # found as git finds it.
@@ -336,6 +405,72 @@ class TestGitRuns(Base):
             doc = self.status_json(box, root)
             self.assertEqual(len(self.runs(log)), 2, self.runs(log))
             self.assertIn(("git-command-unprotected", "inc"), kinds(doc))
+
+    def test_nested_repositories_run_git_only_for_an_include_and_the_index(self):
+        # A nested repository's configuration without an include is read
+        # by ralon alone; the index is listed once, and only when a nested
+        # repository is reported.
+        if not os.path.exists("/usr/bin/git"):
+            self.skipTest("git is not /usr/bin/git here")
+        for box in self.each_user():
+            root = box.project(policy=POLICY + "  - prot/.git\n")
+            box.sh("for d in prot a b; do mkdir -p $d && git -C $d init -q; done && "
+                   "git -C prot config core.pager evil", root)
+            box.sh("rm -rf a b", root)
+            log = self.logging_git(box)
+            doc = self.status_json(box, root)
+            self.assertEqual([k for k in kinds(doc) if k[0].startswith("git-")], [])
+            self.assertEqual(self.runs(log), [])
+            box.sh("for d in a b; do mkdir -p $d && /usr/bin/git -C $d init -q; done && "
+                   "/usr/bin/git -C a config core.pager 'sh -c evil' && "
+                   "/usr/bin/git -C b config alias.up '!sh -c evil'", root)
+            doc = self.status_json(box, root)
+            self.assertIn(("git-command-unprotected", "a/.git/config"), kinds(doc))
+            self.assertIn(("git-command-unprotected", "b/.git/config"), kinds(doc))
+            runs = self.runs(log)
+            self.assertEqual(len(runs), 1, runs)
+            self.assertIn("ls-files --stage", runs[0])
+            # An include: git follows it.
+            box.sh("/usr/bin/git -C b config include.path ../../inc", root)
+            box.write(root, "inc", "[core]\n\teditor = evil-editor\n")
+            doc = self.status_json(box, root)
+            self.assertIn(("git-command-unprotected", "inc"), kinds(doc))
+            runs = self.runs(log)[1:]
+            self.assertEqual(len(runs), 2, runs)
+            self.assertIn("ls-files --stage", runs[0])
+            self.assertIn("config --file", runs[1])
+
+    def test_a_range_runs_git_as_often_for_many_commits_as_for_few(self):
+        # `check --range` reads what every commit changes through one `git
+        # diff-tree --stdin`, and a second one for merges and the range as
+        # a whole when the commits are not one chain from A to B: not one
+        # diff-tree per commit and per parent of a merge.
+        if not os.path.exists("/usr/bin/git"):
+            self.skipTest("git is not /usr/bin/git here")
+        for box in self.each_user():
+            root = box.project(policy=RANGE_POLICY)
+            box.sh("git tag base && git checkout -qb side && echo s > s && git add s && "
+                   "git commit -qm s && git checkout -q main && "
+                   "for i in $(seq 1 30); do echo $i >> src.c && git add src.c && "
+                   "git commit -qm c$i; done && echo x >> ci.yml && git add ci.yml && "
+                   "git commit -qm ci && git tag chain && git merge -q --no-edit side && "
+                   "echo y >> ci.yml && git add ci.yml && git commit -qm ci2", root)
+            log = self.logging_git(box)
+            counts = {}
+            # 1 commit; 31 in a chain; 1 and a merge; 34 with a merge.
+            for rng in ("chain~1..chain", "base..chain", "HEAD~2", "base"):
+                before = len(self.runs(log))
+                r = box.ralon_(["check", "--range", rng], root)
+                self.assertEqual(r.rc, 1, r)
+                self.assertIn("locked    ci.yml", r.out)
+                runs = self.runs(log)[before:]
+                diffs = [l for l in runs if " diff-tree " in " " + l]
+                counts[rng] = (len(runs), len(diffs), all("--stdin" in l for l in diffs))
+            self.assertEqual(counts["base..chain"], counts["chain~1..chain"], counts)
+            self.assertEqual(counts["base"], counts["HEAD~2"], counts)
+            self.assertLessEqual(counts["base..chain"][0], 4, counts)
+            self.assertLessEqual(counts["base"][0], 5, counts)
+            self.assertTrue(counts["base"][2], counts)
 
     def test_settings_are_found_however_they_are_written(self):
         # A nested repository's configuration, written the ways git reads
@@ -948,6 +1083,39 @@ class TestPreReceive(Base):
             refs = box.sh("git --git-dir=%s for-each-ref --format='%%(refname)'" % server,
                           box.work)
             self.assertEqual(refs.split(), ["refs/heads/main"])
+
+
+class TestPreReceiveRefsThatAreNotCommits(Base):
+    def test_a_tag_of_a_tree_or_a_blob_is_refused_and_a_tag_of_a_commit_judged(self):
+        for box in self.each_user():
+            root = box.project(policy=RANGE_POLICY)
+            box.write(root, "ci.yml", "ci\n")
+            box.sh("git add -A && git commit -qm ci", root)
+            server = install_pre_receive(box)
+            box.sh("git push -q %s main" % server, root)
+            # A tag of a clean commit is judged, and passes.
+            box.sh("echo ok >> README && git commit -qam ok && git tag v1", root)
+            r = box.run(["git", "push", server, "main", "v1"], root)
+            self.assertEqual(r.rc, 0, r)
+            # The tag moved to a tree whose ci.yml is forged: `git archive
+            # v1` would ship it, and no commit says what changed.
+            box.sh("git checkout -q -b forged && echo evil > ci.yml && git add ci.yml && "
+                   "git commit -qm forged && git tag -f v1 'HEAD^{tree}' && "
+                   "git checkout -q main", root)
+            r = box.run(["git", "push", "-f", server, "v1"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("refs/tags/v1: points at a tree, not a", r.err)
+            self.assertEqual(
+                box.sh("git --git-dir=%s cat-file -t v1" % server, box.work).strip(), "commit")
+            # A new tag of a blob.
+            blob = box.sh("git rev-parse HEAD:ci.yml", root).strip()
+            box.sh("git tag blobtag %s" % blob, root)
+            r = box.run(["git", "push", server, "blobtag"], root)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("refs/tags/blobtag: points at a blob, not a", r.err)
+            refs = box.sh("git --git-dir=%s for-each-ref --format='%%(refname)'" % server,
+                          box.work)
+            self.assertEqual(sorted(refs.split()), ["refs/heads/main", "refs/tags/v1"])
 
 
 class TestPreCommitDefinition(unittest.TestCase):
