@@ -4,7 +4,8 @@
 real `ralon` binary and the real `git`, on real repositories: what an agent
 can leave for git to run later (the audit, `run --strict`, the report at the
 end of a session), and what commits change (`check --range`, `check
---staged`, the pre-receive hook, the pre-commit hook definition).
+--staged`, the pre-receive hook, the pre-commit framework with this tree's
+.pre-commit-hooks.yaml, README's GitHub Actions and GitLab CI steps).
 
 Runs as root and, when root, again as the unprivileged user nobody: every
 repository, home directory and copy of the binary is made for (and owned
@@ -13,7 +14,9 @@ repository's: where a test needs to show that ralon did not, the command
 would leave a file behind, and the test looks for it.
 
 Environment: RALON_BINARY (the ralon to test), RALON_PRE_RECEIVE (the
-installed pre-receive hook to test instead of data/git/pre-receive.in).
+installed pre-receive hook to test instead of data/git/pre-receive.in),
+RALON_REQUIRE_PRE_COMMIT (a missing `pre-commit` fails instead of
+skipping its test).
 Python 3 standard library only.
 """
 
@@ -1116,6 +1119,137 @@ class TestPreReceiveRefsThatAreNotCommits(Base):
             refs = box.sh("git --git-dir=%s for-each-ref --format='%%(refname)'" % server,
                           box.work)
             self.assertEqual(sorted(refs.split()), ["refs/heads/main", "refs/tags/v1"])
+
+
+README = os.path.join(SRC, "README.md")
+
+
+class TestPreCommitFramework(Base):
+    """.pre-commit-hooks.yaml as the pre-commit framework uses it: a
+    repository of hooks at a commit, named in a project's
+    .pre-commit-config.yaml, run by `git commit` once `pre-commit install`
+    has put pre-commit's hook in place."""
+
+    def setUp(self):
+        self.pre_commit = shutil.which("pre-commit")
+        if self.pre_commit is None:
+            if os.environ.get("RALON_REQUIRE_PRE_COMMIT"):
+                self.fail("RALON_REQUIRE_PRE_COMMIT is set, and pre-commit is not installed")
+            self.skipTest("pre-commit is not installed (scripts/bootstrap installs it)")
+
+    def test_commit_refused_when_staged_changes_touch_protected_paths(self):
+        for box in self.each_user():
+            # The hook repository: this tree's definition, at a commit.
+            hooks = os.path.join(box.work, "hooks")
+            os.mkdir(hooks)
+            os.chown(hooks, box.uid, box.uid)
+            with open(PRE_COMMIT_HOOKS, encoding="utf-8") as f:
+                box.write(hooks, ".pre-commit-hooks.yaml", f.read())
+            box.sh("git init -q && git add -A && git commit -qm hooks", hooks)
+            rev = box.sh("git rev-parse HEAD", hooks).strip()
+            root = box.project(policy=RANGE_POLICY)
+            box.write(root, "ci.yml", "ci\n")
+            box.write(root, ".pre-commit-config.yaml",
+                      "repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: ralon-check\n"
+                      % (hooks, rev))
+            box.sh("git add -A && git commit -qm ci", root)
+            env = {"PRE_COMMIT_HOME": os.path.join(box.home, "pre-commit")}
+            r = box.run([self.pre_commit, "install"], root, env=env)
+            self.assertEqual(r.rc, 0, r)
+            head = box.sh("git rev-parse HEAD", root)
+            box.sh("echo evil >> ci.yml && echo ok >> README && git add -A", root)
+            r = box.run(["git", "commit", "-qm", "evil"], root, env=env)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("locked    ci.yml  (matches `ci.yml`; modified, staged)", r.out + r.err)
+            self.assertEqual(box.sh("git rev-parse HEAD", root), head)
+            # A deletion and both ends of a rename count too.
+            box.sh("git reset -q --hard && git mv ci.yml ci-old.yml", root)
+            r = box.run(["git", "commit", "-qm", "moved"], root, env=env)
+            self.assertNotEqual(r.rc, 0, r)
+            self.assertIn("locked    ci.yml", r.out + r.err)
+            self.assertEqual(box.sh("git rev-parse HEAD", root), head)
+            # What agent.lock does not protect is committed.
+            box.sh("git reset -q --hard && echo ok >> README && git add README", root)
+            r = box.run(["git", "commit", "-qm", "ok"], root, env=env)
+            self.assertEqual(r.rc, 0, r)
+            self.assertNotEqual(box.sh("git rev-parse HEAD", root), head)
+
+
+def readme_block(heading):
+    """The first ```yaml block after the README line that starts with
+    `heading`."""
+    with open(README, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith(heading))
+    begin = next(i for i in range(start, len(lines)) if lines[i].strip() == "```yaml")
+    end = next(i for i in range(begin + 1, len(lines)) if lines[i].strip() == "```")
+    return [line.strip() for line in lines[begin + 1:end]]
+
+
+class TestCISnippets(Base):
+    """README's GitHub Actions and GitLab CI steps, run as their runners
+    would run them: in a fresh full clone of the project, on a branch with
+    the pull request's commits, with the variables the runner sets."""
+
+    def setUp(self):
+        run = [line[len("- run: "):] for line in readme_block("- **GitHub Actions**")
+               if line.startswith("- run: ")]
+        self.assertEqual(len(run), 1, "README's GitHub Actions snippet has one `run:` step")
+        self.github = run[0].replace("${{ github.base_ref }}", "main")
+        self.assertNotIn("${{", self.github)
+        block = readme_block("- **GitLab CI**")
+        script = block[block.index("script:") + 1:]
+        self.gitlab = [line[2:] for line in script if line.startswith("- ")]
+        self.assertGreaterEqual(len(self.gitlab), 1)
+
+    def clone(self, box, upstream, branch):
+        """A full clone at the pull request's commit, detached, with no
+        local branch: the base is only there as origin's."""
+        name = "clone-%d" % len(os.listdir(box.work))
+        box.sh("git clone -q %s %s && cd %s && git checkout -q --detach origin/%s && "
+               "git for-each-ref --format='delete %%(refname)' refs/heads | git update-ref --stdin"
+               % (upstream, name, name, branch), box.work)
+        return os.path.join(box.work, name)
+
+    def run_github(self, box, upstream, branch):
+        return box.run(["sh", "-ec", self.github], self.clone(box, upstream, branch))
+
+    def run_gitlab(self, box, upstream, branch):
+        clone = self.clone(box, upstream, branch)
+        base = box.sh("git merge-base origin/main HEAD", clone).strip()
+        env = {"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
+               "CI_MERGE_REQUEST_DIFF_BASE_SHA": base}
+        return box.run(["sh", "-ec", "\n".join(self.gitlab)], clone, env=env)
+
+    def test_snippets_fail_a_pull_request_touching_protected_paths(self):
+        for box in self.each_user():
+            upstream = box.project(policy=RANGE_POLICY)
+            box.write(upstream, "ci.yml", "ci\n")
+            box.sh("git add -A && git commit -qm ci", upstream)
+            box.sh("git checkout -qb evil && echo evil >> ci.yml && git commit -qam evil && "
+                   "git checkout -qb clean main && echo ok >> README && git commit -qam ok && "
+                   "git checkout -q main", upstream)
+            for name, run in (("github", self.run_github), ("gitlab", self.run_gitlab)):
+                with self.subTest(ci=name):
+                    r = run(box, upstream, "evil")
+                    self.assertEqual(r.rc, 1, r)
+                    self.assertIn("locked    ci.yml  (matches `ci.yml`; modified in", r.out)
+                    r = run(box, upstream, "clean")
+                    self.assertEqual(r.rc, 0, r)
+
+    def test_snippets_pass_the_pull_request_that_brings_the_first_policy(self):
+        for box in self.each_user():
+            upstream = os.path.join(box.work, "up")
+            os.mkdir(upstream)
+            os.chown(upstream, box.uid, box.uid)
+            box.sh("git init -q && echo r > README && git add -A && git commit -qm init && "
+                   "git checkout -qb first && printf 'protect: [README]\\n' > agent.lock && "
+                   "git add -A && git commit -qm policy && git checkout -q main", upstream)
+            for name, run in (("github", self.run_github), ("gitlab", self.run_gitlab)):
+                with self.subTest(ci=name):
+                    r = run(box, upstream, "first")
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertIn("agent.lock", r.err)
 
 
 class TestPreCommitDefinition(unittest.TestCase):
