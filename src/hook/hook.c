@@ -921,7 +921,7 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
   if (tok == NULL) {
     oom();
   }
-  json_object *root = len > 0 && len < HOOK_MAX_PAYLOAD
+  json_object *root = len > 0 && len <= HOOK_MAX_PAYLOAD
                           ? json_tokener_parse_ex(tok, payload, (int)len)
                           : NULL;
   enum json_tokener_error jerr = json_tokener_get_error(tok);
@@ -936,7 +936,7 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
   }
   json_tokener_free(tok);
 
-  if (len >= HOOK_MAX_PAYLOAD) {
+  if (len > HOOK_MAX_PAYLOAD) {
     req.not_understood = xasprintf(_("a payload of more than %u bytes"), HOOK_MAX_PAYLOAD);
   } else if (root == NULL && memmem(payload, len, "*** ", 4) != NULL &&
              memchr(payload, '\0', len) == NULL && hook_patch_paths(payload, &req) > 0) {
