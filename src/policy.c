@@ -873,9 +873,8 @@ int policy_check_file(const char *file, Error *err) {
   }
   _cleanup_free_ char *kind = NULL;
   if (S_ISLNK(st.st_mode)) {
-    char target[PATH_MAX];
-    ssize_t n = readlink(file, target, sizeof(target) - 1);
-    target[n < 0 ? 0 : n] = '\0';
+    _cleanup_free_ char *link = path_read_link(file);
+    const char *target = link != NULL ? link : "";
     struct stat to;
     if (stat(file, &to) == 0) {
       if (S_ISREG(to.st_mode)) {
