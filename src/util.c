@@ -251,22 +251,26 @@ int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, 
   return 0;
 }
 
-size_t drain_fd(int fd, size_t max, int timeout_ms) {
-  struct timespec start, now;
+static long long ms_since(const struct timespec *t) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (long long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+size_t drain_fd(int fd, size_t max, int idle_ms, int total_ms) {
+  struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
   char buf[64 * 1024];
   size_t total = 0;
   while (total < max) {
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long long elapsed = (long long)(now.tv_sec - start.tv_sec) * 1000 +
-                        (now.tv_nsec - start.tv_nsec) / 1000000;
-    if (elapsed >= timeout_ms) {
+    long long left = total_ms - ms_since(&start);
+    if (left <= 0) {
       break;
     }
     /* Waited for, so that a writer that keeps its end open without
-     * writing holds us no longer than the timeout. */
+     * writing holds us no longer than idle_ms. */
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    int p = poll(&pfd, 1, (int)(timeout_ms - elapsed));
+    int p = poll(&pfd, 1, (int)(left < idle_ms ? left : idle_ms));
     if (p < 0 && errno == EINTR) {
       continue;
     }

@@ -100,7 +100,7 @@ static int hook_check_command(const Options *o, Error *err) {
      * pipe read and thrown away, so that the agent's write into it does
      * not fail. */
     len = HOOK_MAX_PAYLOAD + 1;
-    (void)drain_fd(STDIN_FILENO, HOOK_MAX_DRAIN, HOOK_DRAIN_MS);
+    (void)drain_fd(STDIN_FILENO, HOOK_MAX_DRAIN, HOOK_DRAIN_IDLE_MS, HOOK_DRAIN_TOTAL_MS);
   } else if (r < 0) {
     len = 0; /* unreadable: refused as empty */
   }

@@ -919,14 +919,15 @@ class HookTest(unittest.TestCase):
         tail = b'"}}'
         return head + fill * (size - len(head) - len(tail)) + tail
 
-    def piped_hook(self, size, args=(), linger=False):
+    def piped_hook(self, size, args=(), linger=None):
         """`hook check` reading a Write of `size` bytes from a pipe whose
         writer is a process of its own, as an agent's is: it exits 0 when
         every byte was taken, 3 when its write failed (EPIPE: the hook
-        closed its end first). With linger, the writer then keeps its end
-        open, sleeping, as a writer that never closes would. Returns the
-        hook's Result, the writer's exit status (None: still running when
-        the hook had answered) and the writer's standard error."""
+        closed its end first). With linger "linger", the writer then keeps
+        its end open, sleeping, as a writer that never closes would; with
+        "endless", it goes on writing for ever. Returns the hook's Result,
+        the writer's exit status (None: still running when the hook had
+        answered) and the writer's standard error."""
         writer_code = (
             "import os, sys, time\n"
             "head = sys.argv[1].encode(); size = int(sys.argv[2])\n"
@@ -939,13 +940,14 @@ class HookTest(unittest.TestCase):
             "except OSError as e:\n"
             "    sys.stderr.write('write failed: %s\\n' % e); sys.exit(3)\n"
             "if sys.argv[3] == 'linger':\n"
-            "    time.sleep(600)\n")
+            "    time.sleep(600)\n"
+            "while sys.argv[3] == 'endless':\n"
+            "    os.write(1, b'x' * 65536)\n")
         head = ('{"hook_event_name":"PreToolUse","tool_name":"Write","cwd":"%s",'
                 '"tool_input":{"file_path":"%s/src/big.c","content":"' % (self.root, self.root))
         with tempfile.TemporaryFile() as werr:
             writer = subprocess.Popen(
-                [sys.executable, "-c", writer_code, head, str(size),
-                 "linger" if linger else "close"],
+                [sys.executable, "-c", writer_code, head, str(size), linger or "close"],
                 stdout=subprocess.PIPE, stderr=werr)
             try:
                 p = subprocess.run([RALON, "hook", "check"] + list(args), stdin=writer.stdout,
@@ -1009,9 +1011,16 @@ class HookTest(unittest.TestCase):
         writer is alive (the drain is bounded), and the writer's write of
         what it sent succeeded."""
         reason = not_understood("a payload of more than %d bytes" % HOOK_MAX_PAYLOAD)
-        res, wrc, werr = self.piped_hook(HOOK_MAX_PAYLOAD + 64 * 1024, linger=True)
+        res, wrc, werr = self.piped_hook(HOOK_MAX_PAYLOAD + 64 * 1024, linger="linger")
         self.assertAnswer("generic", res, reason)
         self.assertEqual((wrc, werr), (None, ""), "the writer was to be still running")
+
+    def test_oversized_payload_writer_never_stops(self):
+        """A writer that goes on writing for ever: the hook stops draining
+        past its bound (256 MiB) and answers, refusing."""
+        reason = not_understood("a payload of more than %d bytes" % HOOK_MAX_PAYLOAD)
+        res, _, _ = self.piped_hook(HOOK_MAX_PAYLOAD + 64 * 1024, linger="endless")
+        self.assertAnswer("generic", res, reason)
 
     def test_large_payload_under_limit_is_read(self):
         """3 MiB of content is read and decided like any other."""
