@@ -214,7 +214,12 @@ static int split_segments(const char *orig, const char *alt, Arena *arena, Segme
                      orig);
     return -1;
   }
-  Segment local[MATCHER_MAX_SEGMENTS];
+  /* Most patterns have a few components: the rest, up to
+   * MATCHER_MAX_SEGMENTS, on the heap. All of them on the stack (8 KiB)
+   * put what this calls two pages of stack further down, each a page
+   * fault at every start that reads a policy. */
+  Segment local[32];
+  _cleanup_free_ Segment *spill = NULL;
   if (ret != NULL) {
     buf = arena_strndup(arena, alt, strlen(alt));
     segs = local;
@@ -257,6 +262,11 @@ static int split_segments(const char *orig, const char *alt, Arena *arena, Segme
           return -1;
         }
         last = kind;
+        if (ret != NULL && segs == local && n == ELEMENTSOF(local)) {
+          spill = xreallocarray(NULL, MATCHER_MAX_SEGMENTS, sizeof(Segment));
+          memcpy(spill, local, sizeof(local));
+          segs = spill;
+        }
         if (ret != NULL) {
           Segment *sg = &segs[n];
           *sg = (Segment){.kind = kind, .fast = FAST_NONE, .len = len, .ascii = ascii};

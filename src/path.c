@@ -138,6 +138,12 @@ char *path_dirname(const char *p) {
   return xstrndup(p, (size_t)(slash - p));
 }
 
+__attribute__((noinline)) char *path_read_link(const char *p) {
+  char target[PATH_MAX];
+  ssize_t n = readlink(p, target, sizeof(target) - 1);
+  return n < 0 ? NULL : xstrndup(target, (size_t)n);
+}
+
 /* realpath(3) that keeps going where components are missing; `links`
  * counts the symbolic links followed by hand, as the kernel's limit does. */
 static char *resolve(const char *p, unsigned *links) {
@@ -174,14 +180,12 @@ static char *resolve(const char *p, unsigned *links) {
   _cleanup_free_ char *joined = path_join(rparent, last);
   /* A dangling symbolic link is where a write through it would land:
    * follow it by hand. */
-  char target[PATH_MAX];
-  ssize_t n = streq(last, ".") || streq(last, "..") ? -1 : readlink(joined, target, sizeof(target) - 1);
-  if (n >= 0) {
+  _cleanup_free_ char *target = streq(last, ".") || streq(last, "..") ? NULL : path_read_link(joined);
+  if (target != NULL) {
     if (++*links > 40) {
       errno = ELOOP;
       return NULL;
     }
-    target[n] = '\0';
     _cleanup_free_ char *next = target[0] == '/' ? xstrdup(target) : path_join(rparent, target);
     return resolve(next, links);
   }

@@ -24,6 +24,14 @@ char *path_absolute(const char *base, const char *p);
  * `path` ("" for the root itself), or NULL when it is outside. */
 const char *path_relative(const char *root, const char *path);
 
+/* What the symbolic link `p` holds (at most PATH_MAX - 1 bytes, caller
+ * frees), or NULL with errno set. A function of its own so that its
+ * PATH_MAX buffer is on the stack only while it runs: in a caller's frame
+ * it put 4 KiB of stack under everything the caller called (and under
+ * each step of a recursion), each new page of stack a page fault, on
+ * every hook call. */
+char *path_read_link(const char *p);
+
 /* `p` with every symbolic link resolved, like realpath(3), except that
  * components that do not exist yet are appended lexically and dangling
  * links are followed (like `realpath -m`): a file an agent is about to

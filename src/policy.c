@@ -873,9 +873,8 @@ int policy_check_file(const char *file, Error *err) {
   }
   _cleanup_free_ char *kind = NULL;
   if (S_ISLNK(st.st_mode)) {
-    char target[PATH_MAX];
-    ssize_t n = readlink(file, target, sizeof(target) - 1);
-    target[n < 0 ? 0 : n] = '\0';
+    _cleanup_free_ char *link = path_read_link(file);
+    const char *target = link != NULL ? link : "";
     struct stat to;
     if (stat(file, &to) == 0) {
       if (S_ISREG(to.st_mode)) {
@@ -1037,7 +1036,8 @@ static int check_logical_way(const char *dir, const struct stat *cwd, const char
   return -EXDEV;
 }
 
-static int find_policy(const char *start, char **ret_file, char **ret_enclosing, Error *err) {
+static int find_policy(const char *start, char **ret_file, char **ret_enclosing, bool quiet_none,
+                       Error *err) {
   _cleanup_free_ char *dir = path_absolute(NULL, start ? start : ".");
   if (dir == NULL) {
     return error_set(err, errno, _("cannot determine the working directory: %m"));
@@ -1061,8 +1061,10 @@ static int find_policy(const char *start, char **ret_file, char **ret_enclosing,
     }
   }
   if (r == -ENOENT) {
-    error_set(err, ENOENT,
-              _("no agent.lock found in %s or any parent directory (run `ralon init`)"), dir);
+    if (!quiet_none) {
+      error_set(err, ENOENT,
+                _("no agent.lock found in %s or any parent directory (run `ralon init`)"), dir);
+    }
     return -ENOENT;
   }
   *ret_file = steal_pointer(&file);
@@ -1070,13 +1072,17 @@ static int find_policy(const char *start, char **ret_file, char **ret_enclosing,
 }
 
 int policy_find(const char *start, char **ret_file, Error *err) {
-  return find_policy(start, ret_file, NULL, err);
+  return find_policy(start, ret_file, NULL, false, err);
+}
+
+int policy_find_if_any(const char *start, char **ret_file, Error *err) {
+  return find_policy(start, ret_file, NULL, true, err);
 }
 
 int policy_discover(const char *start, Policy **ret, Error *err) {
   _cleanup_free_ char *file = NULL;
   _cleanup_free_ char *enclosing = NULL;
-  int r = find_policy(start, &file, &enclosing, err);
+  int r = find_policy(start, &file, &enclosing, false, err);
   if (r < 0) {
     return r;
   }

@@ -88,6 +88,12 @@ char *policy_canonical_root(const Policy *p);
  * through a symbolic link ($PWD) along which another agent.lock applies
  * than along its real path. */
 int policy_find(const char *start, char **ret_file, Error *err);
+/* The same, except that -ENOENT (none at or above `start`) sets no
+ * message: for callers to whom that is an answer rather than an error
+ * (`hook check` looks for every policy up to `/`). A message formatted
+ * to be thrown away is the first translated string, whose lookup loads
+ * the catalogue and reads locale.alias. */
+int policy_find_if_any(const char *start, char **ret_file, Error *err);
 
 /* Normalises one pattern as ARCHITECTURE.md §2 says. On rejection returns -1 and
  * sets *ret_reason to a translated explanation (static storage or owned by

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #if ENABLE_NLS
 bool i18n_enabled;
@@ -247,6 +249,45 @@ int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, 
   *ret = steal_pointer(&buf);
   *ret_len = len;
   return 0;
+}
+
+static long long ms_since(const struct timespec *t) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (long long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+size_t drain_fd(int fd, size_t max, int idle_ms, int total_ms) {
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  char buf[64 * 1024];
+  size_t total = 0;
+  while (total < max) {
+    long long left = total_ms - ms_since(&start);
+    if (left <= 0) {
+      break;
+    }
+    /* Waited for, so that a writer that keeps its end open without
+     * writing holds us no longer than idle_ms. */
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int p = poll(&pfd, 1, (int)(left < idle_ms ? left : idle_ms));
+    if (p < 0 && errno == EINTR) {
+      continue;
+    }
+    if (p <= 0) {
+      break;
+    }
+    size_t want = max - total < sizeof(buf) ? max - total : sizeof(buf);
+    ssize_t r = read(fd, buf, want);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) {
+      continue;
+    }
+    if (r <= 0) {
+      break;
+    }
+    total += (size_t)r;
+  }
+  return total;
 }
 
 static int write_all(int fd, const char *data, size_t len) {

@@ -142,6 +142,12 @@ locale_t utf8_locale(void);
 int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len);
 /* The same, with the fstat(2) of `fd` the caller has made (NULL: none). */
 int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, size_t *ret_len);
+/* Reads what is left of `fd` and throws it away, so that the writer at
+ * the other end of a pipe sees its write succeed: up to end of file, `max`
+ * bytes, `idle_ms` milliseconds with nothing to read or `total_ms` in all,
+ * whichever comes first. Returns the bytes read; whatever ended it early
+ * is no error of the caller's. */
+size_t drain_fd(int fd, size_t max, int idle_ms, int total_ms);
 /* The whole text of the file at `path` (at most `max` bytes, caller
  * frees), or NULL when it cannot be read. */
 char *read_text_file(const char *path, size_t max);

@@ -32,6 +32,48 @@
 
 /* ---- hook ------------------------------------------------------------- */
 
+/* The payload from standard input, as read_fd_limited reads it, but from a
+ * pipe in at most two buffers: a small one, which every ordinary call fits
+ * in, then one of the whole limit. Doubling would fault in and copy about
+ * twice the payload's pages, and a page fault costs as much as thousands
+ * of instructions; pages of the large buffer that are not read into are
+ * never touched. */
+static int read_payload(char **ret, size_t *ret_len) {
+  struct stat st;
+  if (fstat(STDIN_FILENO, &st) < 0 || S_ISREG(st.st_mode)) {
+    return read_fd_limited(STDIN_FILENO, HOOK_MAX_PAYLOAD, ret, ret_len);
+  }
+  size_t cap = 64 * 1024, len = 0;
+  _cleanup_free_ char *buf = xmalloc(cap + 1);
+  for (;;) {
+    if (len == cap) {
+      if (cap > HOOK_MAX_PAYLOAD) {
+        return -EFBIG;
+      }
+      cap = HOOK_MAX_PAYLOAD + 1;
+      buf = xreallocarray(buf, cap + 1, 1);
+    }
+    ssize_t r = read(STDIN_FILENO, buf + len, cap - len);
+    if (r < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return -errno;
+    }
+    if (r == 0) {
+      break;
+    }
+    len += (size_t)r;
+    if (len > HOOK_MAX_PAYLOAD) {
+      return -EFBIG;
+    }
+  }
+  buf[len] = '\0';
+  *ret = steal_pointer(&buf);
+  *ret_len = len;
+  return 0;
+}
+
 static int hook_check_command(const Options *o, Error *err) {
   Agent agent = _AGENT_INVALID;
   if (o->n_agents > 1) {
@@ -52,10 +94,15 @@ static int hook_check_command(const Options *o, Error *err) {
   mallopt(M_TRIM_THRESHOLD, (int)(8 * HOOK_MAX_PAYLOAD));
   _cleanup_free_ char *payload = NULL;
   size_t len = 0;
-  int r = read_fd_limited(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &len);
-  if (r < 0) {
-    /* Too big or unreadable: a length hook_check refuses unread. */
-    len = r == -EFBIG ? HOOK_MAX_PAYLOAD : 0;
+  int r = read_payload(&payload, &len);
+  if (r == -EFBIG) {
+    /* Too big: a length hook_check refuses unread, and the rest of a
+     * pipe read and thrown away, so that the agent's write into it does
+     * not fail. */
+    len = HOOK_MAX_PAYLOAD + 1;
+    (void)drain_fd(STDIN_FILENO, HOOK_MAX_DRAIN, HOOK_DRAIN_IDLE_MS, HOOK_DRAIN_TOTAL_MS);
+  } else if (r < 0) {
+    len = 0; /* unreadable: refused as empty */
   }
   HookAnswer a;
   hook_check(payload ? payload : "", len, agent, o->dir, &a);

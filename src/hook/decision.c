@@ -81,7 +81,7 @@ static char *resolve(const char *joined, bool entry) {
 }
 
 static int decide(const Decider *d, const char *base, const char *arg, bool entry,
-                  PathDecision *ret, Error *err) {
+                  const char *known, PathDecision *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   ret->pattern = -1;
   _cleanup_free_ char *abs = path_absolute(base, arg);
@@ -97,7 +97,7 @@ static int decide(const Decider *d, const char *base, const char *arg, bool entr
   if (lex_idx < 0) {
     /* Only needed when the name as written is not protected. */
     _cleanup_free_ char *joined = arg[0] == '/' ? xstrdup(arg) : path_join(base, arg);
-    resolved = resolve(joined, entry);
+    resolved = known != NULL ? xstrdup(known) : resolve(joined, entry);
     if (resolved == NULL && !(errno == ENAMETOOLONG && overlong_component(joined))) {
       return error_set(err, errno, _("cannot resolve %s: %m"), arg);
     }
@@ -132,12 +132,12 @@ static int decide(const Decider *d, const char *base, const char *arg, bool entr
 
 int decide_path(const Decider *d, const char *base, const char *arg, PathDecision *ret,
                 Error *err) {
-  return decide(d, base, arg, false, ret, err);
+  return decide(d, base, arg, false, NULL, ret, err);
 }
 
-int decide_entry(const Decider *d, const char *base, const char *arg, PathDecision *ret,
-                 Error *err) {
-  return decide(d, base, arg, true, ret, err);
+int decide_known(const Decider *d, const char *base, const char *arg, bool entry,
+                 const char *resolved, PathDecision *ret, Error *err) {
+  return decide(d, base, arg, entry, resolved, ret, err);
 }
 
 bool decide_suffix(const Decider *d, const char *rel, long *ret_pattern) {

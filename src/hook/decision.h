@@ -47,10 +47,14 @@ typedef struct {
  * links resolved count; a path that does not exist yet can be locked. */
 int decide_path(const Decider *d, const char *base, const char *arg, PathDecision *ret,
                 Error *err);
-/* The same for the entry `arg` names, its last component not followed:
- * for a name removed or renamed as it is (a symbolic link goes itself). */
-int decide_entry(const Decider *d, const char *base, const char *arg, PathDecision *ret,
-                 Error *err);
+/* The same, and with `entry` for the entry `arg` names, its last
+ * component not followed: for a name removed or renamed as it is (a
+ * symbolic link goes itself). `resolved`: what the path resolves to, so,
+ * already known (NULL: resolved here), for a caller deciding one path
+ * against several policies, each resolution being a system call per
+ * component. */
+int decide_known(const Decider *d, const char *base, const char *arg, bool entry,
+                 const char *resolved, PathDecision *ret, Error *err);
 void path_decision_clear(PathDecision *p);
 
 /* Whether some protected path could end with the relative path `rel`:

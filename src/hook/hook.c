@@ -170,10 +170,19 @@ typedef struct {
   size_t cap;
 } PolicyList;
 
+/* What policy_from answered for a directory. */
+typedef struct {
+  char *dir;
+  long i;
+} PolicyAt;
+
 typedef struct {
   CachedPolicy *v;
   size_t n;
   size_t cap;
+  PolicyAt *at; /* each directory asked about, once */
+  size_t n_at;
+  size_t cap_at;
   const char *start;
   PolicyList start_chain;
   bool start_done;
@@ -200,10 +209,29 @@ typedef struct {
                         last component is not followed */
 } Target;
 
+static long policy_find_cached(Policies *ps, const char *dir);
+
 /* The policy found upwards from `dir`, or from the nearest directory above
  * it that exists: its index in the cache, or -1 when there is none. The
- * cache holds the few policies one call can meet. */
+ * cache holds the few policies one call can meet, and the answer for each
+ * directory asked about: a call's paths, where it runs and the chains
+ * above them mostly share their directories, and each look is a walk to
+ * `/`. */
 static long policy_from(Policies *ps, const char *dir) {
+  for (size_t k = 0; k < ps->n_at; k++) {
+    if (streq(ps->at[k].dir, dir)) {
+      return ps->at[k].i;
+    }
+  }
+  long i = policy_find_cached(ps, dir);
+  PolicyAt *a = grow_array(&ps->at, &ps->n_at, &ps->cap_at, sizeof(PolicyAt));
+  a->dir = xstrdup(dir);
+  a->i = i;
+  return i;
+}
+
+/* policy_from's look itself. */
+static long policy_find_cached(Policies *ps, const char *dir) {
   _cleanup_free_ char *d = xstrdup(dir);
   struct stat st;
   while ((stat(d, &st) < 0 || !S_ISDIR(st.st_mode)) && !streq(d, "/")) {
@@ -213,9 +241,8 @@ static long policy_from(Policies *ps, const char *dir) {
   }
   _cleanup_free_ char *file = NULL;
   Error err = {0};
-  int r = policy_find(d, &file, &err);
+  int r = policy_find_if_any(d, &file, &err);
   if (r == -ENOENT) {
-    error_clear(&err);
     return -1;
   }
   if (r < 0) {
@@ -384,8 +411,7 @@ static bool decide_in(Deciding *dc, size_t policy, const Target *t) {
    * passes it on as it is. */
   PathDecision pd;
   Error err = {0};
-  int r = t->link ? decide_entry(&c->d, dc->base, t->path, &pd, &err)
-                  : decide_path(&c->d, dc->base, t->path, &pd, &err);
+  int r = decide_known(&c->d, dc->base, t->path, t->link, t->resolved, &pd, &err);
   if (r < 0) {
     /* Cannot be resolved (a loop, no permission): not knowing is no. */
     note_error(dc, err.message);
@@ -772,6 +798,10 @@ static void decide(const HookRequest *req, const char *start, HookVerdict *v) {
     decider_clear(&dc.ps.v[i].d);
   }
   free(dc.ps.v);
+  for (size_t i = 0; i < dc.ps.n_at; i++) {
+    free(dc.ps.at[i].dir);
+  }
+  free(dc.ps.at);
   free(dc.ps.start_chain.v);
   _cleanup_free_ char *policy_error = dc.policy_error;
   _cleanup_free_ char *ambiguous = dc.ambiguous;
@@ -921,7 +951,7 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
   if (tok == NULL) {
     oom();
   }
-  json_object *root = len > 0 && len < HOOK_MAX_PAYLOAD
+  json_object *root = len > 0 && len <= HOOK_MAX_PAYLOAD
                           ? json_tokener_parse_ex(tok, payload, (int)len)
                           : NULL;
   enum json_tokener_error jerr = json_tokener_get_error(tok);
@@ -936,7 +966,7 @@ void hook_check(const char *payload, size_t len, Agent agent, const char *start,
   }
   json_tokener_free(tok);
 
-  if (len >= HOOK_MAX_PAYLOAD) {
+  if (len > HOOK_MAX_PAYLOAD) {
     req.not_understood = xasprintf(_("a payload of more than %u bytes"), HOOK_MAX_PAYLOAD);
   } else if (root == NULL && memmem(payload, len, "*** ", 4) != NULL &&
              memchr(payload, '\0', len) == NULL && hook_patch_paths(payload, &req) > 0) {

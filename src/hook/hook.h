@@ -14,8 +14,23 @@
 #include "hook/agents.h"
 #include "util.h"
 
-/* Payloads larger than this are refused unread. */
-#define HOOK_MAX_PAYLOAD (16u * 1024u * 1024u)
+/* Payloads larger than this are refused unread. No agent's tool call
+ * comes near it: what a model writes in one call is bounded by its output
+ * limit, hundreds of KiB. Four times that would cost json-c alone some
+ * 350 M instructions to read, past the 100 ms a hook has. */
+#define HOOK_MAX_PAYLOAD (4u * 1024u * 1024u)
+/* What is left of a refused payload is read and thrown away, so that the
+ * agent's write into the pipe succeeds (Node and Python report a failed
+ * one as an error of their own, not as ralon's refusal): up to end of
+ * file, 64 times the limit (a quarter second of pipe here), two seconds
+ * with nothing written or ten in all, whichever comes first. A writer
+ * that never closes, or writes forever, so holds the hook a bounded
+ * time, far inside the 60 s written into every agent's configuration,
+ * past which three agents let the tool run; one that writes, however
+ * slowly the machine lets it, is read to its end. */
+#define HOOK_MAX_DRAIN (64u * HOOK_MAX_PAYLOAD)
+#define HOOK_DRAIN_IDLE_MS 2000
+#define HOOK_DRAIN_TOTAL_MS 10000
 /* The work one call may cost before it is refused as too large to check
  * in time (HookRequest.over_budget): about a byte of shell read, or one
  * comparison of a name with one already found, per unit. */

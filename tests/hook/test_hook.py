@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -40,7 +41,7 @@ WORKFLOWS = ".github/workflows"
 MIGRATIONS = "migrations/**"
 LOCK = "agent.lock"  # the implicit pattern zero
 
-HOOK_MAX_PAYLOAD = 16 * 1024 * 1024
+HOOK_MAX_PAYLOAD = 4 * 1024 * 1024
 
 # ---- what ralon says ---------------------------------------------------------
 # The wording of the reasons, in one place.
@@ -911,20 +912,118 @@ class HookTest(unittest.TestCase):
         res = self.hook(payload, ["-C", self.nolock], cwd=self.out)
         self.assertAnswer("claude", res, None)
 
-    def test_huge_payload_refused(self):
-        """More than 16 MiB: refused unread, in the generic form unless
-        --agent names a dialect."""
+    def write_payload(self, target, size, fill=b"x"):
+        """A Claude Code Write of `target` exactly `size` bytes long."""
+        head = ('{"hook_event_name":"PreToolUse","tool_name":"Write","cwd":"%s",'
+                '"tool_input":{"file_path":"%s","content":"' % (self.root, target)).encode()
+        tail = b'"}}'
+        return head + fill * (size - len(head) - len(tail)) + tail
+
+    def piped_hook(self, size, args=(), linger=None):
+        """`hook check` reading a Write of `size` bytes from a pipe whose
+        writer is a process of its own, as an agent's is: it exits 0 when
+        every byte was taken, 3 when its write failed (EPIPE: the hook
+        closed its end first). With linger "linger", the writer then keeps
+        its end open, sleeping, as a writer that never closes would; with
+        "endless", it goes on writing for ever. Returns the hook's Result,
+        the writer's exit status (None: still running when the hook had
+        answered) and the writer's standard error."""
+        writer_code = (
+            "import os, sys, time\n"
+            "head = sys.argv[1].encode(); size = int(sys.argv[2])\n"
+            "tail = b'\"}}'\n"
+            "data = head + b'x' * (size - len(head) - len(tail)) + tail\n"
+            "view = memoryview(data)\n"
+            "try:\n"
+            "    while view:\n"  # a write cut short by a closed pipe says so next time
+            "        view = view[os.write(1, view):]\n"
+            "except OSError as e:\n"
+            "    sys.stderr.write('write failed: %s\\n' % e); sys.exit(3)\n"
+            "if sys.argv[3] == 'linger':\n"
+            "    time.sleep(600)\n"
+            "while sys.argv[3] == 'endless':\n"
+            "    os.write(1, b'x' * 65536)\n")
         head = ('{"hook_event_name":"PreToolUse","tool_name":"Write","cwd":"%s",'
                 '"tool_input":{"file_path":"%s/src/big.c","content":"' % (self.root, self.root))
-        payload = head.encode() + b"x" * (HOOK_MAX_PAYLOAD + 1024) + b'"}}'
+        with tempfile.TemporaryFile() as werr:
+            writer = subprocess.Popen(
+                [sys.executable, "-c", writer_code, head, str(size), linger or "close"],
+                stdout=subprocess.PIPE, stderr=werr)
+            try:
+                p = subprocess.run([RALON, "hook", "check"] + list(args), stdin=writer.stdout,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   cwd=self.root, env=self.env, timeout=120)
+                writer.stdout.close()
+                wrc = writer.poll() if linger else writer.wait(timeout=120)
+            finally:
+                if writer.poll() is None:
+                    writer.kill()
+                    writer.wait()
+            werr.seek(0)
+            return (Result(p.returncode, p.stdout.decode("utf-8", "replace"),
+                           p.stderr.decode("utf-8", "replace")), wrc,
+                    werr.read().decode("utf-8", "replace"))
+
+    def test_huge_payload_refused(self):
+        """More than 4 MiB: refused unread, in the generic form unless
+        --agent names a dialect."""
+        payload = self.write_payload(os.path.join(self.root, "src/big.c"),
+                                     HOOK_MAX_PAYLOAD + 1024)
         reason = not_understood("a payload of more than %d bytes" % HOOK_MAX_PAYLOAD)
         self.assertAnswer("generic", self.hook(payload), reason)
         self.assertAnswer("claude", self.hook(payload, ["--agent", "claude"]), reason)
         self.assertAnswer("cursor", self.hook(payload, ["--agent", "cursor"]), reason)
         self.assertAnswer("cline", self.hook(payload, ["--agent", "cline"]), reason)
 
+    def test_payload_at_the_limit(self):
+        """A payload of exactly the limit is read and decided like any
+        other, allowed or refused for the path it names; one byte more is
+        refused with the limit named, whatever it names."""
+        golden = protected_reason([("tests/golden/big.txt", GOLDEN)],
+                                  os.path.join(self.root, "agent.lock"))
+        too_large = not_understood("a payload of more than %d bytes" % HOOK_MAX_PAYLOAD)
+        # Unread, the payload names no agent: the generic answer.
+        for size, target, dialect, reason in (
+                (HOOK_MAX_PAYLOAD, "src/big.c", "claude", None),
+                (HOOK_MAX_PAYLOAD, "tests/golden/big.txt", "claude", golden),
+                (HOOK_MAX_PAYLOAD + 1, "src/big.c", "generic", too_large),
+                (HOOK_MAX_PAYLOAD + 1, "tests/golden/big.txt", "generic", too_large)):
+            with self.subTest(size=size, target=target):
+                payload = self.write_payload(target, size, b"y")
+                self.assertEqual(len(payload), size)
+                self.assertAnswer(dialect, self.hook(payload), reason)
+
+    def test_oversized_payload_drained(self):
+        """16 MiB and 64 MiB written into the hook's pipe by a writer that
+        checks its write: refused with the limit named, and every byte
+        taken, so the agent's write never fails with EPIPE."""
+        reason = not_understood("a payload of more than %d bytes" % HOOK_MAX_PAYLOAD)
+        for size in (16 * 1024 * 1024, 64 * 1024 * 1024):
+            for args, dialect in (((), "generic"), (("--agent", "claude"), "claude")):
+                with self.subTest(size=size, agent=dialect):
+                    res, wrc, werr = self.piped_hook(size, args)
+                    self.assertAnswer(dialect, res, reason)
+                    self.assertEqual((wrc, werr), (0, ""), "the writer's write failed")
+
+    def test_oversized_payload_writer_never_closes(self):
+        """A writer that sends more than the limit and then keeps its end
+        open without writing: the hook still answers, refusing, while the
+        writer is alive (the drain is bounded), and the writer's write of
+        what it sent succeeded."""
+        reason = not_understood("a payload of more than %d bytes" % HOOK_MAX_PAYLOAD)
+        res, wrc, werr = self.piped_hook(HOOK_MAX_PAYLOAD + 64 * 1024, linger="linger")
+        self.assertAnswer("generic", res, reason)
+        self.assertEqual((wrc, werr), (None, ""), "the writer was to be still running")
+
+    def test_oversized_payload_writer_never_stops(self):
+        """A writer that goes on writing for ever: the hook stops draining
+        past its bound (256 MiB) and answers, refusing."""
+        reason = not_understood("a payload of more than %d bytes" % HOOK_MAX_PAYLOAD)
+        res, _, _ = self.piped_hook(HOOK_MAX_PAYLOAD + 64 * 1024, linger="endless")
+        self.assertAnswer("generic", res, reason)
+
     def test_large_payload_under_limit_is_read(self):
-        """8 MiB of content is read and decided like any other."""
+        """3 MiB of content is read and decided like any other."""
         for target, reason in (("src/big.c", None),
                                ("tests/golden/big.txt",
                                 protected_reason([("tests/golden/big.txt", GOLDEN)],
@@ -932,7 +1031,7 @@ class HookTest(unittest.TestCase):
             with self.subTest(target=target):
                 head = ('{"hook_event_name":"PreToolUse","tool_name":"Write","cwd":"%s",'
                         '"tool_input":{"file_path":"%s","content":"' % (self.root, target))
-                payload = head.encode() + b"y" * (8 * 1024 * 1024) + b'"}}'
+                payload = head.encode() + b"y" * (3 * 1024 * 1024) + b'"}}'
                 self.assertAnswer("claude", self.hook(payload), reason)
 
     def test_no_crash_whatever_agent_is_named(self):
@@ -1031,11 +1130,12 @@ class HookTest(unittest.TestCase):
     def test_too_large_to_check_is_refused(self):
         """Past the work a hook can do before the agent gives up on it (and
         some agents then let the tool run), the call is refused, saying
-        why: 9 MiB of shell words, a substitution nested in every word,
-        a patch naming 100,000 files. Also where nothing is protected:
-        what was not read may name any file. Never a partial reading."""
-        words = "echo " + "abcdefgh " * (1024 * 1024) + "\n"
-        nested = "echo " + "$(echo $(echo $(echo x))) " * 200000
+        why: 3 MiB of shell words, a substitution nested in every word,
+        a patch naming 100,000 files, each payload under the 4 MiB limit.
+        Also where nothing is protected: what was not read may name any
+        file. Never a partial reading."""
+        words = "echo " + "abcdefgh " * (350 * 1024) + "\n"
+        nested = "echo " + "$(echo $(echo $(echo x))) " * 140000
         patch = "*** Begin Patch\n" + "".join(
             "*** Add File: src/gen/f%d.c\n+int x;\n" % i for i in range(100000)) + \
             "*** End Patch\n"
@@ -1047,7 +1147,9 @@ class HookTest(unittest.TestCase):
                                        ("patch", codex, "codex")):
             for root in (self.root, self.nolock):
                 with self.subTest(name=name, root=root):
-                    res = self.hook(payload.replace(self.root, root), root=root)
+                    text = payload.replace(self.root, root)
+                    self.assertLess(len(text.encode()), HOOK_MAX_PAYLOAD)
+                    res = self.hook(text, root=root)
                     self.assertAnswer(dialect, res, TOO_LARGE)
 
     def test_shell_tilde_is_home(self):

@@ -646,6 +646,23 @@ START_TEST(test_pathological) {
   _cleanup_free_ char *deeper = xasprintf("%s/a/a", lit);
   ck_assert_int_eq(matcher_match(l, deeper), 0);
   matcher_free(l);
+
+  /* Globs past the 32 components split_segments keeps on the stack, up
+   * to the limit: each component kept, in order, the last one a glob. */
+  int sizes[] = {33, 40, MATCHER_MAX_SEGMENTS - 1};
+  for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
+    _cleanup_free_ char *dirs = many_segments(sizes[i]);
+    _cleanup_free_ char *glob = xasprintf("%s/*.c", dirs);
+    _cleanup_free_ char *hit = xasprintf("%s/x.c", dirs);
+    _cleanup_free_ char *miss = xasprintf("%s/x.h", dirs);
+    _cleanup_free_ char *shorter = many_segments(sizes[i] - 1);
+    _cleanup_free_ char *short_hit = xasprintf("%s/x.c", shorter);
+    Matcher *deep = compile(PATS(glob), 0);
+    ck_assert_int_eq(matcher_match(deep, hit), 0);
+    ck_assert_int_eq(matcher_match(deep, miss), -1);
+    ck_assert_int_eq(matcher_match(deep, short_hit), -1);
+    matcher_free(deep);
+  }
 }
 END_TEST
 
