@@ -28,12 +28,6 @@
 #define MAX_ALIAS_IMAGES 256
 #define MAX_ALIAS_STEPS 4096
 
-
-
-
-
-
-
 /* Where the string `r` (xargs -I's, find's `{}`) is in `word`, or NULL:
  * the two compare as the text they stand for, so a `$` quoted in one and
  * bare in the other (a `$` the shell keeps either way) is the same. */
@@ -48,37 +42,16 @@ static const char *replace_in(const char *word, const char *r) {
   return at != NULL ? word + (at - w) : NULL;
 }
 
+/* What holds for the whole command line. */
 typedef struct {
   HookRequest *req;
-  char *cd;    /* where a `cd` in the command moved to, relative or absolute */
-  Words dirs;  /* pushd's stack of earlier `cd`s, "" for the request's directory */
-  int depth;   /* sh -c, eval, env -S and `…` nesting */
-  /* find's starting points while its -exec runs, as from_cwd gives them
-   * at find: what `{}` stands for lies below them, not below the working
-   * directory (which -execdir changes). */
-  char **below;
-  size_t n_below;
-  /* While -execdir's command is read: the starting point, which is its
-   * `cd`; it runs in the directories around it too (execdir_targets). */
-  const char *execdir;
-  /* A `cd` went where only running the command tells (`cd "$X"`, `cd -`):
-   * relative paths, and sh->cd if relative, are from there
-   * (HookRequest.somewhere). */
-  bool cd_unknown;
+  Words dirs;  /* pushd's stack of earlier `cd`s (cd_save), "" for the request's directory */
   /* pushd's stack lost its oldest entries (past MAX_SAVED_DIRS). */
   bool dirs_dropped;
-  /* The command runs only if the one before failed (after `||`). */
-  bool after_or;
   /* Variables the command sets (NAME=…, export, read, for): their values
    * are not the environment's. "NAME=VALUE" where the value is written
    * out, else "NAME". */
   Words assigned;
-  /* The word (xargs -I's, find's `{}`) that stands for the names xargs
-   * reads or find finds, in the command or script being read. */
-  const char *replace;
-  /* In a script xargs or find -exec runs (sh -c '…'): its positional
-   * parameters are those names, so any word the shell expands may be. */
-  bool in_script;
   /* Names the command gives to what it could already reach (see
    * add_alias): alias_names[i] leads to alias_to[i], both absolute. */
   Words alias_names;
@@ -92,10 +65,6 @@ typedef struct {
   const char *top;
   size_t top_len;
   char *unread_text;
-  /* The lexer; its scratch buffer is as long as the text being read plus
-   * two $HOMEs (a word is never longer than what it is read from, but for
-   * one `~`), allocated once per text, so that reading stays linear. */
-  ShellLexer lex;
   /* The last stat(2)s and lstat(2)s (stat_word): a long command names the
    * same few directories again and again. */
   struct {
@@ -107,6 +76,43 @@ typedef struct {
   } stats[8];
   size_t next_stat;
 } Shell;
+
+/* Where the command is: what its `cd`s did. A subshell, a heredoc's body,
+ * find -exec's command and a command run with env -C or git -C each have
+ * their own (place_copy), which ends with them. */
+typedef struct {
+  char *cd;        /* where a `cd` moved to, relative or absolute; NULL: nowhere */
+  /* A `cd` went where only running the command tells (`cd "$X"`, `cd -`):
+   * relative paths, and cd if relative, are from there
+   * (HookRequest.somewhere). */
+  bool cd_unknown;
+} Place;
+
+/* What holds while one part of the command is read: set up by what starts
+ * reading it (a nested script, find's -exec, xargs) in a Frame of its
+ * own, copied from its caller's, and the same for everything that part
+ * calls. */
+typedef struct {
+  Shell *sh;
+  Place *at;   /* the directory the part runs in */
+  int depth;   /* sh -c, eval, env -S and `…` nesting */
+  /* find's starting points while its -exec runs, as from_cwd gives them
+   * at find: what `{}` stands for lies below them, not below the working
+   * directory (which -execdir changes). */
+  char **below;
+  size_t n_below;
+  /* While -execdir's command is read: the starting point, which is its
+   * `cd`; it runs in the directories around it too (execdir_targets). */
+  const char *execdir;
+  /* The word (xargs -I's, find's `{}`) that stands for the names xargs
+   * reads or find finds, in the command or script being read. */
+  const char *replace;
+  /* In a script xargs or find -exec runs (sh -c '…'): its positional
+   * parameters are those names, so any word the shell expands may be. */
+  bool in_script;
+  /* The command runs only if the one before failed (after `||`). */
+  bool after_or;
+} Frame;
 
 /* How a target is written (add_target_as). */
 enum {
@@ -121,13 +127,13 @@ enum {
 
 /* Charges `units` of the reader's work (about a byte read each) to the
  * request's budget; false once it is spent, and then reading stops. */
-static bool charge(Shell *sh, size_t units) {
-  return hook_request_charge(sh->req, units);
+static bool charge(const Frame *f, size_t units) {
+  return hook_request_charge(f->sh->req, units);
 }
 
 static const char *home(void);
 
-/* A scratch buffer for the words of `text` (Shell.scratch). */
+/* A scratch buffer for the words of `text` (ShellLexer.scratch). */
 static char *scratch_for(const char *text) {
   return xmalloc(strlen(text) + 2 * (home() != NULL ? strlen(home()) : 0) + 8 + 1);
 }
@@ -138,7 +144,7 @@ typedef struct {
   const char *replace; /* -I STR: STR in the words stands for them; NULL: appended */
 } Xargs;
 
-static void parse(Shell *sh, const char *text);
+static ShellLexer lexer(const Frame *f);
 
 /* $HOME, with which a `~` is expanded; NULL when it is unset or not an
  * absolute path and a `~` cannot be placed. */
@@ -161,174 +167,189 @@ static bool is_unknown_tilde(const char *p) {
 
 /* `path` as seen from the request's directory, after any `cd`. A `~`
  * that could not be expanded is the home directory, wherever that is. */
-static char *from_cwd(const Shell *sh, const char *path) {
-  if (sh->cd == NULL || path[0] == '/' || is_unknown_tilde(path)) {
+static char *from_cwd(const Frame *f, const char *path) {
+  if (f->at->cd == NULL || path[0] == '/' || is_unknown_tilde(path)) {
     return xstrdup(path);
   }
-  return path_join(sh->cd, path);
+  return path_join(f->at->cd, path);
 }
 
-/* sh->cd, and whether it is known, as one string for the stacks of
- * pushd and of subshells: `=` (or `?` for cd_unknown), then sh->cd. */
-static void cd_save(const Shell *sh, Words *stack) {
-  _cleanup_free_ char *s = xasprintf("%c%s", sh->cd_unknown ? '?' : '=', sh->cd ? sh->cd : "");
+/* Where `at` is, as one string for the stacks of pushd and of subshells:
+ * `=` (or `?` for cd_unknown), then cd. */
+static char *cd_text(const Place *at) {
+  return xasprintf("%c%s", at->cd_unknown ? '?' : '=', at->cd ? at->cd : "");
+}
+
+static void cd_save(const Place *at, Words *stack) {
+  _cleanup_free_ char *s = cd_text(at);
   shell_words_add(stack, s, strlen(s));
 }
 
-/* Back to what cd_save saved, taking `saved` over. */
-static void cd_restore(Shell *sh, char *saved) {
-  free(sh->cd);
-  sh->cd_unknown = saved[0] == '?';
-  sh->cd = saved[0] != '\0' && saved[1] != '\0' ? xstrdup(saved + 1) : NULL;
+/* Back to what cd_text gave, taking `saved` over. */
+static void cd_restore(Place *at, char *saved) {
+  free(at->cd);
+  at->cd_unknown = saved[0] == '?';
+  at->cd = saved[0] != '\0' && saved[1] != '\0' ? xstrdup(saved + 1) : NULL;
   free(saved);
+}
+
+/* A place of its own for a part of the command whose `cd`s end with it,
+ * starting where `at` is; place_clear when it ends. */
+static Place place_copy(const Place *at) {
+  return (Place){.cd = at->cd != NULL ? xstrdup(at->cd) : NULL, .cd_unknown = at->cd_unknown};
+}
+
+static void place_clear(Place *at) {
+  free(at->cd);
+  at->cd = NULL;
 }
 
 /* The file `word` names as the command would see it, as a path for the
  * system calls; NULL for a `~` that cannot be placed. */
-static char *word_file(const Shell *sh, const char *word) {
-  _cleanup_free_ char *w = from_cwd(sh, word);
+static char *word_file(const Frame *f, const char *word) {
+  _cleanup_free_ char *w = from_cwd(f, word);
   if (is_unknown_tilde(w)) {
     return NULL;
   }
   _cleanup_free_ char *p = shell_literal_text(w);
-  return sh->req->cwd != NULL ? path_join(sh->req->cwd, p) : xstrdup(p);
+  return f->sh->req->cwd != NULL ? path_join(f->sh->req->cwd, p) : xstrdup(p);
 }
 
 /* The same for `p` as from_cwd gives it; NULL too when it is relative to
  * where only running the command tells. */
-static char *path_file(const Shell *sh, const char *p) {
-  if (is_unknown_tilde(p) || (sh->cd_unknown && p[0] != '/')) {
+static char *path_file(const Frame *f, const char *p) {
+  if (is_unknown_tilde(p) || (f->at->cd_unknown && p[0] != '/')) {
     return NULL;
   }
   _cleanup_free_ char *t = shell_literal_text(p);
-  return sh->req->cwd != NULL ? path_join(sh->req->cwd, t) : xstrdup(t);
+  return f->sh->req->cwd != NULL ? path_join(f->sh->req->cwd, t) : xstrdup(t);
 }
 
 /* stat(2) of `word` as the command would see it, or lstat(2) unless
  * `follow`. */
-static bool stat_word(Shell *sh, const char *word, struct stat *st, bool follow) {
+static bool stat_word(const Frame *f, const char *word, struct stat *st, bool follow) {
   /* A system call costs what reading some 64 bytes does. */
-  if (!hook_request_charge(sh->req, 64)) {
+  if (!hook_request_charge(f->sh->req, 64)) {
     return false;
   }
-  const char *cd = sh->cd != NULL ? sh->cd : "";
-  for (size_t i = 0; i < ELEMENTSOF(sh->stats) && sh->stats[i].word != NULL; i++) {
-    if (sh->stats[i].follow == follow && streq(sh->stats[i].word, word) &&
-        streq(sh->stats[i].cd, cd)) {
-      *st = sh->stats[i].st;
-      return sh->stats[i].ok;
+  const char *cd = f->at->cd != NULL ? f->at->cd : "";
+  for (size_t i = 0; i < ELEMENTSOF(f->sh->stats) && f->sh->stats[i].word != NULL; i++) {
+    if (f->sh->stats[i].follow == follow && streq(f->sh->stats[i].word, word) &&
+        streq(f->sh->stats[i].cd, cd)) {
+      *st = f->sh->stats[i].st;
+      return f->sh->stats[i].ok;
     }
   }
-  _cleanup_free_ char *abs = word_file(sh, word);
+  _cleanup_free_ char *abs = word_file(f, word);
   bool ok = abs != NULL && (follow ? stat(abs, st) : lstat(abs, st)) == 0;
-  size_t i = sh->next_stat++ % ELEMENTSOF(sh->stats);
-  free(sh->stats[i].word);
-  free(sh->stats[i].cd);
-  sh->stats[i].word = xstrdup(word);
-  sh->stats[i].cd = xstrdup(cd);
-  sh->stats[i].follow = follow;
-  sh->stats[i].ok = ok;
+  size_t i = f->sh->next_stat++ % ELEMENTSOF(f->sh->stats);
+  free(f->sh->stats[i].word);
+  free(f->sh->stats[i].cd);
+  f->sh->stats[i].word = xstrdup(word);
+  f->sh->stats[i].cd = xstrdup(cd);
+  f->sh->stats[i].follow = follow;
+  f->sh->stats[i].ok = ok;
   if (ok) {
-    sh->stats[i].st = *st;
+    f->sh->stats[i].st = *st;
   }
   return ok;
 }
 
-static bool is_dir(Shell *sh, const char *word, bool follow) {
+static bool is_dir(const Frame *f, const char *word, bool follow) {
   struct stat st;
-  return stat_word(sh, word, &st, follow) && S_ISDIR(st.st_mode);
+  return stat_word(f, word, &st, follow) && S_ISDIR(st.st_mode);
 }
 
 /* Whether `p`, as from_cwd gives it, is relative to a directory only
  * running the command tells: then it goes to HookRequest.somewhere. */
-static bool somewhere(const Shell *sh, const char *p) {
-  return sh->cd_unknown && p[0] != '/' && !is_unknown_tilde(p);
+static bool somewhere(const Frame *f, const char *p) {
+  return f->at->cd_unknown && p[0] != '/' && !is_unknown_tilde(p);
 }
 
 /* A tree, as from_cwd gives it. */
-static void add_tree(Shell *sh, const char *word) {
+static void add_tree(const Frame *f, const char *word) {
   _cleanup_free_ char *p = shell_literal_text(word);
-  if (somewhere(sh, p)) {
-    hook_request_add_somewhere(sh->req, p, true);
+  if (somewhere(f, p)) {
+    hook_request_add_somewhere(f->sh->req, p, true);
     return;
   }
-  hook_request_add_tree(sh->req, p);
+  hook_request_add_tree(f->sh->req, p);
 }
 
 /* A path as from_cwd gives it, written (and with `tree` its subtree). */
-static void add_path(Shell *sh, const char *word, bool tree) {
+static void add_path(const Frame *f, const char *word, bool tree) {
   _cleanup_free_ char *p = shell_literal_text(word);
-  if (somewhere(sh, p)) {
-    hook_request_add_somewhere(sh->req, p, tree);
+  if (somewhere(f, p)) {
+    hook_request_add_somewhere(f->sh->req, p, tree);
     return;
   }
-  hook_request_add_path(sh->req, p);
+  hook_request_add_path(f->sh->req, p);
   if (tree) {
-    add_tree(sh, p);
+    add_tree(f, p);
   }
 }
 
-static void unknown_targets_of(Shell *sh, bool xargs);
+static void unknown_targets_of(const Frame *f, bool xargs);
 
 /* `p`, which starts with a `~` that could not be expanded. With no $HOME,
  * bash expands `~` to the user's passwd entry; but the agent's shell may
  * know a HOME the hook was not given. Both. */
-static void add_tilde_target(Shell *sh, const char *p, bool tree) {
-  unknown_targets_of(sh, false);
+static void add_tilde_target(const Frame *f, const char *p, bool tree) {
+  unknown_targets_of(f, false);
   struct passwd *pw = getpwuid(getuid());
   if (pw == NULL || pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
     return;
   }
   _cleanup_free_ char *dir = shell_literal_word(pw->pw_dir);
   _cleanup_free_ char *expanded = xasprintf("%s%s", dir, p + 1);
-  add_path(sh, expanded, tree);
+  add_path(f, expanded, tree);
 }
 
-static void add_unread_one(Shell *sh, const char *word) {
+static void add_unread_one(const Frame *f, const char *word) {
   if (is_unknown_tilde(word)) {
-    add_tilde_target(sh, word, true);
+    add_tilde_target(f, word, true);
     return;
   }
   _cleanup_free_ char *p = shell_literal_text(word);
-  if (somewhere(sh, p)) {
-    hook_request_add_somewhere(sh->req, p, true);
+  if (somewhere(f, p)) {
+    hook_request_add_somewhere(f->sh->req, p, true);
     return;
   }
-  hook_request_add_unread(sh->req, p);
+  hook_request_add_unread(f->sh->req, p);
 }
 
-static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words *out);
+static void alias_images(const Frame *f, const char *p, bool entry, bool below, Words *out);
 
 /* A directory, as from_cwd gives it, standing for files whose names the
  * command knows only when it runs; and where names the command made in it
  * or on the way to it lead (add_alias). */
-static void add_unread_path(Shell *sh, const char *word) {
-  add_unread_one(sh, word);
+static void add_unread_path(const Frame *f, const char *word) {
+  add_unread_one(f, word);
   Words images = {0};
-  alias_images(sh, word, false, true, &images);
+  alias_images(f, word, false, true, &images);
   for (size_t i = 0; i < images.n; i++) {
-    add_unread_one(sh, images.v[i]);
+    add_unread_one(f, images.v[i]);
   }
   shell_words_clear(&images);
 }
 
 /* A directory below which go files whose names xargs reads. */
-static void add_unread(Shell *sh, const char *word) {
-  _cleanup_free_ char *p = from_cwd(sh, word);
-  add_unread_path(sh, p);
+static void add_unread(const Frame *f, const char *word) {
+  _cleanup_free_ char *p = from_cwd(f, word);
+  add_unread_path(f, p);
 }
 
 /* Where the names xargs reads or find finds may be, as from_cwd gives
  * them: below find's starting points while its -exec runs, else anything
  * below the directory the command runs in. */
-static void names_read_dirs(const Shell *sh, Words *out) {
-  if (sh->below != NULL) {
-    for (size_t i = 0; i < sh->n_below; i++) {
-      shell_words_add(out, sh->below[i], strlen(sh->below[i]));
+static void names_read_dirs(const Frame *f, Words *out) {
+  if (f->below != NULL) {
+    for (size_t i = 0; i < f->n_below; i++) {
+      shell_words_add(out, f->below[i], strlen(f->below[i]));
     }
     return;
   }
-  const char *dir = sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".";
+  const char *dir = f->at->cd != NULL && !is_unknown_tilde(f->at->cd) ? f->at->cd : ".";
   shell_words_add(out, dir, strlen(dir));
 }
 
@@ -338,37 +359,35 @@ static void names_read_dirs(const Shell *sh, Words *out) {
  * for them, as a tree: refused whenever anything protected lies below it.
  * (Anything elsewhere escapes this hook; the kernel sandbox is the
  * boundary.) The names read are told apart, for the explanation. */
-static void unknown_targets_of(Shell *sh, bool xargs) {
+static void unknown_targets_of(const Frame *f, bool xargs) {
   if (!xargs) {
-    add_tree(sh, sh->cd != NULL && !is_unknown_tilde(sh->cd) ? sh->cd : ".");
+    add_tree(f, f->at->cd != NULL && !is_unknown_tilde(f->at->cd) ? f->at->cd : ".");
     return;
   }
   Words dirs = {0};
-  names_read_dirs(sh, &dirs);
+  names_read_dirs(f, &dirs);
   for (size_t i = 0; i < dirs.n; i++) {
-    add_unread_path(sh, dirs.v[i]);
+    add_unread_path(f, dirs.v[i]);
   }
   shell_words_clear(&dirs);
 }
 
-static void unknown_targets(Shell *sh) {
-  unknown_targets_of(sh, true);
+static void unknown_targets(const Frame *f) {
+  unknown_targets_of(f, true);
 }
-
-
 
 /* `p`, as from_cwd gives it, absolute (a word of the reader) with its `.`
  * and `..` as written, or NULL when it is relative to where only running
  * the command tells. */
-static char *anchored_raw(const Shell *sh, const char *p) {
+static char *anchored_raw(const Frame *f, const char *p) {
   if (p[0] == '/') {
     return xstrdup(p);
   }
-  if (sh->cd_unknown || is_unknown_tilde(p)) {
+  if (f->at->cd_unknown || is_unknown_tilde(p)) {
     return NULL;
   }
   _cleanup_free_ char *here = getcwd(NULL, 0);
-  const char *cwd = sh->req->cwd != NULL ? sh->req->cwd : here;
+  const char *cwd = f->sh->req->cwd != NULL ? f->sh->req->cwd : here;
   if (cwd == NULL || cwd[0] != '/') {
     return NULL;
   }
@@ -377,23 +396,23 @@ static char *anchored_raw(const Shell *sh, const char *p) {
 }
 
 /* The same without `.` and `..`. */
-static char *anchored(const Shell *sh, const char *p) {
-  _cleanup_free_ char *raw = anchored_raw(sh, p);
+static char *anchored(const Frame *f, const char *p) {
+  _cleanup_free_ char *raw = anchored_raw(f, p);
   return raw != NULL ? path_normalize(raw) : NULL;
 }
 
 /* The directory the command is in, absolute, as a word of the reader, or
  * NULL when a `cd` went where the hook cannot follow. */
-static char *current_dir(const Shell *sh) {
-  return sh->cd_unknown ? NULL : anchored(sh, sh->cd != NULL ? sh->cd : ".");
+static char *current_dir(const Frame *f) {
+  return f->at->cd_unknown ? NULL : anchored(f, f->at->cd != NULL ? f->at->cd : ".");
 }
 
 /* The command's own setting of the variable `name`: its entry in
- * sh->assigned (the last one), or NULL. */
-static const char *assigned(const Shell *sh, const char *name) {
+ * Shell.assigned (the last one), or NULL. */
+static const char *assigned(const Frame *f, const char *name) {
   size_t len = strlen(name);
-  for (size_t i = sh->assigned.n; i-- > 0;) {
-    const char *a = sh->assigned.v[i];
+  for (size_t i = f->sh->assigned.n; i-- > 0;) {
+    const char *a = f->sh->assigned.v[i];
     if (strncmp(a, name, len) == 0 && (a[len] == '\0' || a[len] == '=')) {
       return a;
     }
@@ -401,10 +420,9 @@ static const char *assigned(const Shell *sh, const char *name) {
   return NULL;
 }
 
-
 /* Remembers that the command sets the variable named at the start of
  * `word` (NAME, or NAME=VALUE: the value too when it is written out). */
-static void note_assigned(Shell *sh, const char *word) {
+static void note_assigned(const Frame *f, const char *word) {
   size_t len = 0;
   while (word[len] == '_' || isalnum((unsigned char)word[len])) {
     len++;
@@ -414,8 +432,8 @@ static void note_assigned(Shell *sh, const char *word) {
     return;
   }
   bool known = word[len] == '=' && shell_expansion(word + len + 1) == NULL;
-  if (sh->assigned.n < 256) {
-    shell_words_add(&sh->assigned, word, known ? strlen(word) : len);
+  if (f->sh->assigned.n < 256) {
+    shell_words_add(&f->sh->assigned, word, known ? strlen(word) : len);
   }
 }
 
@@ -426,7 +444,7 @@ static void note_assigned(Shell *sh, const char *word) {
  * only what the command itself says is replaced: the values it assigns,
  * written out, and $PWD (`.` after a `cd` the hook cannot follow: from
  * there on, relative names are relative to it). */
-static char *expand_variables(const Shell *sh, const char *word, bool environment) {
+static char *expand_variables(const Frame *f, const char *word, bool environment) {
   size_t wlen = strlen(word), size = wlen + 1, n = 0;
   char *out = xmalloc(size);
   for (const char *c = word; *c != '\0';) {
@@ -443,11 +461,11 @@ static char *expand_variables(const Shell *sh, const char *word, bool environmen
     _cleanup_free_ char *own = NULL;
     if (len > 0 && (!braced || name[len] == '}')) {
       _cleanup_free_ char *var = xstrndup(name, len);
-      const char *set = assigned(sh, var);
+      const char *set = assigned(f, var);
       if (set != NULL) {
         value = set[len] == '=' ? set + len + 1 : NULL;
       } else if (streq(var, "PWD")) {
-        value = own = current_dir(sh);
+        value = own = current_dir(f);
         if (own == NULL && !environment) {
           value = own = xstrdup(".");
         }
@@ -456,7 +474,7 @@ static char *expand_variables(const Shell *sh, const char *word, bool environmen
       }
     }
     size_t len_value = value != NULL ? strlen(value) : 0;
-    if (len_value > 0 && hook_request_charge(sh->req, len_value)) {
+    if (len_value > 0 && hook_request_charge(f->sh->req, len_value)) {
       if (n + len_value + wlen + 1 > size) {
         /* Twice what it takes: many variables in one word stay linear. */
         size = 2 * (n + len_value + wlen + 1);
@@ -472,20 +490,20 @@ static char *expand_variables(const Shell *sh, const char *word, bool environmen
   return out;
 }
 
-static char *expand_environment(const Shell *sh, const char *word) {
-  return expand_variables(sh, word, true);
+static char *expand_environment(const Frame *f, const char *word) {
+  return expand_variables(f, word, true);
 }
 
 /* Where in `word` begins what the command knows only when it runs: the
- * names read (sh->replace), or with `expansions` a word the shell
+ * names read (Frame.replace), or with `expansions` a word the shell
  * expands; NULL when it is all written. *names: whether it stands for the
  * names read, below find's starting points (names_read_dirs), rather than
  * for anything below the working directory. */
-static const char *unknown_part(const Shell *sh, const char *word, bool expansions, bool *names) {
+static const char *unknown_part(const Frame *f, const char *word, bool expansions, bool *names) {
   const char *x = expansions ? shell_expansion(word) : NULL;
-  const char *r = replace_in(word, sh->replace);
+  const char *r = replace_in(word, f->replace);
   /* In a script xargs or find runs, $1, $@ and the like are the names. */
-  *names = sh->in_script || (r != NULL && (x == NULL || r < x));
+  *names = f->in_script || (r != NULL && (x == NULL || r < x));
   return x == NULL || (r != NULL && r < x) ? r : x;
 }
 
@@ -494,7 +512,7 @@ static const char *unknown_part(const Shell *sh, const char *word, bool expansio
  * and for the names read (`names`) where those are too, as they may hold
  * `..` (`xargs -I{} rm src/{}` reading `../Cargo.lock`). The one written
  * comes first, for the explanation. */
-static void unknown_dirs(const Shell *sh, const char *word, const char *x, bool names,
+static void unknown_dirs(const Frame *f, const char *word, const char *x, bool names,
                          Words *out) {
   const char *slash = x;
   while (slash > word && slash[-1] != '/') {
@@ -504,11 +522,11 @@ static void unknown_dirs(const Shell *sh, const char *word, const char *x, bool 
     _cleanup_free_ char *dir = slash == word ? xstrdup(".")
                                : slash - 1 == word ? xstrdup("/")
                                                    : xstrndup(word, (size_t)(slash - 1 - word));
-    _cleanup_free_ char *p = from_cwd(sh, dir);
+    _cleanup_free_ char *p = from_cwd(f, dir);
     shell_words_add(out, p, strlen(p));
   }
   if (names) {
-    names_read_dirs(sh, out);
+    names_read_dirs(f, out);
   }
 }
 
@@ -520,13 +538,13 @@ static void unknown_dirs(const Shell *sh, const char *word, const char *x, bool 
 
 /* -execdir runs its command in the directory of each file found: for the
  * starting point itself the one holding it, then the starting point
- * (sh->execdir, the command's `cd`), then any below. So `p`, a relative
+ * (Frame.execdir, the command's `cd`), then any below. So `p`, a relative
  * name it writes as resolved against the starting point, is also that
  * name in each of them: in the directory above, and below the starting
  * point any (which it stands for, as for `{}`), unless leading `..` climb
  * from there to directories between it and where they lead. */
-static void execdir_targets(Shell *sh, const char *p, bool tree) {
-  const char *dir = sh->execdir;
+static void execdir_targets(const Frame *f, const char *p, bool tree) {
+  const char *dir = f->execdir;
   size_t len = strlen(dir);
   if (strncmp(p, dir, len) != 0) {
     return; /* a `cd` elsewhere in the command */
@@ -546,13 +564,13 @@ static void execdir_targets(Shell *sh, const char *p, bool tree) {
   }
   _cleanup_free_ char *parent = path_join(dir, "..");
   _cleanup_free_ char *above = path_join(parent, rel);
-  add_path(sh, above, tree);
+  add_path(f, above, tree);
   /* From a directory d levels below the starting point, d < up: up - d
    * levels above it. */
   if (up > 1 && up - 1 > MAX_EXECDIR_UP) {
     _cleanup_free_ char *climb = xstrndup(rel, 3 * (up - 1));
     _cleanup_free_ char *top = path_join(dir, climb);
-    add_unread_path(sh, top);
+    add_unread_path(f, top);
   } else {
     _cleanup_free_ char *cur = xstrdup(dir);
     for (size_t j = 1; j < up; j++) {
@@ -560,20 +578,20 @@ static void execdir_targets(Shell *sh, const char *p, bool tree) {
       free(cur);
       cur = next;
       _cleanup_free_ char *q = path_join(cur, name);
-      add_path(sh, q, tree);
+      add_path(f, q, tree);
     }
   }
-  add_unread_path(sh, dir);
+  add_unread_path(f, dir);
 }
 
 /* `p`, as from_cwd gives it, as the command's names made are kept: absolute
  * and normalised, or after a `cd` the hook cannot follow, relative to where
  * it leads (HookRequest.somewhere). NULL for a `~` that cannot be placed. */
-static char *alias_key(const Shell *sh, const char *p) {
+static char *alias_key(const Frame *f, const char *p) {
   if (is_unknown_tilde(p)) {
     return NULL;
   }
-  return somewhere(sh, p) ? path_normalize(p) : anchored(sh, p);
+  return somewhere(f, p) ? path_normalize(p) : anchored(f, p);
 }
 
 /* Remembers that `name` (as from_cwd gives it), once the command has made
@@ -584,29 +602,29 @@ static char *alias_key(const Shell *sh, const char *p) {
  * system cannot tell before the command runs. One name may lead to
  * several places, when where is uncertain. `text`: the symbolic link's,
  * when it is one (NULL if not). */
-static void add_alias(Shell *sh, const char *name, const char *to, const char *text) {
-  _cleanup_free_ char *key = alias_key(sh, name);
+static void add_alias(const Frame *f, const char *name, const char *to, const char *text) {
+  _cleanup_free_ char *key = alias_key(f, name);
   if (key == NULL || streq(key, "/") || streq(key, ".")) {
     return;
   }
-  _cleanup_free_ char *dest = somewhere(sh, to) ? xstrdup(to) : anchored_raw(sh, to);
+  _cleanup_free_ char *dest = somewhere(f, to) ? xstrdup(to) : anchored_raw(f, to);
   _cleanup_free_ char *norm = dest != NULL ? path_normalize(dest) : NULL;
   if (dest == NULL || streq(norm, key)) {
     return; /* `ln -s x x` leads nowhere new */
   }
-  for (size_t i = 0; i < sh->alias_names.n; i++) {
-    if (streq(sh->alias_names.v[i], key) && streq(sh->alias_to.v[i], dest)) {
+  for (size_t i = 0; i < f->sh->alias_names.n; i++) {
+    if (streq(f->sh->alias_names.v[i], key) && streq(f->sh->alias_to.v[i], dest)) {
       return;
     }
   }
-  if (sh->alias_names.n == MAX_ALIASES) {
+  if (f->sh->alias_names.n == MAX_ALIASES) {
     /* Past that many, a later name may lead anywhere. */
-    sh->req->unknown_target = true;
+    f->sh->req->unknown_target = true;
     return;
   }
-  shell_words_add(&sh->alias_names, key, strlen(key));
-  shell_words_add(&sh->alias_to, dest, strlen(dest));
-  shell_words_add(&sh->alias_text, text != NULL ? text : "", text != NULL ? strlen(text) : 0);
+  shell_words_add(&f->sh->alias_names, key, strlen(key));
+  shell_words_add(&f->sh->alias_to, dest, strlen(dest));
+  shell_words_add(&f->sh->alias_text, text != NULL ? text : "", text != NULL ? strlen(text) : 0);
 }
 
 /* The names `cur` (absolute, or relative as alias_key keeps it, `..` not
@@ -616,7 +634,7 @@ static void add_alias(Shell *sh, const char *name, const char *to, const char *t
  * judged from where `g` leads). Not the whole of it when `entry` (a name
  * removed or renamed itself takes nothing with it). With `below`, also
  * where any name made below it leads: what a tree written there reaches. */
-static void alias_step(Shell *sh, const char *cur, bool entry, bool below, Words *todo) {
+static void alias_step(const Frame *f, const char *cur, bool entry, bool below, Words *todo) {
   size_t n = strlen(cur);
   _cleanup_free_ char *norm = xmalloc(n + 2);
   _cleanup_free_ size_t *starts = xcalloc(n / 2 + 2, sizeof(size_t));
@@ -652,9 +670,9 @@ static void alias_step(Shell *sh, const char *cur, bool entry, bool below, Words
     memcpy(norm + nl, cur + s, len);
     nl += len;
     norm[nl] = '\0';
-    for (size_t a = 0; a < sh->alias_names.n; a++) {
-      if (streq(norm, sh->alias_names.v[a]) && !(entry && cur[i] == '\0')) {
-        _cleanup_free_ char *q = xasprintf("%s%s", sh->alias_to.v[a], cur + i);
+    for (size_t a = 0; a < f->sh->alias_names.n; a++) {
+      if (streq(norm, f->sh->alias_names.v[a]) && !(entry && cur[i] == '\0')) {
+        _cleanup_free_ char *q = xasprintf("%s%s", f->sh->alias_to.v[a], cur + i);
         shell_words_add(todo, q, strlen(q));
       }
     }
@@ -662,11 +680,11 @@ static void alias_step(Shell *sh, const char *cur, bool entry, bool below, Words
   if (!below) {
     return;
   }
-  for (size_t a = 0; a < sh->alias_names.n; a++) {
-    const char *name = sh->alias_names.v[a];
+  for (size_t a = 0; a < f->sh->alias_names.n; a++) {
+    const char *name = f->sh->alias_names.v[a];
     size_t len = strlen(name);
     if (nl < len && strncmp(name, norm, nl) == 0 && (nl == 0 || name[nl] == '/')) {
-      shell_words_add(todo, sh->alias_to.v[a], strlen(sh->alias_to.v[a]));
+      shell_words_add(todo, f->sh->alias_to.v[a], strlen(f->sh->alias_to.v[a]));
     }
   }
 }
@@ -676,23 +694,23 @@ static void alias_step(Shell *sh, const char *cur, bool entry, bool below, Words
  * would give them (trees too with `below`; see alias_step). Each is taken
  * once, so a cycle of links ends; past MAX_ALIAS_IMAGES the command is
  * refused (HookRequest.unknown_target), as no reading of it is cheap. */
-static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words *out) {
-  if (sh->alias_names.n == 0 || is_unknown_tilde(p)) {
+static void alias_images(const Frame *f, const char *p, bool entry, bool below, Words *out) {
+  if (f->sh->alias_names.n == 0 || is_unknown_tilde(p)) {
     return;
   }
-  _cleanup_free_ char *start = somewhere(sh, p) ? xstrdup(p) : anchored_raw(sh, p);
+  _cleanup_free_ char *start = somewhere(f, p) ? xstrdup(p) : anchored_raw(f, p);
   if (start == NULL) {
     return;
   }
   Words seen = {0};
   shell_words_add(&seen, start, strlen(start));
   for (size_t t = 0; t < seen.n; t++) {
-    if (++sh->alias_steps > MAX_ALIAS_STEPS) {
-      sh->req->unknown_target = true;
+    if (++f->sh->alias_steps > MAX_ALIAS_STEPS) {
+      f->sh->req->unknown_target = true;
       break;
     }
     Words next = {0};
-    alias_step(sh, seen.v[t], entry && t == 0, below, &next);
+    alias_step(f, seen.v[t], entry && t == 0, below, &next);
     for (size_t j = 0; j < next.n; j++) {
       bool known = false;
       for (size_t k = 0; k < seen.n && !known; k++) {
@@ -702,7 +720,7 @@ static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words
         continue;
       }
       if (seen.n > MAX_ALIAS_IMAGES) {
-        sh->req->unknown_target = true;
+        f->sh->req->unknown_target = true;
         break;
       }
       shell_words_add(&seen, next.v[j], strlen(next.v[j]));
@@ -723,16 +741,16 @@ static void alias_images(Shell *sh, const char *p, bool entry, bool below, Words
 
 /* A written name as from_cwd gives it: an entry when the command takes
  * names as they are (TARGET_ENTRY), else a path. */
-static void add_named(Shell *sh, const char *p, bool tree, bool entry) {
+static void add_named(const Frame *f, const char *p, bool tree, bool entry) {
   size_t len = strlen(p);
-  if (entry && len > 0 && p[len - 1] != '/' && !somewhere(sh, p)) {
+  if (entry && len > 0 && p[len - 1] != '/' && !somewhere(f, p)) {
     /* With a trailing `/` a link is followed: `rm -r link/` empties what
      * it leads to. */
     _cleanup_free_ char *name = shell_literal_text(p);
-    hook_request_add_entry(sh->req, name, tree);
+    hook_request_add_entry(f->sh->req, name, tree);
     return;
   }
-  add_path(sh, p, tree);
+  add_path(f, p, tree);
 }
 
 /* How many words one brace expansion may make before it stands for
@@ -772,7 +790,7 @@ static bool brace_group(const char *word, size_t *open, size_t *close, bool *seq
  * after the other, nested too; a sequence {1..9} as the glob `*`, which
  * matches each of them); false when there is no brace expansion in it,
  * or more than MAX_BRACE_WORDS. */
-static bool brace_expand(Shell *sh, const char *word, Words *out) {
+static bool brace_expand(const Frame *f, const char *word, Words *out) {
   Words todo = {0};
   shell_words_add(&todo, word, strlen(word));
   bool expanded = false, over = false;
@@ -801,7 +819,7 @@ static bool brace_expand(Shell *sh, const char *word, Words *out) {
       const char *piece = sequence ? "*" : alt;
       size_t plen = sequence ? 1 : (size_t)(c - alt);
       _cleanup_free_ char *next = xasprintf("%.*s%.*s%s", (int)open, w, (int)plen, piece, suffix);
-      over = todo.n + alts.n + out->n >= MAX_BRACE_WORDS || !charge(sh, strlen(next) + 1);
+      over = todo.n + alts.n + out->n >= MAX_BRACE_WORDS || !charge(f, strlen(next) + 1);
       shell_words_add(&alts, next, strlen(next));
       alt = sequence ? end + 1 : c + 1;
     }
@@ -818,57 +836,57 @@ static bool brace_expand(Shell *sh, const char *word, Words *out) {
   return expanded && !over;
 }
 
-static void add_target_one(Shell *sh, const char *word, unsigned how);
+static void add_target_one(const Frame *f, const char *word, unsigned how);
 
 /* Adds a target, each of the words its braces make (`> secret.{txt,y}`)
  * and the word as written (a shell without brace expansion, or the
  * braces quoted, which the reader no longer tells apart). Too many: all
  * that the directory the command is in holds. */
-static void add_target_as(Shell *sh, const char *word, unsigned how) {
+static void add_target_as(const Frame *f, const char *word, unsigned how) {
   if (strchr(word, '{') != NULL && strchr(word, '}') != NULL) {
     Words words = {0};
     size_t open, close;
     bool sequence;
-    if (brace_expand(sh, word, &words)) {
+    if (brace_expand(f, word, &words)) {
       for (size_t i = 0; i < words.n; i++) {
-        add_target_one(sh, words.v[i], how);
+        add_target_one(f, words.v[i], how);
       }
     } else if (brace_group(word, &open, &close, &sequence)) {
-      unknown_targets_of(sh, false);
+      unknown_targets_of(f, false);
     }
     shell_words_clear(&words);
   }
-  add_target_one(sh, word, how);
+  add_target_one(f, word, how);
 }
 
 /* A target, and with `tree` its subtree. */
-static void add_target(Shell *sh, const char *word, bool tree) {
-  add_target_as(sh, word, tree ? TARGET_TREE : 0);
+static void add_target(const Frame *f, const char *word, bool tree) {
+  add_target_as(f, word, tree ? TARGET_TREE : 0);
 }
 
 /* Adds a target. A glob stays a glob: it is decided against the patterns
  * (matcher_match_glob), never by listing directories. */
-static void add_target_one(Shell *sh, const char *word, unsigned how) {
+static void add_target_one(const Frame *f, const char *word, unsigned how) {
   bool tree = (how & TARGET_TREE) != 0;
   bool entry = (how & TARGET_ENTRY) != 0;
   _cleanup_free_ char *with_env = NULL;
   /* rm -r, and every write of a script xargs or find runs: a word the
    * shell expands may be anything. Elsewhere a file a variable names is
    * left to the kernel (`rm -f "$tmp"`, `> "$out"` are everywhere). */
-  bool expansions = (tree && (how & TARGET_EXPANSIONS) != 0) || sh->in_script;
+  bool expansions = (tree && (how & TARGET_EXPANSIONS) != 0) || f->in_script;
   if (shell_expansion(word) != NULL) {
     /* `f=a.txt; echo x > "$f"`, `> "$PWD/a.txt"`: what the command says
      * itself is followed everywhere; the environment only where any
      * expansion counts. */
-    with_env = expand_variables(sh, word, expansions);
+    with_env = expand_variables(f, word, expansions);
     word = with_env;
   }
   bool names = false;
-  const char *x = unknown_part(sh, word, expansions, &names);
+  const char *x = unknown_part(f, word, expansions, &names);
   bool cd_unknown = false;
-  if (x == NULL && sh->in_script && sh->cd != NULL && word[0] != '/') {
+  if (x == NULL && f->in_script && f->at->cd != NULL && word[0] != '/') {
     /* `cd "$1" && rm -f x`: x is where the names are. */
-    cd_unknown = unknown_part(sh, sh->cd, true, &names) != NULL;
+    cd_unknown = unknown_part(f, f->at->cd, true, &names) != NULL;
     x = cd_unknown ? word : NULL;
   }
   if (x != NULL) {
@@ -877,29 +895,29 @@ static void add_target_one(Shell *sh, const char *word, unsigned how) {
      * part. The word itself is none of them: it is left out. */
     Words dirs = {0};
     if (cd_unknown) {
-      names_read_dirs(sh, &dirs);
+      names_read_dirs(f, &dirs);
     } else {
-      unknown_dirs(sh, word, x, names, &dirs);
+      unknown_dirs(f, word, x, names, &dirs);
     }
     for (size_t i = 0; i < dirs.n; i++) {
-      add_unread_path(sh, dirs.v[i]);
+      add_unread_path(f, dirs.v[i]);
     }
     shell_words_clear(&dirs);
     return;
   }
-  _cleanup_free_ char *p = from_cwd(sh, word);
+  _cleanup_free_ char *p = from_cwd(f, word);
   if (is_unknown_tilde(p)) {
-    add_tilde_target(sh, p, tree);
+    add_tilde_target(f, p, tree);
     return;
   }
-  if (sh->execdir != NULL && word[0] != '/') {
-    execdir_targets(sh, p, tree);
+  if (f->execdir != NULL && word[0] != '/') {
+    execdir_targets(f, p, tree);
   }
-  add_named(sh, p, tree, entry);
+  add_named(f, p, tree, entry);
   Words images = {0};
-  alias_images(sh, p, entry, tree && !entry, &images);
+  alias_images(f, p, entry, tree && !entry, &images);
   for (size_t i = 0; i < images.n; i++) {
-    add_named(sh, images.v[i], tree, entry);
+    add_named(f, images.v[i], tree, entry);
   }
   shell_words_clear(&images);
 }
@@ -921,8 +939,6 @@ static bool is_digits(const char *s) {
   return s[0] != '\0' && strspn(s, "0123456789") == strlen(s);
 }
 
-
-
 static bool in_list(const char *s, const char *const *list) {
   for (size_t i = 0; list[i] != NULL; i++) {
     if (s[0] == list[i][0] && streq(s, list[i])) {
@@ -931,7 +947,6 @@ static bool in_list(const char *s, const char *const *list) {
   }
   return false;
 }
-
 
 /* ---- wrappers: commands that run their arguments as a command ---------- */
 
@@ -1110,7 +1125,7 @@ typedef struct {
   Xargs xargs;
 } WrapperState;
 
-static void wrapper_option(Shell *sh, const Wrapper *w, char opt, const char *value,
+static void wrapper_option(const Frame *f, const Wrapper *w, char opt, const char *value,
                            WrapperState *st) {
   if (strchr(w->stops, opt) != NULL) {
     st->stop = true;
@@ -1119,7 +1134,7 @@ static void wrapper_option(Shell *sh, const Wrapper *w, char opt, const char *va
   } else if (streq(w->name, "env") && opt == 'S') {
     st->split = value;
   } else if (streq(w->name, "time") && opt == 'o' && value != NULL) {
-    add_target(sh, value, false); /* GNU time -o FILE writes FILE */
+    add_target(f, value, false); /* GNU time -o FILE writes FILE */
   } else if ((streq(w->name, "sudo") || streq(w->name, "sudoedit")) && opt == 'e') {
     st->edit = true;
   } else if (streq(w->name, "xargs") && (opt == 'I' || opt == 'i')) {
@@ -1129,7 +1144,7 @@ static void wrapper_option(Shell *sh, const Wrapper *w, char opt, const char *va
 
 /* Reads a wrapper's options from argv[k]; returns where they end. All of
  * these stop at the first word that is not an option, as getopt's "+". */
-static size_t wrapper_options(Shell *sh, const Wrapper *w, char **argv, size_t argc, size_t k,
+static size_t wrapper_options(const Frame *f, const Wrapper *w, char **argv, size_t argc, size_t k,
                               WrapperState *st) {
   while (k < argc) {
     const char *a = argv[k];
@@ -1153,7 +1168,7 @@ static size_t wrapper_options(Shell *sh, const Wrapper *w, char **argv, size_t a
           if (value == NULL && strchr(w->values, l->as) != NULL && k < argc) {
             value = argv[k++];
           }
-          wrapper_option(sh, w, l->as, value, st);
+          wrapper_option(f, w, l->as, value, st);
           break;
         }
       }
@@ -1162,10 +1177,10 @@ static size_t wrapper_options(Shell *sh, const Wrapper *w, char **argv, size_t a
     for (const char *c = a + 1; *c != '\0'; c++) {
       if (strchr(w->values, *c) != NULL) {
         const char *value = c[1] != '\0' ? c + 1 : k < argc ? argv[k++] : NULL;
-        wrapper_option(sh, w, *c, value, st);
+        wrapper_option(f, w, *c, value, st);
         break;
       }
-      wrapper_option(sh, w, *c, NULL, st);
+      wrapper_option(f, w, *c, NULL, st);
     }
   }
   return k;
@@ -1215,8 +1230,8 @@ typedef struct {
 
 /* The text of the symbolic link `word` names, as a word of the reader;
  * NULL when it is none (or cannot be read). */
-static char *link_text(const Shell *sh, const char *word) {
-  _cleanup_free_ char *abs = word_file(sh, word);
+static char *link_text(const Frame *f, const char *word) {
+  _cleanup_free_ char *abs = word_file(f, word);
   struct stat st;
   if (abs == NULL || lstat(abs, &st) != 0 || !S_ISLNK(st.st_mode)) {
     return NULL;
@@ -1237,27 +1252,27 @@ static char *link_text(const Shell *sh, const char *word) {
  * command: from each of those. A renamed or hard-linked symbolic link
  * (on disk, or made earlier in the command) keeps its text, and so leads
  * on from its new place. */
-static void record_made(Shell *sh, const char *src, const char *name, const CopyOptions *o) {
-  _cleanup_free_ char *p = from_cwd(sh, src);
+static void record_made(const Frame *f, const char *src, const char *name, const CopyOptions *o) {
+  _cleanup_free_ char *p = from_cwd(f, src);
   Words texts = {0};
   if (o->symbolic && !o->relative_link) {
     shell_words_add(&texts, src, strlen(src));
   } else if (o->symbolic) {
-    add_alias(sh, name, p, NULL); /* ln -r: a text that leads to SRC */
+    add_alias(f, name, p, NULL); /* ln -r: a text that leads to SRC */
     return;
   } else {
-    _cleanup_free_ char *text = link_text(sh, src);
-    _cleanup_free_ char *key = alias_key(sh, p);
+    _cleanup_free_ char *text = link_text(f, src);
+    _cleanup_free_ char *key = alias_key(f, p);
     if (text != NULL) {
       shell_words_add(&texts, text, strlen(text));
     }
-    for (size_t i = 0; key != NULL && i < sh->alias_names.n; i++) {
-      if (streq(sh->alias_names.v[i], key) && sh->alias_text.v[i][0] != '\0') {
-        shell_words_add(&texts, sh->alias_text.v[i], strlen(sh->alias_text.v[i]));
+    for (size_t i = 0; key != NULL && i < f->sh->alias_names.n; i++) {
+      if (streq(f->sh->alias_names.v[i], key) && f->sh->alias_text.v[i][0] != '\0') {
+        shell_words_add(&texts, f->sh->alias_text.v[i], strlen(f->sh->alias_text.v[i]));
       }
     }
     if (texts.n == 0) {
-      add_alias(sh, name, p, NULL);
+      add_alias(f, name, p, NULL);
       return;
     }
   }
@@ -1269,10 +1284,10 @@ static void record_made(Shell *sh, const char *src, const char *name, const Copy
   _cleanup_free_ char *dir = path_dirname(trimmed);
   Words dirs = {0};
   shell_words_add(&dirs, dir, strlen(dir));
-  alias_images(sh, dir, false, false, &dirs);
+  alias_images(f, dir, false, false, &dirs);
   for (size_t i = 0, n = dirs.n; i < n; i++) {
     /* The directory as the file system resolves it. */
-    _cleanup_free_ char *abs = path_file(sh, dirs.v[i]);
+    _cleanup_free_ char *abs = path_file(f, dirs.v[i]);
     _cleanup_free_ char *real = abs != NULL ? path_resolve(abs) : NULL;
     if (real != NULL) {
       _cleanup_free_ char *w = shell_literal_word(real);
@@ -1283,7 +1298,7 @@ static void record_made(Shell *sh, const char *src, const char *name, const Copy
     for (size_t i = 0; i < (texts.v[t][0] == '/' ? 1 : dirs.n); i++) {
       _cleanup_free_ char *to = streq(dirs.v[i], ".") ? xstrdup(texts.v[t])
                                                       : path_join(dirs.v[i], texts.v[t]);
-      add_alias(sh, name, to, texts.v[t]);
+      add_alias(f, name, to, texts.v[t]);
     }
   }
   shell_words_clear(&dirs);
@@ -1293,15 +1308,15 @@ static void record_made(Shell *sh, const char *src, const char *name, const Copy
 /* cp/install/ln/rsync SRC… DEST (or -t DEST SRC…): DEST, or DEST/basename(SRC)
  * for every source when DEST is, or may be by the time it runs, a
  * directory. */
-static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
+static void copy_targets(const Frame *f, const char *cmd, char **plain, size_t np,
                          const CopyOptions *o, const Xargs *xargs) {
   bool rsync = streq(cmd, "rsync");
   if (o->make_dirs) {
     for (size_t k = 0; k < np; k++) {
-      add_target(sh, plain[k], false);
+      add_target(f, plain[k], false);
     }
     if (xargs->on) {
-      unknown_targets(sh);
+      unknown_targets(f);
     }
     return;
   }
@@ -1316,10 +1331,10 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
     /* The destination is the last word xargs reads; with no input at
      * all GNU xargs runs the command once, and the last word written is.
      * mv/rsync --remove-source-files: any word written may be a source. */
-    unknown_targets(sh);
+    unknown_targets(f);
     for (size_t k = o->move_sources ? 0 : np ? np - 1 : np; k < np; k++) {
       if (!rsync || !is_remote(plain[k])) {
-        add_target(sh, plain[k], o->recursive);
+        add_target(f, plain[k], o->recursive);
       }
     }
     return;
@@ -1332,7 +1347,7 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
   } else {
     dest = plain[np - 1];
     nsrc = np - 1;
-    dir_known = !o->no_target_dir && is_dir(sh, dest, !o->no_dereference);
+    dir_known = !o->no_target_dir && is_dir(f, dest, !o->no_dereference);
   }
   if (rsync && is_remote(dest)) {
     return;
@@ -1340,20 +1355,20 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
   if (xargs->on) {
     /* Sources xargs reads: any name inside DEST. */
     if (replace_in(dest, xargs->replace) != NULL) {
-      unknown_targets(sh);
+      unknown_targets(f);
     } else {
-      add_target(sh, dest, false);
-      add_unread(sh, dest);
+      add_target(f, dest, false);
+      add_unread(f, dest);
     }
     if (o->move_sources) {
       /* The sources go: those written, and those it reads. */
       for (size_t k = 0; k < nsrc; k++) {
         bool read = replace_in(plain[k], xargs->replace) != NULL;
         if (!read && (!rsync || !is_remote(plain[k]))) {
-          add_target(sh, plain[k], o->recursive);
+          add_target(f, plain[k], o->recursive);
         }
       }
-      unknown_targets(sh);
+      unknown_targets(f);
     }
     return;
   }
@@ -1364,12 +1379,12 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
                                           nsrc > 1 || (o->recursive && !streq(cmd, "mv")));
   if (!dir_known || o->delete_dest) {
     /* A file, or with -r a new directory copied from the source. */
-    add_target(sh, dest, o->recursive || o->delete_dest);
+    add_target(f, dest, o->recursive || o->delete_dest);
   }
   if (may_be_dir) {
     for (size_t k = 0; k < nsrc; k++) {
       _cleanup_free_ char *into = copy_into(dest, plain[k], o->parents, rsync);
-      add_target(sh, into, o->recursive);
+      add_target(f, into, o->recursive);
     }
   }
   if (o->move_sources) {
@@ -1378,7 +1393,7 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
     unsigned how = (o->recursive ? TARGET_TREE : 0) | (rsync ? 0 : TARGET_ENTRY);
     for (size_t k = 0; k < nsrc; k++) {
       if (!rsync || !is_remote(plain[k])) {
-        add_target_as(sh, plain[k], how);
+        add_target_as(f, plain[k], how);
       }
     }
   }
@@ -1392,7 +1407,7 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
   bool slash = len > 0 && dest[len - 1] == '/';
   for (size_t k = 0; k < nsrc; k++) {
     struct stat st;
-    bool file = slash && stat_word(sh, plain[k], &st, true) && !S_ISDIR(st.st_mode);
+    bool file = slash && stat_word(f, plain[k], &st, true) && !S_ISDIR(st.st_mode);
     /* The name inside first: a DEST that is a directory is not also the
      * link. */
     for (int inside = 1; inside >= 0; inside--) {
@@ -1400,8 +1415,8 @@ static void copy_targets(Shell *sh, const char *cmd, char **plain, size_t np,
         continue;
       }
       _cleanup_free_ char *w = inside ? copy_into(dest, plain[k], false, false) : xstrdup(dest);
-      _cleanup_free_ char *name = from_cwd(sh, w);
-      record_made(sh, plain[k], name, o);
+      _cleanup_free_ char *name = from_cwd(f, w);
+      record_made(f, plain[k], name, o);
     }
   }
 }
@@ -1420,8 +1435,18 @@ static bool is_mode_word(const char *cmd, const char *a) {
   return false;
 }
 
+/* `f`, with the string that stands for the names xargs reads (-I STR,
+ * find's `{}`) known to add_target: for the command xargs runs. */
+static Frame with_replace(const Frame *f, const Xargs *xargs) {
+  Frame in = *f;
+  if (xargs->on && xargs->replace != NULL) {
+    in.replace = xargs->replace;
+  }
+  return in;
+}
+
 /* The files a command (argv[0], the writer `w` of shell-writers.c) writes. */
-static void command_writes(Shell *sh, const ShellWriter *w, char **argv, size_t argc,
+static void command_writes(const Frame *f, const ShellWriter *w, char **argv, size_t argc,
                            const Xargs *xargs) {
   const char *cmd = w->name;
   char **args = argv + 1;
@@ -1451,7 +1476,7 @@ static void command_writes(Shell *sh, const ShellWriter *w, char **argv, size_t 
   } else if (w->kind == SHELL_WRITES_DD) {
     for (size_t k = 0; k < n; k++) {
       if (startswith(args[k], "of=")) {
-        add_target(sh, args[k] + 3, false);
+        add_target(f, args[k] + 3, false);
       }
     }
     return;
@@ -1549,7 +1574,7 @@ static void command_writes(Shell *sh, const ShellWriter *w, char **argv, size_t 
     plain[np++] = args[k];
   }
   if (copy) {
-    copy_targets(sh, cmd, plain, np, &co, xargs);
+    copy_targets(f, cmd, plain, np, &co, xargs);
     free(plain);
     return;
   }
@@ -1557,7 +1582,7 @@ static void command_writes(Shell *sh, const ShellWriter *w, char **argv, size_t 
   if (xargs->on && xargs->replace == NULL) {
     /* More operands than written: whatever xargs reads. (With -I STR,
      * the words holding STR are those: add_target.) */
-    unknown_targets(sh);
+    unknown_targets(f);
   }
   bool rm_r = false;
   for (size_t k = 0; k < n && streq(cmd, "rm"); k++) {
@@ -1567,26 +1592,22 @@ static void command_writes(Shell *sh, const ShellWriter *w, char **argv, size_t 
   unsigned how = (recursive ? TARGET_TREE : 0) | (rm_r ? TARGET_EXPANSIONS : 0) |
                  ((w->flags & SHELL_WRITER_ENTRIES) != 0 ? TARGET_ENTRY : 0);
   for (size_t k = 0; k < np; k++) {
-    add_target_as(sh, plain[k], how);
+    add_target_as(f, plain[k], how);
   }
   free(plain);
 }
 
 /* command_writes, with the string that stands for the names xargs reads
  * (-I STR, find's `{}`) known to add_target. */
-static void command_targets(Shell *sh, const ShellWriter *w, char **argv, size_t argc,
+static void command_targets(const Frame *f, const ShellWriter *w, char **argv, size_t argc,
                             const Xargs *xargs) {
-  const char *saved = sh->replace;
-  if (xargs->on && xargs->replace != NULL) {
-    sh->replace = xargs->replace;
-  }
-  command_writes(sh, w, argv, argc, xargs);
-  sh->replace = saved;
+  Frame in = with_replace(f, xargs);
+  command_writes(&in, w, argv, argc, xargs);
 }
 
 /* ---- find ---------------------------------------------------------------- */
 
-static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs);
+static void run_words(const Frame *f, char **argv, size_t argc, Xargs xargs);
 
 /* Whether find's expression starts at `a`. */
 static bool find_expression(const char *a) {
@@ -1603,7 +1624,7 @@ static bool find_expression(const char *a) {
  * find's -exec) one holding its string is any of the names read. The
  * words plain xargs appends come after the expression, where find refuses
  * them, or (no input) there are none: it is read as written. */
-static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
+static void find_targets(const Frame *outer, char **args, size_t n, const Xargs *xargs) {
   static const char *const valued[] = {
       "-name",     "-iname",    "-path",     "-ipath",   "-wholename", "-iwholename",
       "-regex",    "-iregex",   "-lname",    "-ilname",  "-type",      "-xtype",
@@ -1618,10 +1639,8 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
                    startswith(args[k], "-O") || streq(args[k], "-D"))) {
     k += streq(args[k], "-D") ? 2 : 1;
   }
-  const char *saved_replace = sh->replace;
-  if (xargs->on && xargs->replace != NULL) {
-    sh->replace = xargs->replace;
-  }
+  Frame in = with_replace(outer, xargs);
+  const Frame *f = &in;
   /* The start points as from_cwd gives them; none is `.`. -files0-from
    * reads them from a file, where they may be any path: `/` stands for
    * those. */
@@ -1633,20 +1652,20 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
     }
   }
   for (; k < n && !find_expression(args[k]); k++) {
-    _cleanup_free_ char *with_env = shell_expansion(args[k]) != NULL ? expand_environment(sh, args[k])
+    _cleanup_free_ char *with_env = shell_expansion(args[k]) != NULL ? expand_environment(f, args[k])
                                                                : NULL;
     const char *word = with_env != NULL ? with_env : args[k];
     bool names = false;
-    const char *x = unknown_part(sh, word, true, &names);
+    const char *x = unknown_part(f, word, true, &names);
     if (x != NULL) {
-      unknown_dirs(sh, word, x, names, &starts);
+      unknown_dirs(f, word, x, names, &starts);
     } else {
-      _cleanup_free_ char *p = from_cwd(sh, word);
+      _cleanup_free_ char *p = from_cwd(f, word);
       shell_words_add(&starts, p, strlen(p));
     }
   }
   if (starts.n == 0) {
-    _cleanup_free_ char *p = from_cwd(sh, ".");
+    _cleanup_free_ char *p = from_cwd(f, ".");
     shell_words_add(&starts, p, strlen(p));
   }
   for (; k < n; k++) {
@@ -1655,12 +1674,12 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
       k++; /* -newerXY REF too */
     } else if (streq(a, "-delete")) {
       for (size_t i = 0; i < starts.n; i++) {
-        add_unread_path(sh, starts.v[i]);
+        add_unread_path(f, starts.v[i]);
       }
     } else if (streq(a, "-fprint") || streq(a, "-fprint0") || streq(a, "-fls") ||
                streq(a, "-fprintf")) {
       if (k + 1 < n) {
-        add_target(sh, args[++k], false);
+        add_target(f, args[++k], false);
       }
       k += streq(a, "-fprintf"); /* its format */
     } else if (streq(a, "-exec") || streq(a, "-execdir") || streq(a, "-ok") ||
@@ -1670,74 +1689,65 @@ static void find_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
                                                  streq(args[e - 1], "{}"))) {
         e++;
       }
-      if (e > b && sh->depth < MAX_DEPTH) {
+      if (e > b && f->depth < MAX_DEPTH) {
         /* -execdir runs in each found file's directory: in each start
          * point, in the one above for the point itself, and in any below
          * (execdir_targets). */
         bool in_dir = streq(a, "-execdir") || streq(a, "-okdir");
-        char **saved_below = sh->below;
-        size_t saved_n = sh->n_below;
-        const char *saved_execdir = sh->execdir;
-        sh->below = starts.v;
-        sh->n_below = starts.n;
-        sh->depth++;
+        Frame exec = *f;
+        exec.below = starts.v;
+        exec.n_below = starts.n;
+        exec.depth++;
         size_t runs = in_dir ? starts.n : 1;
         if (runs > MAX_EXECDIR_STARTS) {
           /* Each is a reading of the whole command: past that many, a
            * start point stands for anything in the directory above. */
           for (size_t i = MAX_EXECDIR_STARTS; i < runs; i++) {
             _cleanup_free_ char *parent = path_join(starts.v[i], "..");
-            add_unread_path(sh, parent);
+            add_unread_path(f, parent);
           }
           runs = MAX_EXECDIR_STARTS;
         }
         for (size_t i = 0; i < runs; i++) {
-          Words saved_cd = {0};
-          cd_save(sh, &saved_cd);
+          /* Whatever a `sh -c 'cd …'` in it does ends with it. */
+          Place here = place_copy(f->at);
+          Frame run = exec;
+          run.at = &here;
           if (in_dir) {
-            free(sh->cd);
-            sh->cd = xstrdup(starts.v[i]);
-            sh->execdir = starts.v[i];
+            free(here.cd);
+            here.cd = xstrdup(starts.v[i]);
+            run.execdir = starts.v[i];
           }
-          run_words(sh, args + b, e - b, (Xargs){.on = true, .replace = "{}"});
-          /* Whatever a `sh -c 'cd …'` in it did ends with it. */
-          cd_restore(sh, saved_cd.v[--saved_cd.n]);
-          shell_words_clear(&saved_cd);
-          if (in_dir) {
-            sh->execdir = saved_execdir;
-          }
+          run_words(&run, args + b, e - b, (Xargs){.on = true, .replace = "{}"});
+          place_clear(&here);
         }
-        sh->depth--;
-        sh->below = saved_below;
-        sh->n_below = saved_n;
       }
       k = e;
     }
   }
-  sh->replace = saved_replace;
   shell_words_clear(&starts);
 }
 
 /* ---- simple commands --------------------------------------------------- */
 
-static void parse_nested(Shell *sh, const char *text, bool subshell);
+static void parse_nested(const Frame *f, const char *text, bool subshell);
 
 /* Remembers the current `cd` on pushd's stack; the oldest is forgotten
  * when it is full. */
-static void push_dir(Shell *sh) {
-  if (sh->dirs.n == MAX_SAVED_DIRS) {
-    free(sh->dirs.v[0]);
-    memmove(sh->dirs.v, sh->dirs.v + 1, (sh->dirs.n - 1) * sizeof(char *));
-    sh->dirs.n--;
-    sh->dirs_dropped = true;
+static void push_dir(const Frame *f) {
+  if (f->sh->dirs.n == MAX_SAVED_DIRS) {
+    free(f->sh->dirs.v[0]);
+    memmove(f->sh->dirs.v, f->sh->dirs.v + 1, (f->sh->dirs.n - 1) * sizeof(char *));
+    f->sh->dirs.n--;
+    f->sh->dirs_dropped = true;
   }
-  cd_save(sh, &sh->dirs);
+  cd_save(f->at, &f->sh->dirs);
 }
 
 /* The working tree holding the directory the command is in (where `.git`
  * is, as `git rev-parse --show-toplevel` finds it), or NULL. */
-static char *git_toplevel(const Shell *sh) {
-  char *d = current_dir(sh);
+static char *git_toplevel(const Frame *f) {
+  char *d = current_dir(f);
   while (d != NULL) {
     _cleanup_free_ char *dir = shell_literal_text(d);
     _cleanup_free_ char *git = path_join(dir, ".git");
@@ -1756,8 +1766,6 @@ static char *git_toplevel(const Shell *sh) {
   return NULL;
 }
 
-
-
 /* What `word` names after the last component holding an expansion (`sub`
  * in "$X/sub", "$X/$Y/sub", and after a `/` inside "${D%…}"), or "". */
 static const char *after_expansions(const char *word) {
@@ -1775,22 +1783,22 @@ static const char *after_expansions(const char *word) {
 /* A `cd` operand with what the hook can know substituted: the working
  * tree for `$(git rev-parse --show-toplevel)` (the usual way to the top of
  * a project), and the variables the environment holds. */
-static char *cd_operand(const Shell *sh, const char *dir) {
+static char *cd_operand(const Frame *f, const char *dir) {
   static const char *const toplevel[] = {"$(git rev-parse --show-toplevel)",
                                          "`git rev-parse --show-toplevel`"};
   for (size_t i = 0; i < ELEMENTSOF(toplevel); i++) {
     if (startswith(dir, toplevel[i])) {
-      _cleanup_free_ char *top = git_toplevel(sh);
+      _cleanup_free_ char *top = git_toplevel(f);
       if (top != NULL) {
         return xasprintf("%s%s", top, dir + strlen(toplevel[i]));
       }
     }
   }
-  return expand_environment(sh, dir);
+  return expand_environment(f, dir);
 }
 
 /* cd, pushd and popd: where later relative paths are. */
-static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
+static void change_dir(const Frame *f, const char *cmd, char **args, size_t n) {
   const char *dir = NULL;
   bool no_change = false;
   for (size_t k = 0; k < n; k++) {
@@ -1805,26 +1813,26 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
   }
   if (dir != NULL && (streq(dir, "-") || dir[0] == '+')) {
     /* $OLDPWD, the stack rotated: somewhere. */
-    free(sh->cd);
-    sh->cd = NULL;
-    sh->cd_unknown = true;
+    free(f->at->cd);
+    f->at->cd = NULL;
+    f->at->cd_unknown = true;
     return;
   }
   if (streq(cmd, "popd") || (dir == NULL && streq(cmd, "pushd"))) {
-    if (sh->dirs.n == 0) {
-      if (sh->dirs_dropped) {
+    if (f->sh->dirs.n == 0) {
+      if (f->sh->dirs_dropped) {
         /* Back to an entry the stack no longer holds. */
-        free(sh->cd);
-        sh->cd = NULL;
-        sh->cd_unknown = true;
+        free(f->at->cd);
+        f->at->cd = NULL;
+        f->at->cd_unknown = true;
       }
       return;
     }
-    char *saved = sh->dirs.v[--sh->dirs.n];
+    char *saved = f->sh->dirs.v[--f->sh->dirs.n];
     if (streq(cmd, "pushd")) {
-      push_dir(sh); /* pushd alone swaps the top two */
+      push_dir(f); /* pushd alone swaps the top two */
     }
-    cd_restore(sh, saved);
+    cd_restore(f->at, saved);
     return;
   }
   char *next;
@@ -1835,26 +1843,26 @@ static void change_dir(Shell *sh, const char *cmd, char **args, size_t n) {
     next = xstrdup(home());
   } else {
     if (streq(cmd, "pushd")) {
-      push_dir(sh);
+      push_dir(f);
     }
-    _cleanup_free_ char *operand = cd_operand(sh, dir);
+    _cleanup_free_ char *operand = cd_operand(f, dir);
     bool names = false;
-    const char *x = unknown_part(sh, operand, true, &names);
+    const char *x = unknown_part(f, operand, true, &names);
     if (x != NULL && !names) {
       /* Known only when it runs: somewhere, and whatever the operand
        * names after the last component that holds an expansion. */
       const char *tail = after_expansions(x);
-      free(sh->cd);
-      sh->cd = tail[0] != '\0' ? xstrdup(tail) : NULL;
-      sh->cd_unknown = true;
+      free(f->at->cd);
+      f->at->cd = tail[0] != '\0' ? xstrdup(tail) : NULL;
+      f->at->cd_unknown = true;
       return;
     }
-    next = from_cwd(sh, operand);
+    next = from_cwd(f, operand);
   }
-  free(sh->cd);
-  sh->cd = next;
+  free(f->at->cd);
+  f->at->cd = next;
   if (next[0] == '/') {
-    sh->cd_unknown = false;
+    f->at->cd_unknown = false;
   }
 }
 
@@ -1938,12 +1946,12 @@ static void git_args(char **args, size_t n, const char *values, const char *cons
 /* The working tree a git command changes as a whole (reset --hard): the
  * one holding the directory the command is in, or that directory when
  * none is found. */
-static void git_whole_tree(Shell *sh) {
-  _cleanup_free_ char *top = git_toplevel(sh);
+static void git_whole_tree(const Frame *f) {
+  _cleanup_free_ char *top = git_toplevel(f);
   if (top != NULL) {
-    add_tree(sh, top);
+    add_tree(f, top);
   } else {
-    unknown_targets_of(sh, false);
+    unknown_targets_of(f, false);
   }
 }
 
@@ -1951,7 +1959,7 @@ static void git_whole_tree(Shell *sh) {
  * tree they write. Branches, commits and the index are no files; the
  * subcommands that merge, apply or switch change files only the history
  * knows, which is the kernel's to stop. */
-static void git_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
+static void git_targets(const Frame *outer, char **args, size_t n, const Xargs *xargs) {
   static const char *const rm_longs[] = {"--pathspec-from-file", NULL};
   static const char *const checkout_longs[] = {"--orphan", "--conflict", "--pathspec-from-file",
                                                NULL};
@@ -1960,20 +1968,20 @@ static void git_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
   static const char *const clean_longs[] = {"--exclude", NULL};
   static const char *const none_longs[] = {NULL};
   size_t k = 0;
-  Words saved_cd = {0};
-  bool moved = false;
   /* git's own options: -C DIR runs it in DIR, one after another. */
+  Place here = {0};
+  Frame moved = *outer;
   while (k < n && is_option(args[k], false)) {
     const char *a = args[k++];
     if (git_global_value(a) && k < n) {
       const char *value = args[k++];
       if (streq(a, "-C")) {
-        if (!moved) {
-          cd_save(sh, &saved_cd);
-          moved = true;
+        if (moved.at != &here) {
+          here = place_copy(outer->at);
+          moved.at = &here;
         }
         char *operand = (char *)value;
-        change_dir(sh, "cd", &operand, 1);
+        change_dir(&moved, "cd", &operand, 1);
       }
     }
   }
@@ -1982,25 +1990,23 @@ static void git_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
     char **rest = args + k;
     size_t nr = n - k;
     GitArgs g = {0};
-    const char *saved_replace = sh->replace;
-    if (xargs->on && xargs->replace != NULL) {
-      sh->replace = xargs->replace;
-    }
+    Frame in = with_replace(&moved, xargs);
+    const Frame *f = &in;
     if (streq(sub, "rm")) {
       git_args(rest, nr, "", rm_longs, &g);
       if (!g.dry_run && !g.cached) {
         if (g.names_read || (xargs->on && xargs->replace == NULL)) {
-          unknown_targets(sh);
+          unknown_targets(f);
         }
         for (size_t i = 0; i < g.n_plain; i++) {
-          add_target_as(sh, g.plain[i], TARGET_ENTRY | (g.recursive ? TARGET_TREE : 0));
+          add_target_as(f, g.plain[i], TARGET_ENTRY | (g.recursive ? TARGET_TREE : 0));
         }
       }
     } else if (streq(sub, "mv")) {
       git_args(rest, nr, "", none_longs, &g);
       if (!g.dry_run) {
         CopyOptions co = {.recursive = true, .move_sources = true};
-        copy_targets(sh, "mv", g.plain, g.n_plain, &co, xargs);
+        copy_targets(f, "mv", g.plain, g.n_plain, &co, xargs);
       }
     } else if (streq(sub, "checkout") || streq(sub, "restore")) {
       bool restore = streq(sub, "restore");
@@ -2012,20 +2018,20 @@ static void git_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
         from = 0;
       } else if (!g.dashdash && !g.branch && g.n_plain > 0) {
         struct stat st;
-        from = stat_word(sh, g.plain[0], &st, false) ? 0 : 1;
+        from = stat_word(f, g.plain[0], &st, false) ? 0 : 1;
       }
       if (!(restore && g.cached && !g.worktree)) {
         if (g.names_read || (xargs->on && xargs->replace == NULL)) {
-          unknown_targets(sh);
+          unknown_targets(f);
         }
         for (size_t i = from; i < g.n_plain; i++) {
-          add_target(sh, g.plain[i], true);
+          add_target(f, g.plain[i], true);
         }
       }
     } else if (streq(sub, "reset")) {
       git_args(rest, nr, "", none_longs, &g);
       if (g.hard) {
-        git_whole_tree(sh);
+        git_whole_tree(f);
       }
     } else if (streq(sub, "clean")) {
       git_args(rest, nr, "e", clean_longs, &g);
@@ -2033,24 +2039,20 @@ static void git_targets(Shell *sh, char **args, size_t n, const Xargs *xargs) {
         /* What git does not track, below each path or the directory it
          * runs in. */
         for (size_t i = 0; i < g.n_plain; i++) {
-          add_target(sh, g.plain[i], true);
+          add_target(f, g.plain[i], true);
         }
         if (g.n_plain == 0) {
-          unknown_targets_of(sh, false);
+          unknown_targets_of(f, false);
         }
       }
     }
-    sh->replace = saved_replace;
     free(g.plain);
   }
-  if (moved) {
-    cd_restore(sh, saved_cd.v[--saved_cd.n]);
-    shell_words_clear(&saved_cd);
-  }
+  place_clear(&here);
 }
 
 /* A command, its wrappers already skipped: what it runs or writes. */
-static void run_command(Shell *sh, const CommandEntry *e, char **argv, size_t argc,
+static void run_command(const Frame *f, const CommandEntry *e, char **argv, size_t argc,
                         const Xargs *xargs) {
   const char *cmd = base_name(argv[0]);
   char **args = argv + 1;
@@ -2063,16 +2065,13 @@ static void run_command(Shell *sh, const CommandEntry *e, char **argv, size_t ar
       if (args[k][0] == '-' && args[k][1] != '-' && strchr(args[k], 'c') != NULL) {
         /* Run by xargs or find -exec, its arguments are the names they
          * read, and their `{}` in its text too. */
-        bool saved_in = sh->in_script;
-        const char *saved_replace = sh->replace;
+        Frame in = *f;
         if (xargs->on) {
-          sh->in_script = true;
-          sh->replace = xargs->replace != NULL ? xargs->replace : sh->replace;
+          in.in_script = true;
+          in.replace = xargs->replace != NULL ? xargs->replace : f->replace;
         }
         _cleanup_free_ char *script = shell_literal_text(args[k + 1]);
-        parse_nested(sh, script, true);
-        sh->in_script = saved_in;
-        sh->replace = saved_replace;
+        parse_nested(&in, script, true);
         break;
       }
     }
@@ -2090,40 +2089,42 @@ static void run_command(Shell *sh, const CommandEntry *e, char **argv, size_t ar
     }
     *end = '\0';
     _cleanup_free_ char *text = shell_literal_text(line);
-    parse_nested(sh, text, false);
+    parse_nested(f, text, false);
   } else if (kind == COMMAND_CD) {
-    change_dir(sh, cmd, args, n);
-    if (sh->after_or) {
+    change_dir(f, cmd, args, n);
+    if (f->after_or) {
       /* `cd A || cd B`: A or B, whichever worked. */
-      free(sh->cd);
-      sh->cd = NULL;
-      sh->cd_unknown = true;
+      free(f->at->cd);
+      f->at->cd = NULL;
+      f->at->cd_unknown = true;
     }
   } else if (kind == COMMAND_SETS) {
     /* What they set is no longer the environment's (printf -v NAME;
      * read's and the others' options and values are noted too: a name
      * too many only leaves a word unexpanded). */
     for (size_t k = 0; k < n; k++) {
-      note_assigned(sh, args[k]);
+      note_assigned(f, args[k]);
     }
   } else if (kind == COMMAND_FOR && n > 0) {
-    note_assigned(sh, args[0]); /* for NAME in …: set each time round */
+    note_assigned(f, args[0]); /* for NAME in …: set each time round */
   } else if (kind == COMMAND_FIND) {
-    find_targets(sh, args, n, xargs);
+    find_targets(f, args, n, xargs);
   } else if (kind == COMMAND_GIT) {
-    git_targets(sh, args, n, xargs);
+    git_targets(f, args, n, xargs);
   } else if (kind == COMMAND_WRITER) {
-    command_targets(sh, e->writer, argv, argc, xargs);
+    command_targets(f, e->writer, argv, argc, xargs);
   }
 }
 
 /* One simple command, its words already split, run by xargs or not. */
-static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
-  if (!charge(sh, argc + 1)) {
+static void run_words(const Frame *outer, char **argv, size_t argc, Xargs xargs) {
+  if (!charge(outer, argc + 1)) {
     return;
   }
-  Words saved_cd = {0};
-  bool moved = false; /* env -C, sudo -D: sh->cd is the command's, restored after */
+  /* env -C, sudo -D: the command runs in a place of its own. */
+  Place here = {0};
+  Frame cmd = *outer;
+  const Frame *f = &cmd;
   bool done = false;  /* the wrappers said all there is */
   size_t i = 0;
   const CommandEntry *entry = NULL; /* argv[i]'s, once the loop ends */
@@ -2132,7 +2133,7 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
   while (i < argc && !done) {
     const char *a = argv[i];
     if (shell_is_assignment(a)) {
-      note_assigned(sh, a);
+      note_assigned(f, a);
       i++;
       continue;
     }
@@ -2152,18 +2153,18 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
     }
     const Wrapper *w = entry->wrapper;
     WrapperState st = {.xargs = xargs};
-    i = wrapper_options(sh, w, argv, argc, i + 1, &st);
+    i = wrapper_options(f, w, argv, argc, i + 1, &st);
     if (st.stop) {
       done = true;
       break;
     }
     if (st.chdir != NULL) {
-      if (!moved) {
-        cd_save(sh, &saved_cd);
-        moved = true;
+      if (cmd.at != &here) {
+        here = place_copy(outer->at);
+        cmd.at = &here;
       }
       char *operand = (char *)st.chdir;
-      change_dir(sh, "cd", &operand, 1);
+      change_dir(f, "cd", &operand, 1);
     }
     if (streq(w->name, "xargs")) {
       xargs = st.xargs;
@@ -2171,42 +2172,41 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
     }
     if (st.edit || streq(w->name, "sudoedit")) {
       for (; i < argc; i++) {
-        add_target(sh, argv[i], false);
+        add_target(f, argv[i], false);
       }
     } else if (st.split != NULL) {
       /* env -S 'CMD ARGS' REST: the string is split into words. */
       done = true;
-      if (sh->depth < MAX_DEPTH) {
+      if (f->depth < MAX_DEPTH) {
         Words split = {0};
         _cleanup_free_ char *text = shell_literal_text(st.split);
-        char *saved_scratch = sh->lex.scratch;
-        sh->lex.scratch = scratch_for(text);
+        ShellLexer lx = lexer(f);
+        lx.scratch = scratch_for(text);
         const char *q = text;
         while (*q != '\0') {
-          if (!shell_read_word(&sh->lex, &q, &split)) {
+          if (!shell_read_word(&lx, &q, &split)) {
             q++;
           }
         }
-        free(sh->lex.scratch);
-        sh->lex.scratch = saved_scratch;
+        free(lx.scratch);
         for (; i < argc; i++) {
           shell_words_add(&split, argv[i], strlen(argv[i]));
         }
-        sh->depth++;
-        run_words(sh, split.v, split.n, xargs);
-        sh->depth--;
+        Frame nested = *f;
+        nested.depth++;
+        run_words(&nested, split.v, split.n, xargs);
         shell_words_clear(&split);
       }
     } else if (streq(w->name, "flock") && i < argc) {
       /* flock FILE CMD…, flock FILE -c 'CMD': FILE is created if missing. */
       const char *file = argv[i++];
       struct stat st_file;
-      if (!is_digits(file) && !stat_word(sh, file, &st_file, true)) {
-        add_target(sh, file, false);
+      if (!is_digits(file) && !stat_word(f, file, &st_file, true)) {
+        add_target(f, file, false);
       }
       if (i + 1 < argc && (streq(argv[i], "-c") || streq(argv[i], "--command"))) {
         _cleanup_free_ char *script = shell_literal_text(argv[i + 1]);
-        parse_nested(sh, script, true);
+        parse_nested(f, script, true);
         done = true;
       }
     } else if (w->operands > 0 && i < argc &&
@@ -2215,23 +2215,20 @@ static void run_words(Shell *sh, char **argv, size_t argc, Xargs xargs) {
     }
   }
   if (!done && i < argc) {
-    run_command(sh, entry, argv + i, argc - i, &xargs);
+    run_command(f, entry, argv + i, argc - i, &xargs);
   }
-  if (moved) {
-    cd_restore(sh, saved_cd.v[--saved_cd.n]);
-    shell_words_clear(&saved_cd);
-  }
+  place_clear(&here);
 }
 
 /* ---- the parser's events ------------------------------------------------ */
 
-static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *cd);
+static void heredoc_patch(const Frame *f, const char *body, size_t len, const char *cd);
 
+/* The parser's context is the Frame of the text it reads. */
 static void simple_command(void *ctx, char **argv, size_t argc, bool after_or) {
-  Shell *sh = ctx;
-  sh->after_or = after_or;
-  run_words(sh, argv, argc, (Xargs){0});
-  sh->after_or = false;
+  Frame cmd = *(const Frame *)ctx;
+  cmd.after_or = after_or;
+  run_words(&cmd, argv, argc, (Xargs){0});
 }
 
 static void redirect(void *ctx, const char *word) {
@@ -2239,12 +2236,13 @@ static void redirect(void *ctx, const char *word) {
 }
 
 static char *save_dir(void *ctx) {
-  const Shell *sh = ctx;
-  return xasprintf("%c%s", sh->cd_unknown ? '?' : '=', sh->cd ? sh->cd : "");
+  const Frame *f = ctx;
+  return cd_text(f->at);
 }
 
 static void restore_dir(void *ctx, char *saved) {
-  cd_restore(ctx, saved);
+  const Frame *f = ctx;
+  cd_restore(f->at, saved);
 }
 
 static void heredoc_body(void *ctx, const char *body, size_t len, const char *dir) {
@@ -2252,8 +2250,8 @@ static void heredoc_body(void *ctx, const char *body, size_t len, const char *di
 }
 
 static bool stopped(void *ctx) {
-  const Shell *sh = ctx;
-  return sh->req->over_budget;
+  const Frame *f = ctx;
+  return f->sh->req->over_budget;
 }
 
 static const ShellParseEvents events = {
@@ -2265,70 +2263,80 @@ static const ShellParseEvents events = {
     .stopped = stopped,
 };
 
-static void parse(Shell *sh, const char *text) {
-  shell_parse(&sh->lex, &events, sh, text);
+static const char *substitution(const Frame *f, const char *p);
+
+static const char *lex_substitution(void *ctx, const char *p) {
+  return substitution(ctx, p);
 }
 
+static bool lex_charge(void *ctx, size_t units) {
+  return charge(ctx, units);
+}
 
-/* A command substitution, eval or sh -c: parsed like the command line; a
- * subshell's `cd` does not outlive it. */
-static void parse_nested(Shell *sh, const char *text, bool subshell) {
-  if (sh->depth >= MAX_DEPTH) {
+/* A lexer whose substitutions are read in `f`. */
+static ShellLexer lexer(const Frame *f) {
+  return (ShellLexer){.home = home(), .substitution = lex_substitution, .charge = lex_charge,
+                      .ctx = (void *)f};
+}
+
+static void parse(const Frame *f, const char *text) {
+  ShellLexer lx = lexer(f);
+  shell_parse(&lx, &events, (void *)f, text);
+}
+
+/* A command substitution, eval or sh -c: parsed like the command line, one
+ * level deeper; a subshell's `cd` does not outlive it (a place of its
+ * own), eval's does. */
+static void parse_nested(const Frame *f, const char *text, bool subshell) {
+  if (f->depth >= MAX_DEPTH) {
     return;
   }
-  if (!charge(sh, strlen(text) + 1)) {
+  if (!charge(f, strlen(text) + 1)) {
     return;
   }
-  Words saved = {0};
-  cd_save(sh, &saved);
-  sh->depth++;
-  parse(sh, text);
-  sh->depth--;
+  Place here = subshell ? place_copy(f->at) : (Place){0};
+  Frame nested = *f;
+  nested.depth++;
   if (subshell) {
-    cd_restore(sh, saved.v[--saved.n]);
+    nested.at = &here;
   }
-  shell_words_clear(&saved);
+  parse(&nested, text);
+  place_clear(&here);
 }
-
-
 
 /* With `p` at a `…` or $(…) (not $((…))): parses the command it runs and
  * returns what follows it. */
-static const char *substitution(Shell *sh, const char *p) {
+static const char *substitution(const Frame *f, const char *p) {
   const char *end;
   _cleanup_free_ char *inner = shell_substitution_text(p, &end);
-  parse_nested(sh, inner, true);
+  parse_nested(f, inner, true);
   return end;
 }
 
-/* Whether `c` is a byte of a word the shell takes as it is, wherever it
- * is: none of the quotes, `$`, `\\`, `=`, `~`, nor anything ending a word. */
-
-
-
 /* The patch envelope a heredoc's body may carry (`apply_patch <<'EOF'`):
  * its paths are relative to the directory the command runs in, `cd` (as
- * cd_save gave it when the heredoc was announced). A body of the command
- * line itself is blanked in sh->unread_text, which hook_shell_targets
+ * cd_text gave it when the heredoc was announced). A body of the command
+ * line itself is blanked in Shell.unread_text, which hook_shell_targets
  * reads for envelopes found nowhere else. */
-static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *cd) {
+static void heredoc_patch(const Frame *f, const char *body, size_t len, const char *cd) {
   if (memmem(body, len, "*** ", 4) == NULL) {
     return;
   }
   _cleanup_free_ char *text = xstrndup(body, len);
   HookRequest found = {0};
   if (hook_patch_paths(text, &found) > 0) {
-    Words saved = {0};
-    cd_save(sh, &saved);
-    cd_restore(sh, xstrdup(cd));
+    Place there = {0};
+    cd_restore(&there, xstrdup(cd));
+    Frame at_body = *f;
+    at_body.at = &there;
     for (size_t i = 0; i < found.n_paths; i++) {
       _cleanup_free_ char *w = shell_literal_word(found.paths[i]);
-      add_target(sh, w, false);
+      add_target(&at_body, w, false);
     }
-    cd_restore(sh, saved.v[--saved.n]);
-    shell_words_clear(&saved);
+    place_clear(&there);
   }
   hook_request_clear(&found);
+  Shell *sh = f->sh;
   if (body >= sh->top && body + len <= sh->top + sh->top_len) {
     if (sh->unread_text == NULL) {
       /* Copied only once a body is blanked: most commands have none. */
@@ -2341,22 +2349,13 @@ static void heredoc_patch(Shell *sh, const char *body, size_t len, const char *c
   }
 }
 
-static const char *lex_substitution(void *ctx, const char *p) {
-  return substitution(ctx, p);
-}
-
-static bool lex_charge(void *ctx, size_t units) {
-  return charge(ctx, units);
-}
-
 void hook_shell_targets(const char *command, HookRequest *req) {
   Shell sh = {.req = req, .top = command, .top_len = strlen(command)};
+  Place at = {0};
   home_init();
   shell_lex_init();
   command_table_init();
-  sh.lex = (ShellLexer){.home = home(), .substitution = lex_substitution, .charge = lex_charge,
-                        .ctx = &sh};
-  parse(&sh, command);
+  parse(&(Frame){.sh = &sh, .at = &at}, command);
   /* An envelope anywhere else (a heredoc that never ends, a quoted
    * argument): relative to the request's directory. Past the budget the
    * call is refused whatever it names. */
@@ -2368,7 +2367,7 @@ void hook_shell_targets(const char *command, HookRequest *req) {
     free(sh.stats[i].word);
     free(sh.stats[i].cd);
   }
-  free(sh.cd);
+  place_clear(&at);
   shell_words_clear(&sh.dirs);
   shell_words_clear(&sh.assigned);
   shell_words_clear(&sh.alias_names);

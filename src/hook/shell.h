@@ -131,10 +131,10 @@ typedef struct {
   bool (*stopped)(void *ctx);
 } ShellParseEvents;
 
-/* Parses `text`, reporting to `ev`; the lexer's scratch is made for the
- * text and given back as it was (nested calls, from a substitution the
- * lexer hands to its ShellLexer.substitution, are fine). */
-void shell_parse(ShellLexer *lx, const ShellParseEvents *ev, void *ctx, const char *text);
+/* Parses `text`, reporting to `ev`, with a copy of `lx` whose scratch is
+ * made for the text (lx->scratch is not used, so nested calls, from a
+ * substitution the lexer hands to its ShellLexer.substitution, are fine). */
+void shell_parse(const ShellLexer *lx, const ShellParseEvents *ev, void *ctx, const char *text);
 
 /* With `p` at `…` or $(…): the text of the command it runs, as a new
  * string; *ret_end is what follows it. */
