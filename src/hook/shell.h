@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The parts of the shell reader (shell.c: parsing, and what each command
- * writes) that stand on their own: the lexer (shell-lex.c) and the table
- * of commands that write the files they are given (shell-writers.c).
+/* The parts of the shell reader that stand on their own: the lexer
+ * (shell-lex.c), the parser (shell-parse.c) and the table of commands that
+ * write the files they are given (shell-writers.c). What the commands
+ * write is the effects' (shell-effects.h: shell.c and its units).
  * hook_shell_targets (hook.h) is the whole reader. */
 #pragma once
 
