@@ -38,7 +38,10 @@ typedef struct {
 typedef struct AgentDesc {
   Agent id;            /* its AGENT_* */
   const char *name;    /* what --agent takes: "claude" */
-  const char *display; /* for people: "Claude Code" */
+  /* For people: "Claude Code". Written on a line of its own as
+   * `.display = "…",` with no quote or backslash inside: src/meson.build
+   * reads it from there for the zsh and fish completions. */
+  const char *display;
 
   /* ---- hook check: its payloads and its answers ---- */
   /* Whether a parsed payload is this agent's; NULL: never guessed, only

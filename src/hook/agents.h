@@ -8,8 +8,9 @@
  * show them: X(ID, name) for the agent described by `agent_NAME` in
  * hook/NAME.c (a const AgentDesc, hook/agent-desc.h). Everything else is
  * made from it: the Agent enum, the --agent names, hook check's
- * recognition, install, detection, trust, the build's source list
- * (src/meson.build reads the X( lines below). Adding an agent: one file
+ * recognition, install, detection, trust, the build's source list and
+ * the agents in the shell completions (src/meson.build reads the X( lines
+ * below, and each descriptor's .display line). Adding an agent: one file
  * and one line here (docs/ARCHITECTURE.md §5). */
 #define AGENTS(X)                                                              \
   X(CLAUDE, claude)                                                            \

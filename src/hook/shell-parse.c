@@ -117,8 +117,11 @@ static const char *skip_heredocs(Parser *ps, const char *p) {
   return p;
 }
 
-void shell_parse(ShellLexer *lx, const ShellParseEvents *ev, void *ctx, const char *command) {
-  char *saved_scratch = lx->scratch;
+void shell_parse(const ShellLexer *with, const ShellParseEvents *ev, void *ctx,
+                 const char *command) {
+  /* A lexer of its own, with scratch room for this text. */
+  ShellLexer own = *with;
+  ShellLexer *lx = &own;
   lx->scratch = xmalloc(strlen(command) + 2 * (lx->home != NULL ? strlen(lx->home) : 0) + 8 + 1);
   Parser ps = {.lx = lx, .ev = ev, .ctx = ctx};
   Words words = {0};
@@ -249,5 +252,4 @@ void shell_parse(ShellLexer *lx, const ShellParseEvents *ev, void *ctx, const ch
     free(ps.unended.delim[k]);
   }
   free(lx->scratch);
-  lx->scratch = saved_scratch;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The parts of the shell reader (shell.c: parsing, and what each command
- * writes) that stand on their own: the lexer (shell-lex.c) and the table
- * of commands that write the files they are given (shell-writers.c).
+/* The parts of the shell reader that stand on their own: the lexer
+ * (shell-lex.c), the parser (shell-parse.c) and the table of commands that
+ * write the files they are given (shell-writers.c). What the commands
+ * write is the effects' (shell-effects.h: shell.c and its units).
  * hook_shell_targets (hook.h) is the whole reader. */
 #pragma once
 
@@ -131,10 +132,10 @@ typedef struct {
   bool (*stopped)(void *ctx);
 } ShellParseEvents;
 
-/* Parses `text`, reporting to `ev`; the lexer's scratch is made for the
- * text and given back as it was (nested calls, from a substitution the
- * lexer hands to its ShellLexer.substitution, are fine). */
-void shell_parse(ShellLexer *lx, const ShellParseEvents *ev, void *ctx, const char *text);
+/* Parses `text`, reporting to `ev`, with a copy of `lx` whose scratch is
+ * made for the text (lx->scratch is not used, so nested calls, from a
+ * substitution the lexer hands to its ShellLexer.substitution, are fine). */
+void shell_parse(const ShellLexer *lx, const ShellParseEvents *ev, void *ctx, const char *text);
 
 /* With `p` at `…` or $(…): the text of the command it runs, as a new
  * string; *ret_end is what follows it. */

@@ -644,14 +644,17 @@ def consistency(facts, files):
                 else:
                     failures.append("%s: %s `%s` (from ralon's --help) is not completed"
                                     % (path, what, w))
-        # zsh's 'NAME:Display' and fish's `case NAME` / `echo Display`.
+        # zsh's 'NAME:Display' and fish's `case NAME` / `echo Display`,
+        # single-quoted as each shell quotes (a `'` is '\'' in zsh, \' in
+        # fish).
         for a in facts.agents:
             display = facts.agent_names.get(a)
             if shell == "zsh":
-                found = "'%s:%s'" % (a, display) in text
+                found = "'%s:%s'" % (a, display.replace("'", "'\\''")) in text
             elif shell == "fish":
+                quoted = re.escape(display.replace("\\", "\\\\").replace("'", "\\'"))
                 found = re.search(r"case %s\n\s*echo (%s|'%s')\n"
-                                  % (re.escape(a), re.escape(display), re.escape(display)),
+                                  % (re.escape(a), re.escape(display), quoted),
                                   text) is not None
             else:
                 continue

@@ -16,6 +16,8 @@ independently (pkg-config, /etc/debian_version, /etc/apparmor.d).
 
 It also checks the modes (only the binary and ralon-wrap are executable),
 that the wrapper helper and template point at the installed paths, that
+the completions are the ones the build made (every agent the built ralon
+knows in each, no placeholder of the templates left), that
 no installed text file mentions the build or staging directory, and which
 shared libraries the installed binary needs (readelf -d): libyaml unless
 the static_libyaml option links it in, and never json-c, libsystemd,
@@ -37,6 +39,7 @@ Exit status: 0 pass, 1 fail (the differences are printed).
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -123,6 +126,9 @@ class Layout:
     def __init__(self, opts):
         self.opts = opts
         self.prefix = opts["prefix"]
+        # ([acceptable paths], whether it gives the agents' names for
+        # people) for each completion file.
+        self.completions = []
 
     def abs(self, d):
         """An install_dir as meson resolves it: relative ones under the prefix."""
@@ -170,10 +176,12 @@ def expected_files(opts, nls, man, sourcedir):
     if not any(bash_defaults):
         bash_defaults = [os.path.join(datadir, "bash-completion", "completions")]
     want(PROJECT, lay.chosen("bash_completion_dir", bash_defaults))
+    lay.completions.append((files[-1][1], False))
 
     # zsh: "DATADIR/zsh/vendor-completions on Debian, else DATADIR/zsh/site-functions".
     zsh_default = "vendor-completions" if os.path.exists("/etc/debian_version") else "site-functions"
     want("_" + PROJECT, lay.chosen("zsh_completion_dir", [os.path.join(datadir, "zsh", zsh_default)]))
+    lay.completions.append((files[-1][1], True))
 
     # fish: "from fish.pc, else DATADIR/fish/vendor_completions.d".
     fish_defaults = [
@@ -183,6 +191,7 @@ def expected_files(opts, nls, man, sourcedir):
     if not any(fish_defaults):
         fish_defaults = [os.path.join(datadir, "fish", "vendor_completions.d")]
     want(PROJECT + ".fish", lay.chosen("fish_completion_dir", fish_defaults))
+    lay.completions.append((files[-1][1], True))
 
     # The journal catalog: "from systemd.pc, else PREFIX/lib/systemd/catalog",
     # the prefix honoured (data/catalog/meson.build).
@@ -286,6 +295,22 @@ def dlopen_problems(binary, opts):
     return problems
 
 
+def built_agents(builddir):
+    """{agent: name for people} as the built ralon's `hook list --json`
+    gives them."""
+    with tempfile.TemporaryDirectory(prefix="ralon-install-agents-") as d:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": d, "LC_ALL": "C.UTF-8",
+               "XDG_CONFIG_HOME": os.path.join(d, ".config")}
+        r = subprocess.run([os.path.join(builddir, "src", PROJECT), "hook", "list", "--json"],
+                           cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        return {h["agent"]: h["name"] for h in json.loads(r.stdout)["hooks"]}
+    except (ValueError, KeyError):
+        fail("`ralon hook list --json` gave no agents: %r" % r.stdout)
+        return {}
+
+
 def walk(root):
     """Every non-directory under ROOT, as the absolute path it installs to."""
     found = {}
@@ -360,6 +385,27 @@ def main():
                 with open(found[path], encoding="utf-8", errors="replace") as f:
                     if needle not in f.read():
                         problems.append("%s does not name %s" % (path, needle))
+
+        # The completions installed are those the build made from the
+        # templates: every agent the built ralon knows is in each, by name
+        # and (zsh, fish) by its name for people, and no placeholder is left.
+        agents = built_agents(builddir)
+        completions = [(c, described) for candidates, described in lay.completions
+                       for c in candidates if c in found]
+        if len(completions) != 3:
+            problems.append("expected 3 completion files, found %d" % len(completions))
+        for path, described in completions:
+            with open(found[path], encoding="utf-8") as f:
+                text = f.read()
+            left = re.findall(r"@[A-Z_]+@", text)
+            if left:
+                problems.append("%s still holds %s" % (path, ", ".join(left)))
+            for agent, name in agents.items():
+                if not re.search(r"(^|[\s'])%s([\s':]|$)" % re.escape(agent), text, re.M):
+                    problems.append("%s does not name the agent %s" % (path, agent))
+                if described and name not in text:
+                    problems.append("%s does not give %s's name for people (%s)"
+                                    % (path, agent, name))
 
         binary = os.path.join(lay.dir("bindir"), PROJECT)
         if binary in found:

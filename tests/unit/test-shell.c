@@ -280,6 +280,51 @@ START_TEST(test_targets) {
 }
 END_TEST
 
+/* Whether `path` is among any of what `req` says is written. */
+static bool written(const HookRequest *req, const char *path) {
+  return has(req->paths, req->n_paths, path) || has(req->trees, req->n_trees, path) ||
+         has(req->somewhere, req->n_somewhere, path) ||
+         has(req->somewhere_trees, req->n_somewhere_trees, path) ||
+         has(req->entries, req->n_entries, path) ||
+         has(req->entry_trees, req->n_entry_trees, path);
+}
+
+START_TEST(test_scopes) {
+  /* What a part of the command is read with ends with that part: the
+   * directory of a subshell, a substitution, sh -c, find -exec's command,
+   * env -C and git -C; whether a command runs after `||`. eval's `cd`
+   * stays, as the shell's does. */
+  static const struct {
+    const char *command;
+    const char *written;
+    const char *not_written;
+  } cases[] = {
+      {"(cd sub); rm a.txt", "a.txt", "sub/a.txt"},
+      {"(cd sub; rm b.txt); rm a.txt", "sub/b.txt", "sub/a.txt"},
+      {"echo \"$(cd sub)\"; rm a.txt", "a.txt", "sub/a.txt"},
+      {"sh -c 'cd sub'; rm a.txt", "a.txt", "sub/a.txt"},
+      {"env -C sub rm b.txt; rm a.txt", "sub/b.txt", "sub/a.txt"},
+      {"env -C sub cd other; rm a.txt", "a.txt", "sub/other/a.txt"},
+      {"git -C sub rm b.txt; rm a.txt", "sub/b.txt", "sub/a.txt"},
+      {"find d -exec cd sub \\; ; rm a.txt", "a.txt", "sub/a.txt"},
+      {"find d -execdir rm x \\; ; rm a.txt", "d/x", "d/a.txt"},
+      {"eval 'cd sub'; rm a.txt", "sub/a.txt", "a.txt"},
+      {"false || cd sub; rm a.txt", "a.txt", "sub/a.txt"},
+      {"false || true; cd sub; rm a.txt", "sub/a.txt", "a.txt"},
+      {"xargs -I{} sh -c 'cd sub' < list; rm a.txt", "a.txt", "sub/a.txt"},
+  };
+  for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+    HookRequest req;
+    read_command(cases[i].command, &req);
+    ck_assert_msg(written(&req, cases[i].written), "%s: %s not found", cases[i].command,
+                  cases[i].written);
+    ck_assert_msg(!written(&req, cases[i].not_written), "%s: %s found", cases[i].command,
+                  cases[i].not_written);
+    hook_request_clear(&req);
+  }
+}
+END_TEST
+
 START_TEST(test_reads_nothing_written) {
   static const char *const commands[] = {
       "cat a.txt", "ls -la", "grep -r x .", "sed s/a/b/ f.c", "echo '> no.txt'",
@@ -331,6 +376,7 @@ static Suite *shell_suite(void) {
   tcase_add_test(tc, test_parser);
   tcase_add_test(tc, test_writer_table);
   tcase_add_test(tc, test_targets);
+  tcase_add_test(tc, test_scopes);
   tcase_add_test(tc, test_reads_nothing_written);
   tcase_add_test(tc, test_budget);
   suite_add_tcase(s, tc);
