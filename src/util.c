@@ -213,21 +213,18 @@ int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len) {
   return read_fd_limited_stat(fd, fstat(fd, &st) == 0 ? &st : NULL, max, ret, ret_len);
 }
 
-int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, size_t *ret_len) {
-  size_t cap = 4096, len = 0;
-  if (st != NULL && S_ISREG(st->st_mode) && st->st_size > 0) {
-    if ((uintmax_t)st->st_size > max) {
-      return -EFBIG;
-    }
-    cap = (size_t)st->st_size + 1;
-  }
+/* Reads `fd` to its end into a buffer of `cap` bytes, grown when full:
+ * doubled, or (`to_max`) made max + 1 at once. */
+static int read_fd_grow(int fd, size_t cap, bool to_max, size_t max, char **ret,
+                        size_t *ret_len) {
+  size_t len = 0;
   _cleanup_free_ char *buf = xmalloc(cap + 1);
   for (;;) {
     if (len == cap) {
       if (cap > max) {
         return -EFBIG;
       }
-      cap *= 2;
+      cap = to_max ? max + 1 : cap * 2;
       buf = xreallocarray(buf, cap + 1, 1);
     }
     ssize_t r = read(fd, buf + len, cap - len);
@@ -249,6 +246,21 @@ int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, 
   *ret = steal_pointer(&buf);
   *ret_len = len;
   return 0;
+}
+
+int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, size_t *ret_len) {
+  size_t cap = 4096;
+  if (st != NULL && S_ISREG(st->st_mode) && st->st_size > 0) {
+    if ((uintmax_t)st->st_size > max) {
+      return -EFBIG;
+    }
+    cap = (size_t)st->st_size + 1;
+  }
+  return read_fd_grow(fd, cap, false, max, ret, ret_len);
+}
+
+int read_fd_limited_stream(int fd, size_t first, size_t max, char **ret, size_t *ret_len) {
+  return read_fd_grow(fd, first, true, max, ret, ret_len);
 }
 
 static long long ms_since(const struct timespec *t) {

@@ -142,6 +142,10 @@ locale_t utf8_locale(void);
 int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len);
 /* The same, with the fstat(2) of `fd` the caller has made (NULL: none). */
 int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, size_t *ret_len);
+/* The same, for a stream (a pipe) that may be large: read into `first`
+ * bytes, then, if that fills, into one buffer of the whole limit, rather
+ * than doubling (which faults in and copies about twice the pages). */
+int read_fd_limited_stream(int fd, size_t first, size_t max, char **ret, size_t *ret_len);
 /* Reads what is left of `fd` and throws it away, so that the writer at
  * the other end of a pipe sees its write succeed: up to end of file, `max`
  * bytes, `idle_ms` milliseconds with nothing to read or `total_ms` in all,

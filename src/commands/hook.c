@@ -43,35 +43,7 @@ static int read_payload(char **ret, size_t *ret_len) {
   if (fstat(STDIN_FILENO, &st) < 0 || S_ISREG(st.st_mode)) {
     return read_fd_limited(STDIN_FILENO, HOOK_MAX_PAYLOAD, ret, ret_len);
   }
-  size_t cap = 64 * 1024, len = 0;
-  _cleanup_free_ char *buf = xmalloc(cap + 1);
-  for (;;) {
-    if (len == cap) {
-      if (cap > HOOK_MAX_PAYLOAD) {
-        return -EFBIG;
-      }
-      cap = HOOK_MAX_PAYLOAD + 1;
-      buf = xreallocarray(buf, cap + 1, 1);
-    }
-    ssize_t r = read(STDIN_FILENO, buf + len, cap - len);
-    if (r < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return -errno;
-    }
-    if (r == 0) {
-      break;
-    }
-    len += (size_t)r;
-    if (len > HOOK_MAX_PAYLOAD) {
-      return -EFBIG;
-    }
-  }
-  buf[len] = '\0';
-  *ret = steal_pointer(&buf);
-  *ret_len = len;
-  return 0;
+  return read_fd_limited_stream(STDIN_FILENO, 64 * 1024, HOOK_MAX_PAYLOAD, ret, ret_len);
 }
 
 static int hook_check_command(const Options *o, Error *err) {
