@@ -712,6 +712,27 @@ static void interest_each(void *userdata, const char *key, const char *value) {
   }
 }
 
+/* Reads the configuration file `file` (not through a symbolic link) as
+ * git reads it, calling `each` for every setting: true when it was read
+ * plainly (no NUL byte, no line git would refuse), false when it could
+ * not be read or was not. */
+static bool config_file_parse(const char *file, GitConfigEach each, void *userdata) {
+  int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  int r = read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len);
+  close(fd);
+  if (r < 0) {
+    return false;
+  }
+  bool plain = memchr(text, '\0', len) == NULL && gitscan_config_parse(text, len, each, userdata);
+  free(text);
+  return plain;
+}
+
 /* Whether the configuration file `file` may hold something the audit
  * reports: an include (what it includes is only known by following it),
  * or a setting that runs a command when an agent could write the file.
@@ -728,20 +749,8 @@ static bool config_may_matter(const Scan *s, const char *file) {
   if (!S_ISREG(st.st_mode)) {
     return true;
   }
-  int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    return true;
-  }
-  char *text = NULL;
-  size_t len = 0;
-  int r = read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len);
-  close(fd);
-  if (r < 0) {
-    return true;
-  }
   Interest x = {0};
-  bool plain = memchr(text, '\0', len) == NULL && gitscan_config_parse(text, len, interest_each, &x);
-  free(text);
+  bool plain = config_file_parse(file, interest_each, &x);
   return !plain || x.include || (x.runs && agent_writable(s, file));
 }
 
@@ -880,21 +889,8 @@ static void settings_each(void *userdata, const char *key, const char *value) {
  * git run. false when git must be asked (an include, whose conditions
  * and targets are git's to resolve, or anything not read plainly). */
 static bool audit_file_config_plain(const Scan *s, const char *config, const char *where) {
-  int fd = open(config, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    return false;
-  }
-  char *text = NULL;
-  size_t len = 0;
-  int r = read_fd_limited(fd, 16u * 1024u * 1024u, &text, &len);
-  close(fd);
-  if (r < 0) {
-    return false;
-  }
   Settings x = {0};
-  bool plain = memchr(text, '\0', len) == NULL &&
-               gitscan_config_parse(text, len, settings_each, &x) && !x.include;
-  free(text);
+  bool plain = config_file_parse(config, settings_each, &x) && !x.include;
   if (plain && agent_writable(s, config)) {
     for (size_t i = 0; i < x.n; i++) {
       if (gitscan_key_runs(x.keys[i], x.values[i])) {
