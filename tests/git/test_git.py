@@ -521,6 +521,17 @@ def install_pre_receive(box):
     return server
 
 
+def ci_project(box, extra=None):
+    """A project with RANGE_POLICY and its protected ci.yml committed
+    (and `extra`: {path: text} in the same commit)."""
+    root = box.project(policy=RANGE_POLICY)
+    box.write(root, "ci.yml", "ci\n")
+    for rel, text in (extra or {}).items():
+        box.write(root, rel, text)
+    box.sh("git add -A && git commit -qm ci", root)
+    return root
+
+
 def mount_available(box, root):
     r = box.ralon_(["run", "--backend", "mount", "--dry-run", "--", "true"], root)
     return r.rc == 0
@@ -1043,9 +1054,7 @@ class TestNoPolicyAtTheBase(Base):
 class TestPreReceive(Base):
     def test_push_refused_with_paths_and_clean_push_accepted(self):
         for box in self.each_user():
-            root = box.project(policy=RANGE_POLICY)
-            box.write(root, "ci.yml", "ci\n")
-            box.sh("git add -A && git commit -qm ci", root)
+            root = ci_project(box)
             server = install_pre_receive(box)
             box.sh("git push -q %s main" % server, root)
             box.sh("echo evil >> ci.yml && echo ok >> README && git commit -qam evil", root)
@@ -1091,9 +1100,7 @@ class TestPreReceive(Base):
 class TestPreReceiveRefsThatAreNotCommits(Base):
     def test_a_tag_of_a_tree_or_a_blob_is_refused_and_a_tag_of_a_commit_judged(self):
         for box in self.each_user():
-            root = box.project(policy=RANGE_POLICY)
-            box.write(root, "ci.yml", "ci\n")
-            box.sh("git add -A && git commit -qm ci", root)
+            root = ci_project(box)
             server = install_pre_receive(box)
             box.sh("git push -q %s main" % server, root)
             # A tag of a clean commit is judged, and passes.
@@ -1147,12 +1154,9 @@ class TestPreCommitFramework(Base):
                 box.write(hooks, ".pre-commit-hooks.yaml", f.read())
             box.sh("git init -q && git add -A && git commit -qm hooks", hooks)
             rev = box.sh("git rev-parse HEAD", hooks).strip()
-            root = box.project(policy=RANGE_POLICY)
-            box.write(root, "ci.yml", "ci\n")
-            box.write(root, ".pre-commit-config.yaml",
-                      "repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: ralon-check\n"
-                      % (hooks, rev))
-            box.sh("git add -A && git commit -qm ci", root)
+            root = ci_project(box, {".pre-commit-config.yaml":
+                                    "repos:\n  - repo: %s\n    rev: %s\n    hooks:\n"
+                                    "      - id: ralon-check\n" % (hooks, rev)})
             env = {"PRE_COMMIT_HOME": os.path.join(box.home, "pre-commit")}
             r = box.run([self.pre_commit, "install"], root, env=env)
             self.assertEqual(r.rc, 0, r)
@@ -1223,9 +1227,7 @@ class TestCISnippets(Base):
 
     def test_snippets_fail_a_pull_request_touching_protected_paths(self):
         for box in self.each_user():
-            upstream = box.project(policy=RANGE_POLICY)
-            box.write(upstream, "ci.yml", "ci\n")
-            box.sh("git add -A && git commit -qm ci", upstream)
+            upstream = ci_project(box)
             box.sh("git checkout -qb evil && echo evil >> ci.yml && git commit -qam evil && "
                    "git checkout -qb clean main && echo ok >> README && git commit -qam ok && "
                    "git checkout -q main", upstream)
