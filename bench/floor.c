@@ -4,12 +4,20 @@
  * bench/run times it beside ralon, so the difference is ralon's own work.
  *
  *   floor mount    PATH... -- CMD [ARGS...]
+ *   floor guarded  PATH... -- CMD [ARGS...]
  *   floor landlock PATH... -- CMD [ARGS...]
  *
  * mount: a user and mount namespace (uid/gid maps), / made private, each
  * PATH bound onto itself and remounted read-only (keeping the flags the
  * kernel locks), a second user and mount namespace to lock the mounts,
  * then CMD. No pinning of ancestors, no verification.
+ *
+ * guarded: the same binds in the shape of the mount backend's guard: a PID
+ * namespace whose PID 1 lives until this process lets it go, CMD as this
+ * process's second child (PID 2 there) with a /proc of that namespace and
+ * the mounts locked, and this process waiting for CMD, then ending PID 1
+ * and reaping it. Three processes and one execve, as ralon and
+ * `bwrap --unshare-pid` have; no watches, no checks, no socket.
  *
  * landlock: a ruleset handling ralon's write rights (ABI 3), one rule on
  * every entry of every directory from / to each PATH except the
@@ -22,6 +30,17 @@
  * TIOCLINUX (loading it JIT-compiles a program, which on a VM is a large
  * share of the cost).
  *
+ * Built with -DFLOOR_LIBS (and libyaml), every mode first loads the
+ * libraries ralon is specified with, as ralon loads them: libyaml linked,
+ * libcap opened with dlopen(3) and its symbols looked up. Two more modes
+ * then measure what libraries alone cost a hook and a policy:
+ *
+ *   floor hook < PAYLOAD    json-c opened as ralon opens it, PAYLOAD read
+ *                           from standard input and parsed; libcap is not
+ *                           loaded (hook check does not load it)
+ *   floor yaml FILE         FILE read and parsed by libyaml into events,
+ *                           none of them kept
+ *
  * PATHs must be absolute and canonical. Not a sandbox: a measuring stick. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -32,6 +51,7 @@
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +62,13 @@
 #include <sys/prctl.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#ifdef FLOOR_LIBS
+#include <dlfcn.h>
+#include <yaml.h>
+#endif
 
 #ifndef LANDLOCK_ACCESS_FS_REFER
 #define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
@@ -100,7 +126,7 @@ static unsigned long locked_flags(const char *path) {
   return fl;
 }
 
-static void floor_mount(char **paths, int n) {
+static void floor_binds(char **paths, int n) {
   enter_namespaces();
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
     die("make / private");
@@ -114,9 +140,17 @@ static void floor_mount(char **paths, int n) {
       die(paths[i]);
     }
   }
+}
+
+static void floor_lock(void) {
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
     die("unshare (lock)");
   }
+}
+
+static void floor_mount(char **paths, int n) {
+  floor_binds(paths, n);
+  floor_lock();
 }
 
 static int compare_strings(const void *a, const void *b) {
@@ -243,17 +277,153 @@ static void harden(void) {
   }
 }
 
+/* PID 1 ends when its end of the lifeline is closed; /proc is mounted
+ * before the lock, while this namespace's owner still may. */
+static int floor_guarded(char **paths, int n, char **cmd) {
+  floor_binds(paths, n);
+  if (unshare(CLONE_NEWPID) < 0) {
+    die("unshare (pid)");
+  }
+  int lifeline[2];
+  if (pipe2(lifeline, O_CLOEXEC) < 0) {
+    die("pipe");
+  }
+  pid_t init = fork();
+  if (init < 0) {
+    die("fork");
+  }
+  if (init == 0) {
+    char c;
+    close(lifeline[1]);
+    while (read(lifeline[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    _exit(0);
+  }
+  close(lifeline[0]);
+  pid_t child = fork();
+  if (child < 0) {
+    die("fork");
+  }
+  if (child == 0) {
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+      die("mount /proc");
+    }
+    floor_lock();
+    harden();
+    execvp(cmd[0], cmd);
+    die(cmd[0]);
+  }
+  int status;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  close(lifeline[1]);
+  while (waitpid(init, NULL, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#ifdef FLOOR_LIBS
+static void *open_library(const char *soname, const char *const *names, size_t n) {
+  void *h = dlopen(soname, RTLD_NOW | RTLD_NODELETE | RTLD_LOCAL);
+  if (h == NULL) {
+    fprintf(stderr, "floor: %s\n", dlerror());
+    exit(2);
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (dlsym(h, names[i]) == NULL) {
+      fprintf(stderr, "floor: %s has no %s\n", soname, names[i]);
+      exit(2);
+    }
+  }
+  return h;
+}
+
+static void load_libcap(void) {
+  static const char *const names[] = {"cap_clear", "cap_drop_bound", "cap_free",
+                                      "cap_get_flag", "cap_get_proc", "cap_max_bits",
+                                      "cap_set_proc", "cap_set_secbits", "cap_to_name"};
+  open_library("libcap.so.2", names, sizeof(names) / sizeof(names[0]));
+}
+
+static int floor_hook(void) {
+  static const char *const names[] = {"json_tokener_parse", "json_object_put",
+                                      "json_object_object_get_ex", "json_object_get_string",
+                                      "json_object_get_type"};
+  void *h = open_library("libjson-c.so.5", names, sizeof(names) / sizeof(names[0]));
+  void *(*parse)(const char *) = (void *(*)(const char *))dlsym(h, "json_tokener_parse");
+  int (*put)(void *) = (int (*)(void *))dlsym(h, "json_object_put");
+  static char buf[1 << 20];
+  size_t len = 0;
+  ssize_t got;
+  while (len < sizeof(buf) - 1 && (got = read(0, buf + len, sizeof(buf) - 1 - len)) != 0) {
+    if (got < 0 && errno != EINTR) {
+      die("stdin");
+    }
+    len += got > 0 ? (size_t)got : 0;
+  }
+  buf[len] = '\0';
+  void *o = parse(buf);
+  if (o == NULL) {
+    fprintf(stderr, "floor: the payload is not JSON\n");
+    return 2;
+  }
+  put(o);
+  return 0;
+}
+
+static int floor_yaml(const char *file) {
+  FILE *f = fopen(file, "rb");
+  if (f == NULL) {
+    die(file);
+  }
+  yaml_parser_t p;
+  yaml_parser_initialize(&p);
+  yaml_parser_set_input_file(&p, f);
+  for (;;) {
+    yaml_event_t e;
+    if (!yaml_parser_parse(&p, &e)) {
+      fprintf(stderr, "floor: %s: %s\n", file, p.problem != NULL ? p.problem : "?");
+      return 2;
+    }
+    bool end = e.type == YAML_STREAM_END_EVENT;
+    yaml_event_delete(&e);
+    if (end) {
+      break;
+    }
+  }
+  yaml_parser_delete(&p);
+  fclose(f);
+  return 0;
+}
+#endif
+
 int main(int argc, char **argv) {
+#ifdef FLOOR_LIBS
+  /* Keeps libyaml a dependency of the program, as it is of ralon's. */
+  yaml_parser_t probe;
+  yaml_parser_initialize(&probe);
+  yaml_parser_delete(&probe);
+  if (argc == 2 && strcmp(argv[1], "hook") == 0) {
+    return floor_hook();
+  }
+  if (argc == 3 && strcmp(argv[1], "yaml") == 0) {
+    return floor_yaml(argv[2]);
+  }
+  load_libcap();
+#endif
   int sep = 2;
   while (sep < argc && strcmp(argv[sep], "--") != 0) {
     sep++;
   }
   if (argc < 3 || sep >= argc - 1) {
-    fprintf(stderr, "usage: floor mount|landlock PATH... -- CMD [ARGS...]\n");
+    fprintf(stderr, "usage: floor mount|guarded|landlock PATH... -- CMD [ARGS...]\n");
     return 2;
   }
   char **paths = argv + 2;
   int n = sep - 2;
+  if (strcmp(argv[1], "guarded") == 0) {
+    return floor_guarded(paths, n, argv + sep + 1);
+  }
   if (strcmp(argv[1], "mount") == 0) {
     floor_mount(paths, n);
   } else if (strcmp(argv[1], "landlock") == 0) {

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench/floor.c, the measuring stick bench/run holds ralon against: each
+mode must do the work it stands for (a floor that protected nothing, or
+loaded no library, would flatter the targets it is compared with), checked
+from outside. No timing here."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FLOOR = os.path.join(HERE, "..", "..", "bench", "floor.c")
+CC = os.environ.get("CC", "cc")
+
+
+def have_libyaml():
+    return shutil.which("pkg-config") is not None and subprocess.run(
+        ["pkg-config", "--exists", "yaml-0.1"]).returncode == 0
+
+
+def namespaces_work():
+    r = subprocess.run(["unshare", "--user", "--mount", "true"], capture_output=True)
+    return r.returncode == 0
+
+
+@unittest.skipUnless(shutil.which(CC), "no C compiler")
+class Floor(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ralon-floor-")
+        cls.floor = os.path.join(cls.tmp, "floor")
+        subprocess.run([CC, "-O2", "-Wall", "-Wextra", "-Werror", "-o", cls.floor, FLOOR],
+                       check=True)
+        cls.libs = None
+        if have_libyaml():
+            cls.libs = os.path.join(cls.tmp, "floor-libs")
+            flags = subprocess.run(["pkg-config", "--cflags", "--libs", "yaml-0.1"],
+                                   check=True, capture_output=True, text=True).stdout.split()
+            subprocess.run([CC, "-O2", "-Wall", "-Wextra", "-Werror", "-DFLOOR_LIBS", "-o",
+                            cls.libs, FLOOR] + flags + ["-ldl"], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def project(self):
+        d = os.path.realpath(tempfile.mkdtemp(dir=self.tmp))
+        locked = os.path.join(d, "locked.txt")
+        with open(locked, "w") as f:
+            f.write("kept\n")
+        return d, locked
+
+    def check_protects(self, mode):
+        d, locked = self.project()
+        # Present already: a new name beside the protected file is not
+        # what Landlock's floor grants.
+        free = os.path.join(d, "free.txt")
+        with open(free, "w") as f:
+            f.write("old\n")
+        script = 'echo x >> "$1"; a=$?; echo y > "$2"; echo "$a $? $$"'
+        r = subprocess.run([self.floor, mode, locked, "--", "sh", "-c", script, "sh", locked,
+                            free], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        blocked, wrote, pid = r.stdout.split()
+        self.assertNotEqual(blocked, "0", "the protected file was writable")
+        self.assertEqual(wrote, "0", "the unprotected file was not writable")
+        with open(locked) as f:
+            self.assertEqual(f.read(), "kept\n")
+        with open(free) as f:
+            self.assertEqual(f.read(), "y\n")
+        return int(pid)
+
+    @unittest.skipUnless(namespaces_work(), "no user namespaces")
+    def test_mount_protects(self):
+        self.check_protects("mount")
+
+    @unittest.skipUnless(namespaces_work(), "no user namespaces")
+    def test_guarded_protects_in_a_pid_namespace_with_its_proc(self):
+        # The command is PID 2 there (PID 1 is the floor's own), and the
+        # /proc it sees is that namespace's: PID 1 and itself (the shell
+        # expands the glob without starting anything).
+        self.assertEqual(self.check_protects("guarded"), 2)
+        d, locked = self.project()
+        r = subprocess.run([self.floor, "guarded", locked, "--", "sh", "-c", "echo /proc/[0-9]*"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["/proc/1", "/proc/2"])
+
+    @unittest.skipUnless(namespaces_work(), "no user namespaces")
+    def test_guarded_passes_the_status_on(self):
+        d, locked = self.project()
+        r = subprocess.run([self.floor, "guarded", locked, "--", "sh", "-c", "exit 7"])
+        self.assertEqual(r.returncode, 7)
+
+    def test_landlock_protects(self):
+        d, locked = self.project()
+        probe = subprocess.run([self.floor, "landlock", locked, "--", "true"],
+                               capture_output=True, text=True)
+        if "landlock_create_ruleset" in probe.stderr:
+            self.skipTest("no Landlock")
+        self.check_protects("landlock")
+
+    def test_libs_build_loads_libyaml_and_libcap(self):
+        if self.libs is None:
+            self.skipTest("no libyaml headers")
+        needed = subprocess.run(["readelf", "-d", self.libs], check=True, capture_output=True,
+                                text=True).stdout
+        self.assertIn("libyaml-0.so.2", needed)
+        # Every backend mode loads libcap first, before reading its
+        # arguments (here: none, so it then refuses).
+        r = subprocess.run(["sh", "-c", 'LD_DEBUG=files "$0" landlock 2>&1', self.libs],
+                           capture_output=True, text=True)
+        self.assertIn("libcap.so.2", r.stdout)
+        self.assertIn("usage: floor", r.stdout)
+
+    def test_libs_hook_parses_the_payload(self):
+        if self.libs is None:
+            self.skipTest("no libyaml headers")
+        ok = subprocess.run([self.libs, "hook"], input='{"tool_name":"Edit"}',
+                            capture_output=True, text=True)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        bad = subprocess.run([self.libs, "hook"], input='{"tool_name":', capture_output=True,
+                             text=True)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("not JSON", bad.stderr)
+        r = subprocess.run(["sh", "-c", 'echo "{}" | LD_DEBUG=files "$0" hook 2>&1 >/dev/null',
+                            self.libs], capture_output=True, text=True)
+        self.assertIn("libjson-c.so.5", r.stdout)
+        self.assertNotIn("libcap.so.2", r.stdout)
+
+    def test_libs_yaml_parses_the_whole_file(self):
+        if self.libs is None:
+            self.skipTest("no libyaml headers")
+        good = os.path.join(self.tmp, "good.yaml")
+        bad = os.path.join(self.tmp, "bad.yaml")
+        with open(good, "w") as f:
+            f.write("protect:\n" + "".join("  - src/f%d.c\n" % i for i in range(1000)))
+        with open(bad, "w") as f:
+            # Valid up to its last line: a parser that stopped early passes.
+            f.write("protect:\n" + "".join("  - src/f%d.c\n" % i for i in range(1000)) +
+                    "  - [unclosed\n")
+        self.assertEqual(subprocess.run([self.libs, "yaml", good]).returncode, 0)
+        r = subprocess.run([self.libs, "yaml", bad], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(bad, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
