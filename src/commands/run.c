@@ -611,10 +611,10 @@ static void print_warnings_brief(const Project *p) {
   }
 }
 
-/* The restriction is in place: say so (unless -q), then the warnings, and
- * let the journal keep it. Never before, so that neither the line nor the
- * record claims paths locked by a run that then failed. */
-static void run_ready(void *userdata) {
+/* The restriction is in place: say so (unless -q), then the warnings.
+ * Never before, so that the line does not claim paths locked by a run that
+ * then failed. */
+static void run_announce(void *userdata) {
   const RunReport *r = userdata;
   if (!r->o->quiet) {
     size_t n = 0;
@@ -624,17 +624,26 @@ static void run_ready(void *userdata) {
     print_note(_("%zu path(s) locked via the %s backend"), n,
                backend_to_string(r->plan->backend));
     print_warnings_brief(r->p);
-    log_findings(r->p, "run");
-  } else {
-    log_findings(r->p, "run");
   }
-  log_run(r->o, r->p, r->plan, r->av, r->requested, r->why);
   /* What a wrapper inside looks at, so it does not wrap again; set once
    * the restriction holds, so that ralon's own errors before it can tell
    * an enclosing run from this one. */
   if (setenv(RALON_ACTIVE_ROOT, r->p->policy->root, 1) < 0) {
     oom();
   }
+}
+
+/* And the journal keeps it, as it keeps the findings; under the guard, from
+ * the guard once the command runs (guard.h). */
+static void run_log(void *userdata) {
+  const RunReport *r = userdata;
+  log_findings(r->p, "run");
+  log_run(r->o, r->p, r->plan, r->av, r->requested, r->why);
+}
+
+static void run_ready(void *userdata) {
+  run_announce(userdata);
+  run_log(userdata);
 }
 
 /* Whether something other than the file's mode keeps this process from
@@ -693,7 +702,8 @@ static int run_guarded(const Options *o, const Project *p, const Plan *plan,
       .argv = o->paths,
       .seal = o->seal,
       .landlock_abi = av->landlock_abi,
-      .ready = run_ready,
+      .ready = run_announce,
+      .started = run_log,
       .userdata = report,
   };
   GuardResult res;

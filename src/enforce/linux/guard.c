@@ -8,15 +8,16 @@
  *           with inotify and the sandbox's mount table, answers `ralon
  *           pause` and `ralon resume` on an abstract socket, relays job
  *           control and signals, and reports the command's status.
- *   init    PID 1 of a new PID namespace: mounts the namespace's /proc
- *           (in the guard's mount namespace, before the command copies
- *           it), reaps orphans; it dies with the guard (PR_SET_PDEATHSIG
- *           and a lifeline pipe), and with it the kernel kills everything
- *           in the namespace.
+ *   init    PID 1 of a new PID namespace: reaps orphans; it dies with the
+ *           guard (PR_SET_PDEATHSIG and a lifeline socket), and with it
+ *           the kernel kills everything in the namespace.
  *   command PID 2, the guard's child, in a process group of its own (so
  *           that kill(0, SIGSTOP) from inside cannot stop the guard), in
- *           the locked copy of the mount namespace (mount_lock()); it
- *           becomes the agent.
+ *           the locked copy of the mount namespace (mount_lock()), with
+ *           the namespace's /proc it mounted before the copy; it becomes
+ *           the agent. Until its execve it runs in the guard's memory, the
+ *           guard waiting (command_spawn()), and makes the guard's last
+ *           checks itself.
  *
  * The agent cannot reach the guard: the guard is outside its PID namespace
  * (no pid names it), in a parent user namespace (ptrace and /proc/PID are
@@ -38,6 +39,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -53,6 +55,19 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GUARD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GUARD_ASAN 1
+#endif
+#endif
+#ifdef GUARD_ASAN
+#include <pthread.h>
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 #include "enforce/enforce.h"
 #include "enforce/linux/caps.h"
@@ -303,6 +318,7 @@ typedef struct {
   sigset_t orig_mask;
   int tty;
   bool cmd_fg; /* the command's group holds the terminal's foreground */
+  bool start_changed; /* a path changed between the binds and the execve */
   bool cmd_stopped;
   bool cmd_done;
   int cmd_status;
@@ -474,13 +490,13 @@ static size_t check_identities(Guard *g) {
   return bad;
 }
 
-/* And each must still be a mount point in the sandbox: the kernel detaches
- * the mount before a rename over it has completed. */
-static size_t check_mounts(Guard *g) {
+/* And each must still be a mount point in the sandbox (whose mount table
+ * `fd` reads): the kernel detaches the mount before a rename over it has
+ * completed. */
+static size_t check_mounts_in(Guard *g, int fd) {
   char *text = NULL;
   size_t len = 0;
-  if (lseek(g->mountinfo_fd, 0, SEEK_SET) < 0 ||
-      read_fd_limited(g->mountinfo_fd, 64u * 1024u * 1024u, &text, &len) < 0) {
+  if (lseek(fd, 0, SEEK_SET) < 0 || read_fd_limited(fd, 64u * 1024u * 1024u, &text, &len) < 0) {
     add_changed(g, "/proc/self/mountinfo");
     return 1;
   }
@@ -503,6 +519,10 @@ static size_t check_mounts(Guard *g) {
   free(points);
   mounts_clear(&t);
   return bad;
+}
+
+static size_t check_mounts(Guard *g) {
+  return check_mounts_in(g, g->mountinfo_fd);
 }
 
 /* ---- the sandbox's processes ------------------------------------------ */
@@ -1136,13 +1156,20 @@ static int error_received(const char *buf, Error *err) {
   return status;
 }
 
-/* Everything the command's process does before the guard lets it go:
- * 0 once the guard said so, -1 with `err` (told the guard), or 1 when the
- * guard gave up. */
-static int command_prepare(const GuardConfig *c, int sock, const char *cwd, Error *err) {
-  /* Not the guard's secrets: dumpable again, as a process that is about to
-   * execute the command (the kernel makes /proc/self of one that is not
-   * root's, and the second unshare must write its maps there). */
+/* Everything the command's process does before it executes the command:
+ * 0 when it may, -1 with `err` (to tell the guard), or 1 when a protected
+ * path changed on the way (g->start_changed, and which in g->res).
+ *
+ * It runs in the guard's memory (command_start()), with the guard waiting
+ * for it: what it writes there, the guard reads once it has gone on; its
+ * descriptors, working directory, namespaces and credentials are its own. */
+static int command_prepare(Guard *g, const GuardConfig *c, int sock, const char *cwd,
+                           Error *err) {
+  /* Dumpable again, as a process that is about to execute the command (the
+   * kernel makes /proc/self of one that is not root's, and the second
+   * unshare must write its maps there). The flag is the memory's, so the
+   * guard's too until it takes it back, with nothing of the sandbox
+   * running yet. */
   (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   /* A group of its own: kill(0, ...) from inside reaches no further. */
   (void)setpgid(0, 0);
@@ -1177,23 +1204,60 @@ static int command_prepare(const GuardConfig *c, int sock, const char *cwd, Erro
       return error_set(err, errno, _("cannot open %s in the sandbox: %m"), names[i]);
     }
   }
-  int r = send_msg(sock, "L", 1, fds, ELEMENTSOF(fds));
+  /* The guard has watched every pin and protected path since before the
+   * PID namespace was made: one changed between the binds and the watches
+   * is no longer the object that was bound, or no longer a mount point in
+   * the locked namespace (a change after the watches is theirs to find). */
+  bool changed = check_identities(g) > 0;
+  changed = check_mounts_in(g, fds[1]) > 0 || changed;
+  int r = changed ? 0 : send_msg(sock, "L", 1, fds, ELEMENTSOF(fds));
   for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
     close(fds[i]);
   }
-  char go[8];
-  if (r < 0 || recv_msg(sock, go, sizeof(go), NULL, 0, NULL) <= 0 || go[0] != 'G') {
+  if (changed) {
+    g->start_changed = true;
     return 1;
+  }
+  if (r < 0) {
+    return error_set(err, -r, _("cannot start the sandbox: %m"));
+  }
+  /* The terminal's foreground, as a shell gives it to a job: taken here,
+   * where the group exists (SIGTTOU is blocked still). */
+  if (g->tty >= 0 && tcsetpgrp(g->tty, getpgrp()) == 0) {
+    g->cmd_fg = true;
   }
   return 0;
 }
 
-ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, const char *cwd,
-                                        const sigset_t *orig_mask) {
+typedef struct {
+  Guard *g;
+  int sock; /* this process's end of its socket to the guard */
+  int peer; /* the guard's end */
+  const char *cwd;
+} CommandStart;
+
+/* The command's process: clone(2)d with CLONE_VM | CLONE_VFORK, as
+ * posix_spawn(3) starts a process, so that nothing of the guard's memory
+ * is copied for the few steps before the execve, and the guard waits
+ * meanwhile (the two never run on that memory at once). */
+static int command_start(void *arg) {
+#ifdef GUARD_ASAN
+  /* AddressSanitizer's view of this thread's stack is the guard's (they
+   * share its thread data): this one is the stack command_spawn() made. */
+  __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+  const CommandStart *s = arg;
+  Guard *g = s->g;
+  const GuardConfig *c = g->c;
+  /* This process has a copy of the descriptor table: closing the guard's
+   * here closes nothing of the guard's. */
+  close(s->peer);
+  close(own_proc_fd);
+  close(g->pidns_fd);
   Error err = {0};
-  int r = command_prepare(c, sock, cwd, &err);
+  int r = command_prepare(g, c, s->sock, s->cwd, &err);
   if (r > 0) {
-    _exit(127); /* the guard gave up */
+    _exit(127); /* a protected path changed: the guard refuses */
   }
   if (r == 0) {
     if (c->ready != NULL) {
@@ -1201,12 +1265,47 @@ ATTR_NORETURN static void command_child(const GuardConfig *c, int sock, const ch
     }
     fflush(stdout);
     fflush(stderr);
-    sigprocmask(SIG_SETMASK, orig_mask, NULL);
+    sigprocmask(SIG_SETMASK, &g->orig_mask, NULL);
     execvp(c->argv[0], c->argv);
     error_exec(&err, errno, c->argv[0]);
   }
-  child_fail(sock, &err);
+  child_fail(s->sock, &err);
+  error_clear(&err);
   _exit(127);
+}
+
+/* Starts command_start() on a stack of its own; returns when it has
+ * executed the command or exited: its pid, or -1. */
+static pid_t command_spawn(CommandStart *s) {
+  /* Pages of it that are never touched cost nothing. */
+  const size_t size = 1024u * 1024u;
+  void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                     -1, 0);
+  if (stack == MAP_FAILED) {
+    return -1;
+  }
+#ifdef GUARD_ASAN
+  pthread_attr_t attr;
+  void *own = NULL;
+  size_t own_size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    (void)pthread_attr_getstack(&attr, &own, &own_size);
+    pthread_attr_destroy(&attr);
+  }
+  __sanitizer_start_switch_fiber(NULL, stack, size);
+#endif
+  pid_t pid = clone(command_start, (char *)stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+  int saved = errno;
+#ifdef GUARD_ASAN
+  /* Back on this stack; and nothing of the child's frames stays poisoned
+   * where a later mapping may land. */
+  __sanitizer_start_switch_fiber(NULL, own, own_size);
+  __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+  ASAN_UNPOISON_MEMORY_REGION(stack, size);
+#endif
+  (void)munmap(stack, size);
+  errno = saved;
+  return pid;
 }
 
 /* PID 1 of the sandbox: reaps what is orphaned there, and ends (and with
@@ -2051,31 +2150,30 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     goto kill;
   }
   g.tty = foreground_terminal();
-  g.cmd_pid = fork();
-  if (g.cmd_pid < 0) {
-    error_set(err, errno, _("cannot start the sandbox: %m"));
+  /* The socket for `ralon pause` is there before the command runs: one
+   * it runs itself finds it. */
+  if (guard_listen(&g) < 0) {
+    error_set(err, errno, _("the guard cannot listen for `ralon pause`: %m"));
     close(sp[0]);
     close(sp[1]);
     goto kill;
   }
-  if (g.cmd_pid == 0) {
-    close(sp[0]);
-    close(own_proc_fd);
-    close(g.pidns_fd);
-    command_child(c, sp[1], cwd, &g.orig_mask);
-  }
+  CommandStart start = {.g = &g, .sock = sp[1], .peer = sp[0], .cwd = cwd};
+  g.cmd_pid = command_spawn(&start);
+  /* Not dumpable again (command_prepare() made the shared memory so). */
+  (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   close(sp[1]);
   g.cmd_sock = sp[0];
-  /* Both sides set the group, whichever runs first (as shells do). */
-  (void)setpgid(g.cmd_pid, g.cmd_pid);
-  /* While the command copies and locks the namespace: the socket for
-   * `ralon pause`, and a change between the binds and the watches (one
-   * after the watches is theirs to find). */
-  if (guard_listen(&g) < 0) {
-    error_set(err, errno, _("the guard cannot listen for `ralon pause`: %m"));
+  if (g.cmd_pid < 0) {
+    error_set(err, errno, _("cannot start the sandbox: %m"));
     goto kill;
   }
-  bool changed = check_identities(&g) > 0;
+  if (g.start_changed) {
+    error_set(err, ESTALE,
+              _("%s changed while ralon started, after it was protected; refusing to run"),
+              ret->changed[0]);
+    goto kill;
+  }
   if (wait_locked(&g, err) < 0) {
     goto kill;
   }
@@ -2084,18 +2182,8 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     goto kill;
   }
-  if (changed || check_mounts(&g) > 0) {
-    error_set(err, ESTALE,
-              _("%s changed while ralon started, after it was protected; refusing to run"),
-              ret->changed[0]);
-    goto kill;
-  }
-  if (g.tty >= 0 && tcsetpgrp(g.tty, g.cmd_pid) == 0) {
-    g.cmd_fg = true;
-  }
-  if (send_msg(g.cmd_sock, "G", 1, NULL, 0) < 0) {
-    error_set(err, errno, _("cannot start the sandbox: %m"));
-    goto kill;
+  if (c->started != NULL) {
+    c->started(c->userdata);
   }
   guard_loop(&g);
   /* The command has ended, or the guard stops it: so does everything it

@@ -30,8 +30,14 @@ typedef struct {
   bool seal;          /* --seal: no nested namespaces, a Landlock layer */
   int landlock_abi;
   /* Called in the command's process once the restriction holds, just
-   * before execve (see EnforceReady). */
+   * before execve (see EnforceReady). That process shares the guard's
+   * memory until it executes the command (guard_run()): `ready` may print
+   * and set the command's environment, but must open nothing that would
+   * outlive the execve in the guard's memory (a journal connection, say:
+   * that is `started`'s). */
   GuardReady ready;
+  /* Called in the guard once the command has been executed. */
+  GuardReady started;
   void *userdata;
 } GuardConfig;
 
