@@ -14,7 +14,8 @@
  *
  * guarded: the same binds in the shape of the mount backend's guard: a PID
  * namespace whose PID 1 lives until this process lets it go, CMD as this
- * process's second child (PID 2 there) with a /proc of that namespace and
+ * process's second child (PID 2 there, started as ralon starts it, in this
+ * process's memory until its execve) with a /proc of that namespace and
  * the mounts locked, and this process waiting for CMD, then ending PID 1
  * and reaping it. Three processes and one execve, as ralon and
  * `bwrap --unshare-pid` have; no watches, no checks, no socket.
@@ -277,8 +278,22 @@ static void harden(void) {
   }
 }
 
-/* PID 1 ends when its end of the lifeline is closed; /proc is mounted
- * before the lock, while this namespace's owner still may. */
+/* /proc is mounted before the lock, while this namespace's owner still
+ * may. */
+static int command(void *arg) {
+  char **cmd = arg;
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+    die("mount /proc");
+  }
+  floor_lock();
+  harden();
+  execvp(cmd[0], cmd);
+  /* No exit(3) in the parent's memory: stderr is unbuffered. */
+  fprintf(stderr, "floor: %s: %s\n", cmd[0], strerror(errno));
+  _exit(127);
+}
+
+/* PID 1 ends when its end of the lifeline is closed. */
 static int floor_guarded(char **paths, int n, char **cmd) {
   floor_binds(paths, n);
   if (unshare(CLONE_NEWPID) < 0) {
@@ -300,18 +315,12 @@ static int floor_guarded(char **paths, int n, char **cmd) {
     _exit(0);
   }
   close(lifeline[0]);
-  pid_t child = fork();
+  /* Started as ralon starts it, sharing this process's memory until its
+   * execve (clone(CLONE_VM | CLONE_VFORK), as posix_spawn(3) does). */
+  static char stack[256 * 1024];
+  pid_t child = clone(command, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, cmd);
   if (child < 0) {
-    die("fork");
-  }
-  if (child == 0) {
-    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-      die("mount /proc");
-    }
-    floor_lock();
-    harden();
-    execvp(cmd[0], cmd);
-    die(cmd[0]);
+    die("clone");
   }
   int status;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
