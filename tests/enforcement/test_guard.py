@@ -16,6 +16,8 @@ Verified from outside the sandbox, as root and as nobody:
                 through a hard link), the user's content is what is on disk,
                 the agent carries on; a process in a namespace of its own
                 made before the pause is stopped.
+  at start      a change made outside after the binds, before the command
+                runs, refuses to run (exit 2, the path named).
   leftovers     nothing of the session outlives the agent (setsid, SIGTERM
                 ignored).
   process       exit status and signals as if started directly; kill(0,
@@ -595,6 +597,58 @@ class TestHardLinkMadeOutside(GuardBase):
                 self.assertEqual(r.rc, STOPPED, r)
                 self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
                 self.assertNoLeftovers(MARK, r)
+
+
+class TestChangedAtStart(GuardBase):
+    """A protected file replaced outside after the binds were made but
+    before the command runs: its mount is gone, and the command would start
+    with the new file writable. The last checks before the execve (every
+    pin and protected path still the object bound, still a mount point in
+    the locked namespace) must refuse to run: exit 2, the path named, the
+    command never started.
+
+    The moment is made certain: strace holds the command's process for a
+    while right after it has locked the namespace (when it opens its
+    /proc/self/ns/mnt for the guard, just before those checks), and the
+    change is made then."""
+
+    DELAY_US = 300000
+
+    def test_a_change_before_the_command_runs_refuses_to_run(self):
+        strace = shutil.which("strace", path=te.SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to hold ralon at that moment")
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                lock = os.path.join(pr.proj, "Cargo.lock")
+                log = os.path.join(pr.tmp, "strace.log")
+                cmd = "echo '%s' >&2; echo %s >> Cargo.lock" % (te.STARTED, MARK)
+                argv = [strace, "-f", "-qq", "-o", log, "-e", "trace=openat", "-P",
+                        "/proc/self/ns/mnt", "-e",
+                        "inject=openat:delay_exit=%d" % self.DELAY_US] + te.ralon_run("mount", cmd)
+                # A sanitized build's leak checker cannot work under ptrace.
+                env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+                p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     errors="replace", preexec_fn=user_preexec(user))
+                try:
+                    deadline = time.monotonic() + 60
+                    while not (os.path.exists(log) and "ns/mnt" in te.read_text(log)):
+                        self.assertLess(time.monotonic(), deadline, "ralon never locked")
+                        self.assertIsNone(p.poll(), "ralon ended before it locked")
+                        time.sleep(0.001)
+                    outside(user, pr.proj, "cp Cargo.lock x && mv x Cargo.lock", pr.env())
+                finally:
+                    out, err = p.communicate(timeout=te.TIMEOUT)
+                r = te.Result(p.returncode, out, err)
+                self.assertNotIn(te.STARTED, r.stderr, r)
+                self.assertNotIn(MARK, te.read_text(lock), r)
+                self.assertEqual(r.rc, 2, r)
+                self.assertRegex(r.stderr, r"(?m)^ralon: %s changed while ralon started, after it "
+                                 r"was protected; refusing to run$"
+                                 % re.escape(os.path.realpath(lock)), r)
+                self.assertNoLeftovers(MARK, r, at_once=True)
 
 
 class TestLeftovers(GuardBase):
