@@ -473,6 +473,9 @@ typedef struct {
   const Availability *av;
   Backend requested;
   const char *why;
+  /* Under the guard: RALON_ACTIVE_ROOT as it was before run_announce()
+   * set it for the command, in memory the guard shares until the execve. */
+  char *outer_active;
 } RunReport;
 
 /* A finding's kind in a few words, for the run's one line per kind; the
@@ -646,6 +649,21 @@ static void run_ready(void *userdata) {
   run_log(userdata);
 }
 
+/* The variable run_announce() set for the guard's command is the
+ * command's, not the guard's: as it was before. */
+static void restore_outer_active(const RunReport *r) {
+  if (r->outer_active != NULL ? setenv(RALON_ACTIVE_ROOT, r->outer_active, 1) < 0
+                              : unsetenv(RALON_ACTIVE_ROOT) < 0) {
+    oom();
+  }
+}
+
+/* The guard's side, once the command runs. */
+static void run_started(void *userdata) {
+  restore_outer_active(userdata);
+  run_log(userdata);
+}
+
 /* Whether something other than the file's mode keeps this process from
  * writing `file`: a read-only mount (the mount backend), or a denial that
  * access(2), which only asks the mode, does not foresee (Landlock). Opens
@@ -703,9 +721,11 @@ static int run_guarded(const Options *o, const Project *p, const Plan *plan,
       .seal = o->seal,
       .landlock_abi = av->landlock_abi,
       .ready = run_announce,
-      .started = run_log,
+      .started = run_started,
       .userdata = report,
   };
+  const char *outer = getenv(RALON_ACTIVE_ROOT);
+  report->outer_active = outer != NULL ? xstrdup(outer) : NULL;
   GuardResult res;
   /* What git would run later, as the audit found it, compared once the
    * agent has exited (it reports from outside the namespaces the guard
@@ -715,7 +735,11 @@ static int run_guarded(const Options *o, const Project *p, const Plan *plan,
                         ? git_watch_start(p->policy->root, p->scan->canon_root, p->matcher,
                                           p->policy->file, o->quiet, &p->findings)
                         : NULL;
-  if (guard_run(&gc, &res, err) < 0) {
+  int r = guard_run(&gc, &res, err);
+  restore_outer_active(report); /* where the command's process set it and failed */
+  free(report->outer_active);
+  report->outer_active = NULL;
+  if (r < 0) {
     git_watch_end(watch);
     log_failure(o, p, BACKEND_MOUNT, err);
     return -1;
@@ -969,7 +993,7 @@ int command_run(const Options *o, Error *err) {
     log_failure(o, &d.p, d.backend, err);
     return -1;
   }
-  RunReport report = {o, &d.p, &d.plan, &d.av, d.requested, d.why};
+  RunReport report = {o, &d.p, &d.plan, &d.av, d.requested, d.why, NULL};
   if (d.plan.backend == BACKEND_MOUNT) {
     return run_guarded(o, &d.p, &d.plan, &d.av, &report, err);
   }

@@ -623,7 +623,8 @@ class TestChangedAtStart(GuardBase):
                 pr = self.project_as(user)
                 lock = os.path.join(pr.proj, "Cargo.lock")
                 log = os.path.join(pr.tmp, "strace.log")
-                cmd = "echo '%s' >&2; echo %s >> Cargo.lock" % (te.STARTED, MARK)
+                token = "START-%d-%s" % (os.getpid(), user)
+                cmd = "echo '%s' >&2; echo %s >> Cargo.lock" % (te.STARTED, token)
                 argv = [strace, "-f", "-qq", "-o", log, "-e", "trace=openat", "-P",
                         "/proc/self/ns/mnt", "-e",
                         "inject=openat:delay_exit=%d" % self.DELAY_US] + te.ralon_run("mount", cmd)
@@ -643,12 +644,12 @@ class TestChangedAtStart(GuardBase):
                     out, err = p.communicate(timeout=te.TIMEOUT)
                 r = te.Result(p.returncode, out, err)
                 self.assertNotIn(te.STARTED, r.stderr, r)
-                self.assertNotIn(MARK, te.read_text(lock), r)
+                self.assertNotIn(token, te.read_text(lock), r)
                 self.assertEqual(r.rc, 2, r)
                 self.assertRegex(r.stderr, r"(?m)^ralon: %s changed while ralon started, after it "
                                  r"was protected; refusing to run$"
                                  % re.escape(os.path.realpath(lock)), r)
-                self.assertNoLeftovers(MARK, r, at_once=True)
+                self.assertNoLeftovers(token, r, at_once=True)
 
 
 class TestLeftovers(GuardBase):

@@ -1134,6 +1134,12 @@ ATTR_NORETURN static void reprotect_child(Guard *g, int out) {
 
 /* ---- the command's process -------------------------------------------- */
 
+static void close_all(const int *fds, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    close(fds[i]);
+  }
+}
+
 /* "E<errnum> <exit status>", NUL, the message: read by error_received(). */
 static void child_fail(int sock, const Error *err) {
   _cleanup_free_ char *msg = xasprintf("E%d %d%c%s", err->errnum, err->exit_status, '\0',
@@ -1165,11 +1171,12 @@ static int error_received(const char *buf, Error *err) {
  * descriptors, working directory, namespaces and credentials are its own. */
 static int command_prepare(Guard *g, const GuardConfig *c, int sock, const char *cwd,
                            Error *err) {
-  /* Dumpable again, as a process that is about to execute the command (the
-   * kernel makes /proc/self of one that is not root's, and the second
-   * unshare must write its maps there). The flag is the memory's, so the
-   * guard's too until it takes it back, with nothing of the sandbox
-   * running yet. */
+  /* Dumpable while the second unshare writes its maps (the kernel makes
+   * /proc/self of one that is not root's). The flag is the memory's, so
+   * the guard's too: taken back once the namespace is locked and checked
+   * (nothing of the sandbox runs before the execve; a tracer of the
+   * user's own, as the tests' strace, can still read this process up to
+   * there). */
   (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   /* A group of its own: kill(0, ...) from inside reaches no further. */
   (void)setpgid(0, 0);
@@ -1184,15 +1191,6 @@ static int command_prepare(Guard *g, const GuardConfig *c, int sock, const char 
   if (mount_lock(c->plan, cwd, c->seal, err) < 0) {
     return -1;
   }
-  if (c->seal && landlock_seal(c->landlock_abi, err) < 0) {
-    return -1;
-  }
-  if (sys_drop_privileges(err) < 0 || enforce_verify_missing(c->plan, err) < 0) {
-    return -1;
-  }
-  if (enforce_check_command(c->argv, err) < 0) {
-    return -1;
-  }
   /* What the guard needs of the sandbox: its mount namespace (to
    * re-protect on resume), its mount table (to notice a mount detached)
    * and its /proc (to freeze and thaw it). */
@@ -1201,23 +1199,31 @@ static int command_prepare(Guard *g, const GuardConfig *c, int sock, const char 
   for (size_t i = 0; i < ELEMENTSOF(names); i++) {
     fds[i] = open(names[i], O_RDONLY | O_CLOEXEC);
     if (fds[i] < 0) {
-      return error_set(err, errno, _("cannot open %s in the sandbox: %m"), names[i]);
+      error_set(err, errno, _("cannot open %s in the sandbox: %m"), names[i]);
+      close_all(fds, i);
+      return -1;
     }
   }
   /* The guard has watched every pin and protected path since before the
    * PID namespace was made: one changed between the binds and the watches
    * is no longer the object that was bound, or no longer a mount point in
-   * the locked namespace (a change after the watches is theirs to find). */
+   * the locked namespace (a change after the watches is theirs to find).
+   * Checked before the privileges go, as the guard would see them. */
   bool changed = check_identities(g) > 0;
   changed = check_mounts_in(g, fds[1]) > 0 || changed;
-  int r = changed ? 0 : send_msg(sock, "L", 1, fds, ELEMENTSOF(fds));
-  for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
-    close(fds[i]);
-  }
   if (changed) {
+    close_all(fds, ELEMENTSOF(fds));
     g->start_changed = true;
     return 1;
   }
+  (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if ((c->seal && landlock_seal(c->landlock_abi, err) < 0) || sys_drop_privileges(err) < 0 ||
+      enforce_verify_missing(c->plan, err) < 0 || enforce_check_command(c->argv, err) < 0) {
+    close_all(fds, ELEMENTSOF(fds));
+    return -1;
+  }
+  int r = send_msg(sock, "L", 1, fds, ELEMENTSOF(fds));
+  close_all(fds, ELEMENTSOF(fds));
   if (r < 0) {
     return error_set(err, -r, _("cannot start the sandbox: %m"));
   }
@@ -1275,15 +1281,38 @@ static int command_start(void *arg) {
 }
 
 /* Starts command_start() on a stack of its own; returns when it has
- * executed the command or exited: its pid, or -1. */
+ * executed the command or exited: its pid, or -1.
+ *
+ * Nothing else may run on the guard's memory meanwhile: the guard is one
+ * thread, and PID 1 a fork(2) with memory of its own. A process that
+ * shares it and dies half-way through a step (a fault, SIGKILL by its pid
+ * from outside) may leave the guard's heap in any state; before Linux
+ * 5.16 a core-dumping signal there kills the guard too, and PID 1 and the
+ * namespace with it. */
 static pid_t command_spawn(CommandStart *s) {
-  /* Pages of it that are never touched cost nothing. */
-  const size_t size = 1024u * 1024u;
-  void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                     -1, 0);
-  if (stack == MAP_FAILED) {
+  /* execvp(3) puts argc + 2 pointers on the stack for a file without
+   * "#!" (as posix_spawn(3) sizes its stack for them); pages never
+   * touched cost nothing. Below it, a page that faults rather than reach
+   * the guard's memory. */
+  size_t argc = 0;
+  while (s->g->c->argv[argc] != NULL) {
+    argc++;
+  }
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t size = 1024u * 1024u + (argc + 2) * sizeof(char *);
+  size = (size + page - 1) / page * page;
+  char *map = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (map == MAP_FAILED) {
     return -1;
   }
+  if (mprotect(map, page, PROT_NONE) < 0) {
+    int saved = errno;
+    (void)munmap(map, size + page);
+    errno = saved;
+    return -1;
+  }
+  char *stack = map + page;
 #ifdef GUARD_ASAN
   pthread_attr_t attr;
   void *own = NULL;
@@ -1292,18 +1321,22 @@ static pid_t command_spawn(CommandStart *s) {
     (void)pthread_attr_getstack(&attr, &own, &own_size);
     pthread_attr_destroy(&attr);
   }
-  __sanitizer_start_switch_fiber(NULL, stack, size);
+  void *fake = NULL;
+  __sanitizer_start_switch_fiber(&fake, stack, size);
 #endif
-  pid_t pid = clone(command_start, (char *)stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+  pid_t pid = clone(command_start, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
   int saved = errno;
 #ifdef GUARD_ASAN
-  /* Back on this stack; and nothing of the child's frames stays poisoned
-   * where a later mapping may land. */
+  if (pid < 0) {
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL); /* the switch no child made */
+  }
+  /* Back on this stack, with its fake frames; and nothing of the child's
+   * frames stays poisoned where a later mapping may land. */
   __sanitizer_start_switch_fiber(NULL, own, own_size);
-  __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+  __sanitizer_finish_switch_fiber(fake, NULL, NULL);
   ASAN_UNPOISON_MEMORY_REGION(stack, size);
 #endif
-  (void)munmap(stack, size);
+  (void)munmap(map, size + page);
   errno = saved;
   return pid;
 }
@@ -2182,7 +2215,11 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     goto kill;
   }
-  if (c->started != NULL) {
+  /* The command runs, unless its execve failed (its "E" is queued then,
+   * for guard_loop()). */
+  char next;
+  if (c->started != NULL &&
+      !(recv(g.cmd_sock, &next, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && next == 'E')) {
     c->started(c->userdata);
   }
   guard_loop(&g);

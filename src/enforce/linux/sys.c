@@ -639,14 +639,11 @@ void sys_scanned_dirs_clear(ScannedDirs *s) {
  * a 17-instruction filter. */
 
 int sys_set_no_new_privs(Error *err) {
-  /* Once set, never cleared (nor inherited away): asked of the kernel
-   * once, by Landlock's restrict_self or by the last step. */
-  static bool set;
-  if (!set) {
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-      return error_set(err, errno, _("cannot set no_new_privs: %m"));
-    }
-    set = true;
+  /* Asked of the kernel each time (Landlock's restrict_self, then the last
+   * step): a flag of the thread, which a process sharing this one's memory
+   * until its execve (the guard's command) must not remember for it. */
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+    return error_set(err, errno, _("cannot set no_new_privs: %m"));
   }
   return 0;
 }
