@@ -1743,13 +1743,8 @@ static int tree_object(TreePolicies *tp, const char *name, const char *want, cha
 }
 
 static int matcher_of(const Policy *p, Matcher **ret, Error *err) {
-  const char **pats = xcalloc(p->n_patterns, sizeof(char *));
-  for (size_t i = 0; i < p->n_patterns; i++) {
-    pats[i] = p->patterns[i].pattern;
-  }
-  int r = matcher_new(pats, p->n_patterns, 0, ret, err);
-  free(pats);
-  return r;
+  return matcher_new_strided((const char *const *)&p->patterns[0].pattern, sizeof(PolicyPattern),
+                             p->n_patterns, 0, ret, err);
 }
 
 /* Parses the text of d's agent.lock; a policy that does not parse is

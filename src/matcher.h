@@ -32,8 +32,16 @@ enum {
 int matcher_check_pattern(const char *pattern, char **ret_reason);
 
 /* Compiles normalised patterns; their order is kept, so the lowest index
- * that matches is the one reported. */
+ * that matches is the one reported. The matcher borrows the patterns'
+ * strings (a literal path is matched against its own text, not a copy):
+ * they must outlive it. The array holding them, it copies. */
 int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher **ret, Error *err);
+/* The same for patterns kept in an array of structures, `stride` bytes
+ * apart (pattern i is the `const char *` at `first` + i × stride bytes,
+ * such as &policy->patterns[0].pattern and sizeof(PolicyPattern)),
+ * borrowing the array too: no copy of a pointer a pattern. */
+int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsigned flags,
+                        Matcher **ret, Error *err);
 void matcher_free(Matcher *m);
 static inline void matcher_freep(Matcher **m) {
   matcher_free(*m);

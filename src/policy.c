@@ -680,13 +680,16 @@ static void remove_duplicates(Policy *p) {
   if (p->n_patterns < 2) {
     return;
   }
+  /* At most two thirds full: a lookup probes about two slots, and the
+   * set's pages, every one of which a hash touches, are few. */
   size_t size = 16;
-  while (size < 2 * p->n_patterns) {
+  while (2 * size < 3 * p->n_patterns) {
     size *= 2;
   }
   size_t mask = size - 1;
-  /* Index + 1 of a kept pattern (in its new place), or 0. */
-  size_t *set = xcalloc(size, sizeof(size_t));
+  /* Index + 1 of a kept pattern (in its new place), or 0 (a policy holds
+   * far fewer than 2^32 patterns: POLICY_MAX_SIZE). */
+  uint32_t *set = xcalloc(size, sizeof(uint32_t));
   size_t o = 0;
   for (size_t i = 0; i < p->n_patterns; i++) {
     const char *pat = p->patterns[i].pattern;
@@ -702,7 +705,7 @@ static void remove_duplicates(Policy *p) {
     p->operations++;
     if (!dup) {
       p->patterns[o] = p->patterns[i];
-      set[k] = ++o;
+      set[k] = (uint32_t)++o;
     }
   }
   p->n_patterns = o;
@@ -723,6 +726,19 @@ static size_t ascii_prefix(const char *text, size_t len) {
     i++;
   }
   return i;
+}
+
+/* At least as many as the items of any list in the text: each starts
+ * with a `-` (a block list) or follows a `,` or a `[` (a flow list). An
+ * estimate that is never short, so the patterns' array is allocated once;
+ * past a hundred and twenty-eight kilobytes (malloc's threshold for
+ * mapping), what it overestimates is never touched. */
+static size_t items_most(const char *text, size_t len) {
+  size_t n = 1;
+  for (size_t i = 0; i < len; i++) {
+    n += text[i] == '-' || text[i] == ',' || text[i] == '[';
+  }
+  return n;
 }
 
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err) {
@@ -756,7 +772,10 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
   }
 
   _cleanup_policy_ Policy *p = xcalloc(1, sizeof(Policy));
-  size_t cap = 0;
+  /* Allocated once: doubling would copy (and so touch) the array about
+   * twice over on its way to ten thousand patterns. */
+  size_t cap = 1 + items_most(text, len);
+  p->patterns = xreallocarray(NULL, cap, sizeof(PolicyPattern));
   p->file = xstrdup(file);
   p->root = path_dirname(file);
   p->version = POLICY_VERSION;

@@ -22,9 +22,12 @@ typedef struct {
   char *pattern;  /* normalised: no "./", no trailing "/", "/" separators */
   char *declared; /* the string as written in the file */
   unsigned line;  /* 1-based position of the item; 0 for the implicit one */
-  unsigned column;
-  bool implicit; /* pattern zero, agent.lock itself */
+  unsigned column : 31;
+  bool implicit : 1; /* pattern zero, agent.lock itself */
 } PolicyPattern;
+/* 24 bytes: a policy may list ten thousand of them, and every command
+ * reads them all. */
+_Static_assert(sizeof(PolicyPattern) <= 3 * sizeof(void *), "PolicyPattern grew");
 
 typedef struct {
   char *file; /* absolute path of agent.lock */

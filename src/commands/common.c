@@ -71,13 +71,9 @@ int project_open(const Options *o, bool scan, Project *p, Error *err) {
   if (found < 0) {
     return found;
   }
-  const char **pats = xcalloc(p->policy->n_patterns, sizeof(char *));
-  for (size_t i = 0; i < p->policy->n_patterns; i++) {
-    pats[i] = p->policy->patterns[i].pattern;
-  }
-  int r = matcher_new(pats, p->policy->n_patterns, 0, &p->matcher, err);
-  free(pats);
-  if (r < 0) {
+  const Policy *pol = p->policy;
+  if (matcher_new_strided((const char *const *)&pol->patterns[0].pattern, sizeof(PolicyPattern),
+                          pol->n_patterns, 0, &p->matcher, err) < 0) {
     return -1;
   }
   return scan ? project_scan(p, 0, true, err) : 0;
