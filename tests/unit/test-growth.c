@@ -91,7 +91,36 @@ START_TEST(test_index_agrees) {
 }
 END_TEST
 
+/* A lookup before the trie is built (the first TRIE_AFTER compare with
+ * each literal alternative) answers what one through the trie answers:
+ * a fresh matcher for each probe, against one whose trie a walk built. */
+START_TEST(test_lookup_before_index_agrees) {
+  unsigned flags = _i ? MATCHER_CASEFOLD : 0;
+  size_t n = ELEMENTSOF(mixed);
+  Matcher *built = compile_n(mixed, n, flags);
+  MatcherState *st = xmalloc(matcher_state_size(built));
+  matcher_state_init(built, st); /* a walk: the trie from the start */
+  free(st);
+  for (size_t p = 0; p < ELEMENTSOF(probes); p++) {
+    const char *rel = probes[p];
+    for (int below = 0; below <= 1; below++) {
+      Matcher *fresh = compile_n(mixed, n, flags);
+      if (below) {
+        ck_assert_msg(matcher_may_match_below(fresh, rel) == matcher_may_match_below(built, rel),
+                      "below `%s`", rel);
+      } else {
+        ck_assert_msg(matcher_match(fresh, rel) == matcher_match(built, rel), "`%s`: %ld, %ld",
+                      rel, matcher_match(fresh, rel), matcher_match(built, rel));
+      }
+      matcher_free(fresh);
+    }
+  }
+  matcher_free(built);
+}
+END_TEST
+
 /* ---- growth ---------------------------------------------------------- */
+
 
 /* N literal patterns `src/fI.c`, beside them `lib/dI/x.h`. */
 static char **literals(size_t n) {
@@ -154,6 +183,48 @@ START_TEST(test_literal_growth) {
   /* Eight times the patterns: eight times the work, give or take the
    * hash table's load (at most 1.5 times that). Quadratic would be 64. */
   uint64_t small = work(300), large = work(2400);
+  assert_linear(small, large, 1.5, 300);
+}
+END_TEST
+
+/* Lookups alone (what `check PATH` and `hook check` ask), one a pattern:
+ * the first few compare with every literal pattern, then the trie is
+ * built and each costs a hash a component. Compared with each pattern
+ * every time, 2n lookups would grow with the square. */
+static uint64_t lookups(size_t n) {
+  char **pats = literals(n);
+  Matcher *m = compile_n((const char *const *)pats, 2 * n, 0);
+  uint64_t before = matcher_operations(m);
+  for (size_t i = 0; i < 2 * n; i++) {
+    ck_assert_int_eq(matcher_match(m, pats[i]), (long)i);
+    ck_assert(matcher_may_match_below(m, pats[i]));
+  }
+  ck_assert_int_eq(matcher_match(m, "src/nothing.c"), -1);
+  uint64_t ops = matcher_operations(m) - before;
+  matcher_free(m);
+  strings_free(pats, 2 * n);
+  return ops;
+}
+
+/* One lookup compares with each literal pattern once, at most: the
+ * first answers without the trie, in a pass. */
+START_TEST(test_first_lookup_is_one_pass) {
+  size_t n = 1000;
+  char **pats = literals(n);
+  Matcher *m = compile_n((const char *const *)pats, 2 * n, 0);
+  uint64_t before = matcher_operations(m);
+  ck_assert_int_eq(matcher_match(m, "lib/d999/x.h"), 1999);
+  ck_assert_uint_eq(matcher_operations(m) - before, 2000);
+  before = matcher_operations(m);
+  ck_assert_int_eq(matcher_match(m, "src/f0.c"), 0);
+  ck_assert_uint_eq(matcher_operations(m) - before, 1);
+  matcher_free(m);
+  strings_free(pats, 2 * n);
+}
+END_TEST
+
+START_TEST(test_lookup_growth) {
+  uint64_t small = lookups(300), large = lookups(2400);
   assert_linear(small, large, 1.5, 300);
 }
 END_TEST
@@ -380,10 +451,13 @@ static Suite *growth_suite(void) {
   Suite *s = suite_create("growth");
   TCase *tc = tcase_create("index");
   tcase_add_loop_test(tc, test_index_agrees, 0, 2);
+  tcase_add_loop_test(tc, test_lookup_before_index_agrees, 0, 2);
+  tcase_add_test(tc, test_first_lookup_is_one_pass);
   tcase_add_test(tc, test_attribution_inside);
   suite_add_tcase(s, tc);
   tc = tcase_create("growth");
   tcase_add_test(tc, test_literal_growth);
+  tcase_add_test(tc, test_lookup_growth);
   tcase_add_test(tc, test_attribution_growth);
   tcase_add_test(tc, test_parse_growth);
   tcase_add_test(tc, test_missing_growth);
