@@ -25,6 +25,7 @@ void policy_free(Policy *p) {
   }
   arena_free(&p->strings);
   free(p->patterns);
+  free(p->positions);
   free(p->file);
   free(p->root);
   free(p->enclosing_by_link);
@@ -521,13 +522,18 @@ static bool plain_literal(const char *s, size_t n) {
 }
 
 static void add_pattern(Policy *p, size_t *cap, char *pattern, char *declared, unsigned line,
-                        unsigned col, bool implicit) {
-  PolicyPattern *pp = grow_array(&p->patterns, &p->n_patterns, cap, sizeof(PolicyPattern));
-  pp->pattern = pattern;
-  pp->declared = declared;
-  pp->line = line;
-  pp->column = col;
-  pp->implicit = implicit;
+                        unsigned col) {
+  if (p->n_patterns == *cap) {
+    *cap *= 2;
+    p->patterns = xreallocarray(p->patterns, *cap, sizeof(PolicyPattern));
+    if (p->positions != NULL) {
+      p->positions = xreallocarray(p->positions, *cap, sizeof(PolicyPosition));
+    }
+  }
+  if (p->positions != NULL) {
+    p->positions[p->n_patterns] = (PolicyPosition){.declared = declared, .line = line, .column = col};
+  }
+  p->patterns[p->n_patterns++] = (PolicyPattern){.pattern = pattern};
 }
 
 static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t *cap) {
@@ -566,9 +572,10 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
     }
     const char *v = (const char *)ev.data.scalar.value;
     size_t n = ev.data.scalar.length;
-    char *pattern, *declared = arena_strndup(&p->strings, v, n);
+    char *pattern, *declared = NULL;
     if (plain_literal(v, n)) {
-      pattern = declared; /* its own normal form, valid as it stands */
+      /* its own normal form, valid as it stands */
+      pattern = declared = arena_strndup(&p->strings, v, n);
     } else {
       _cleanup_free_ char *norm = NULL;
       char *why = NULL;
@@ -578,10 +585,16 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
         yaml_event_delete(&ev);
         return -1;
       }
-      pattern = streq(norm, declared) ? declared : arena_strndup(&p->strings, norm, strlen(norm));
+      /* As written, only where it is shown. */
+      if (p->positions != NULL) {
+        declared = arena_strndup(&p->strings, v, n);
+      }
+      pattern = declared != NULL && streq(norm, declared)
+                    ? declared
+                    : arena_strndup(&p->strings, norm, strlen(norm));
     }
     add_pattern(p, cap, pattern, declared, (unsigned)ev.start_mark.line + 1,
-                (unsigned)ev.start_mark.column + 1, false);
+                (unsigned)ev.start_mark.column + 1);
     yaml_event_delete(&ev);
   }
 }
@@ -705,6 +718,9 @@ static void remove_duplicates(Policy *p) {
     p->operations++;
     if (!dup) {
       p->patterns[o] = p->patterns[i];
+      if (p->positions != NULL) {
+        p->positions[o] = p->positions[i];
+      }
       set[k] = (uint32_t)++o;
     }
   }
@@ -742,6 +758,11 @@ static size_t items_most(const char *text, size_t len) {
 }
 
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err) {
+  return policy_parse_flags(file, text, len, POLICY_POSITIONS, ret, err);
+}
+
+int policy_parse_flags(const char *file, const char *text, size_t len, unsigned flags,
+                       Policy **ret, Error *err) {
   unsigned line, col;
 
   if (len > POLICY_MAX_SIZE) {
@@ -776,11 +797,14 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
    * twice over on its way to ten thousand patterns. */
   size_t cap = 1 + items_most(text, len);
   p->patterns = xreallocarray(NULL, cap, sizeof(PolicyPattern));
+  if (flags & POLICY_POSITIONS) {
+    p->positions = xreallocarray(NULL, cap, sizeof(PolicyPosition));
+  }
   p->file = xstrdup(file);
   p->root = path_dirname(file);
   p->version = POLICY_VERSION;
   char *self = arena_strndup(&p->strings, POLICY_FILE_NAME, strlen(POLICY_FILE_NAME));
-  add_pattern(p, &cap, self, self, 0, 0, true);
+  add_pattern(p, &cap, self, self, 0, 0);
 
   Parse ps = {.file = file, .text = text, .len = len, .err = err};
   if (!yaml_parser_initialize(&ps.parser)) {
@@ -824,6 +848,10 @@ out:
 }
 
 int policy_load(const char *file, Policy **ret, Error *err) {
+  return policy_load_flags(file, POLICY_POSITIONS, ret, err);
+}
+
+int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err) {
   _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     return error_set(err, errno, _("cannot open %s: %m"), file);
@@ -848,7 +876,7 @@ int policy_load(const char *file, Policy **ret, Error *err) {
     errno = -r;
     return error_set(err, -r, _("cannot read %s: %m"), file);
   }
-  if (policy_parse(file, text, len, ret, err) < 0) {
+  if (policy_parse_flags(file, text, len, flags, ret, err) < 0) {
     return -1;
   }
   (*ret)->file_dev = st.st_dev;
@@ -1099,13 +1127,17 @@ int policy_find_if_any(const char *start, char **ret_file, Error *err) {
 }
 
 int policy_discover(const char *start, Policy **ret, Error *err) {
+  return policy_discover_flags(start, POLICY_POSITIONS, ret, err);
+}
+
+int policy_discover_flags(const char *start, unsigned flags, Policy **ret, Error *err) {
   _cleanup_free_ char *file = NULL;
   _cleanup_free_ char *enclosing = NULL;
   int r = find_policy(start, &file, &enclosing, false, err);
   if (r < 0) {
     return r;
   }
-  if (policy_load(file, ret, err) < 0) {
+  if (policy_load_flags(file, flags, ret, err) < 0) {
     return -EINVAL;
   }
   (*ret)->enclosing_by_link = steal_pointer(&enclosing);

@@ -17,17 +17,25 @@
 #define POLICY_MAX_SIZE (1024u * 1024u)
 
 typedef struct {
-  /* Both in the policy's `strings` (the same string when the pattern was
-   * written in its normal form), freed with it. */
-  char *pattern;  /* normalised: no "./", no trailing "/", "/" separators */
-  char *declared; /* the string as written in the file */
-  unsigned line;  /* 1-based position of the item; 0 for the implicit one */
-  unsigned column : 31;
-  bool implicit : 1; /* pattern zero, agent.lock itself */
+  /* In the policy's `strings`, freed with it. Pattern zero is always the
+   * implicit one, agent.lock itself. */
+  char *pattern; /* normalised: no "./", no trailing "/", "/" separators */
 } PolicyPattern;
-/* 24 bytes: a policy may list ten thousand of them, and every command
- * reads them all. */
-_Static_assert(sizeof(PolicyPattern) <= 3 * sizeof(void *), "PolicyPattern grew");
+
+/* Where a pattern was written: what only `status --json` shows, so a
+ * policy keeps it only when asked to (POLICY_POSITIONS). A policy may
+ * list ten thousand patterns, and every command reads them all. */
+typedef struct {
+  /* The string as written in the file, in the policy's `strings` (the
+   * pattern's own when it was written in its normal form). */
+  char *declared;
+  unsigned line; /* 1-based position of the item; 0 for the implicit one */
+  unsigned column;
+} PolicyPosition;
+
+enum {
+  POLICY_POSITIONS = 1 << 0, /* fill Policy.positions */
+};
 
 typedef struct {
   char *file; /* absolute path of agent.lock */
@@ -44,6 +52,7 @@ typedef struct {
   ino_t file_ino;
   unsigned version;
   PolicyPattern *patterns; /* [0] is always agent.lock */
+  PolicyPosition *positions; /* beside `patterns`; NULL without POLICY_POSITIONS */
   size_t n_patterns;
   size_t n_declared; /* items in `protect:` that were not duplicates */
   Arena strings;     /* every pattern's and declared string */
@@ -55,9 +64,14 @@ typedef struct {
 /* Parses `len` bytes of policy text. `file` names it in messages and
  * determines `root`. Every rejection is "FILE:LINE:COL: message". */
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err);
+/* The same with `flags` (POLICY_POSITIONS; policy_parse keeps positions). */
+int policy_parse_flags(const char *file, const char *text, size_t len, unsigned flags,
+                       Policy **ret, Error *err);
 
-/* Reads and parses the file at `file` (an absolute path). */
+/* Reads and parses the file at `file` (an absolute path), with
+ * positions. */
 int policy_load(const char *file, Policy **ret, Error *err);
+int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err);
 
 /* Whether `file`, the name agent.lock in a directory, is a policy file:
  * 0 when it is a regular file (also through a symbolic link), -ENOENT
@@ -77,6 +91,8 @@ int policy_check_file(const char *file, Error *err);
  * directory on the way cannot be searched (then whether there is one is
  * unknown). */
 int policy_discover(const char *start, Policy **ret, Error *err);
+/* The same with `flags` for the parse (policy_discover keeps positions). */
+int policy_discover_flags(const char *start, unsigned flags, Policy **ret, Error *err);
 
 /* The policy's root with every symbolic link resolved (caller frees), or
  * NULL with errno: a copy when it is canonical already (root_canonical),

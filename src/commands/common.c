@@ -65,9 +65,10 @@ int enter_dir(const char *dir, Error *err) {
   return 0;
 }
 
-int project_open(const Options *o, bool scan, Project *p, Error *err) {
+int project_open(const Options *o, unsigned what, Project *p, Error *err) {
   memset(p, 0, sizeof(*p));
-  int found = policy_discover(o->dir, &p->policy, err);
+  int found = policy_discover_flags(
+      o->dir, (what & PROJECT_POSITIONS) ? POLICY_POSITIONS : 0, &p->policy, err);
   if (found < 0) {
     return found;
   }
@@ -76,7 +77,7 @@ int project_open(const Options *o, bool scan, Project *p, Error *err) {
                           pol->n_patterns, 0, &p->matcher, err) < 0) {
     return -1;
   }
-  return scan ? project_scan(p, 0, true, err) : 0;
+  return (what & PROJECT_SCAN) ? project_scan(p, 0, true, err) : 0;
 }
 
 /* ---- JSON ------------------------------------------------------------- */

@@ -33,7 +33,7 @@ int decider_from_policy(Policy *policy, Decider *ret, Error *err) {
 int decider_open(const char *start, Decider *ret, Error *err) {
   Policy *p = NULL;
   memset(ret, 0, sizeof(*ret));
-  int r = policy_discover(start, &p, err);
+  int r = policy_discover_flags(start, 0, &p, err);
   if (r < 0) {
     return r;
   }

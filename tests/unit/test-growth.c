@@ -326,14 +326,14 @@ static uint64_t parse_work(size_t n) {
   ck_assert_msg(policy_parse("/p/agent.lock", text, len, &p, &err) == 0, "%s", err.message);
   ck_assert_uint_eq(p->n_patterns, n + 1);
   ck_assert_str_eq(p->patterns[0].pattern, "agent.lock");
-  ck_assert(p->patterns[0].implicit);
   unsigned line = 3;
   for (size_t i = 0; i < n; i++) {
     _cleanup_free_ char *want = xasprintf("src/f%zu.c", i);
     const PolicyPattern *pp = &p->patterns[i + 1];
+    const PolicyPosition *pos = &p->positions[i + 1];
     ck_assert_str_eq(pp->pattern, want);
-    ck_assert_str_eq(pp->declared, want);
-    ck_assert_uint_eq(pp->line, line); /* the first of the three */
+    ck_assert_str_eq(pos->declared, want);
+    ck_assert_uint_eq(pos->line, line); /* the first of the three */
     line += i % 10 == 0 ? 3 : 1;
   }
   uint64_t ops = p->operations;

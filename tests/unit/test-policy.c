@@ -70,7 +70,7 @@ static void make_dir(const char *dir, const char *name) {
 
 /* Asserts the pattern list of `p`: agent.lock first, then `expect`
  * (NULL-terminated). */
-static void assert_patterns(const char *row, const Policy *p, const char *const *expect) {
+static void assert_patterns_only(const char *row, const Policy *p, const char *const *expect) {
   size_t n = 0;
   while (expect[n] != NULL) {
     n++;
@@ -79,17 +79,24 @@ static void assert_patterns(const char *row, const Policy *p, const char *const 
                 n + 1);
   ck_assert_uint_eq(p->n_declared, n);
   ck_assert_str_eq(p->patterns[0].pattern, "agent.lock");
-  ck_assert_str_eq(p->patterns[0].declared, "agent.lock");
-  ck_assert(p->patterns[0].implicit);
-  ck_assert_uint_eq(p->patterns[0].line, 0);
-  ck_assert_uint_eq(p->patterns[0].column, 0);
   for (size_t i = 0; i < n; i++) {
     const PolicyPattern *pp = &p->patterns[i + 1];
     ck_assert_msg(streq(pp->pattern, expect[i]), "%s: pattern %zu is `%s`, expected `%s`", row,
                   i + 1, pp->pattern, expect[i]);
-    ck_assert_msg(!pp->implicit, "%s: pattern %zu is implicit", row, i + 1);
-    ck_assert_msg(pp->line > 0 && pp->column > 0, "%s: pattern %zu has no position", row, i + 1);
-    ck_assert_ptr_nonnull(pp->declared);
+  }
+}
+
+/* The patterns, and where each was written. */
+static void assert_patterns(const char *row, const Policy *p, const char *const *expect) {
+  assert_patterns_only(row, p, expect);
+  ck_assert_ptr_nonnull(p->positions);
+  ck_assert_str_eq(p->positions[0].declared, "agent.lock");
+  ck_assert_uint_eq(p->positions[0].line, 0);
+  ck_assert_uint_eq(p->positions[0].column, 0);
+  for (size_t i = 1; i < p->n_patterns; i++) {
+    const PolicyPosition *pos = &p->positions[i];
+    ck_assert_msg(pos->line > 0 && pos->column > 0, "%s: pattern %zu has no position", row, i);
+    ck_assert_ptr_nonnull(pos->declared);
   }
 }
 
@@ -501,9 +508,9 @@ START_TEST(test_parse_positions) {
     unsigned line, column;
   } want[] = {{"./a", 3, 5}, {"b/", 4, 7}, {"\xC3\xA9", 6, 5}, {"c\\d", 7, 5}};
   for (size_t i = 0; i < ELEMENTSOF(want); i++) {
-    ck_assert_str_eq(p->patterns[i + 1].declared, want[i].declared);
-    ck_assert_uint_eq(p->patterns[i + 1].line, want[i].line);
-    ck_assert_uint_eq(p->patterns[i + 1].column, want[i].column);
+    ck_assert_str_eq(p->positions[i + 1].declared, want[i].declared);
+    ck_assert_uint_eq(p->positions[i + 1].line, want[i].line);
+    ck_assert_uint_eq(p->positions[i + 1].column, want[i].column);
   }
 
   /* Columns count characters, not bytes. */
@@ -511,28 +518,35 @@ START_TEST(test_parse_positions) {
   _cleanup_policy_ Policy *q = NULL;
   ck_assert_int_eq(policy_parse(FILE_NAME, flow, sizeof(flow) - 1, &q, &err), 0);
   assert_patterns("flow", q, LIST("x", "\xC3\xA9\xC3\xA9", "z"));
-  ck_assert_uint_eq(q->patterns[1].line, 1);
-  ck_assert_uint_eq(q->patterns[1].column, 11);
-  ck_assert_uint_eq(q->patterns[2].column, 14);
-  ck_assert_uint_eq(q->patterns[3].column, 18);
+  ck_assert_uint_eq(q->positions[1].line, 1);
+  ck_assert_uint_eq(q->positions[1].column, 11);
+  ck_assert_uint_eq(q->positions[2].column, 14);
+  ck_assert_uint_eq(q->positions[3].column, 18);
 
   /* A byte order mark takes no column. */
   static const char bom[] = "\xEF\xBB\xBFprotect: [a, b]\n";
   _cleanup_policy_ Policy *b = NULL;
   ck_assert_int_eq(policy_parse(FILE_NAME, bom, sizeof(bom) - 1, &b, &err), 0);
   assert_patterns("bom", b, LIST("a", "b"));
-  ck_assert_uint_eq(b->patterns[1].line, 1);
-  ck_assert_uint_eq(b->patterns[1].column, 11);
-  ck_assert_uint_eq(b->patterns[2].column, 14);
+  ck_assert_uint_eq(b->positions[1].line, 1);
+  ck_assert_uint_eq(b->positions[1].column, 11);
+  ck_assert_uint_eq(b->positions[2].column, 14);
 
   /* CRLF counts one line per CRLF. */
   static const char crlf[] = "protect:\r\n  - a\r\n\r\n  - b\r\n";
   _cleanup_policy_ Policy *c = NULL;
   ck_assert_int_eq(policy_parse(FILE_NAME, crlf, sizeof(crlf) - 1, &c, &err), 0);
   assert_patterns("crlf", c, LIST("a", "b"));
-  ck_assert_uint_eq(c->patterns[1].line, 2);
-  ck_assert_uint_eq(c->patterns[2].line, 4);
-  ck_assert_uint_eq(c->patterns[2].column, 5);
+  ck_assert_uint_eq(c->positions[1].line, 2);
+  ck_assert_uint_eq(c->positions[2].line, 4);
+  ck_assert_uint_eq(c->positions[2].column, 5);
+
+  /* Without POLICY_POSITIONS: the same patterns, and no positions kept
+   * (what every command but `status --json` reads). */
+  _cleanup_policy_ Policy *d = NULL;
+  ck_assert_int_eq(policy_parse_flags(FILE_NAME, block, sizeof(block) - 1, 0, &d, &err), 0);
+  assert_patterns_only("no positions", d, LIST("a", "b", "\xC3\xA9", "c/d"));
+  ck_assert_ptr_null(d->positions);
 }
 END_TEST
 
@@ -646,8 +660,8 @@ START_TEST(test_one_mib_of_patterns) {
   ck_assert_uint_eq(p->n_declared, count);
   _cleanup_free_ char *last = xasprintf("p%06zx", count - 1);
   ck_assert_str_eq(p->patterns[count].pattern, last);
-  ck_assert_uint_eq(p->patterns[count].line, count + 1);
-  ck_assert_uint_eq(p->patterns[count].column, 3);
+  ck_assert_uint_eq(p->positions[count].line, count + 1);
+  ck_assert_uint_eq(p->positions[count].column, 3);
 }
 END_TEST
 
