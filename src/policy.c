@@ -24,6 +24,7 @@ void policy_free(Policy *p) {
     return;
   }
   arena_free(&p->strings);
+  free(p->text);
   free(p->patterns);
   free(p->positions);
   free(p->file);
@@ -202,6 +203,14 @@ typedef struct {
   const char *file;
   const char *text;
   size_t len;
+  /* `text` when the policy may keep it (policy_load's buffer): a pattern
+   * written in its normal form, alone on its line, is then the text
+   * itself, its newline made its NUL, instead of a copy. Every byte
+   * before `ascii` is ASCII, so libyaml's marks (characters) are byte
+   * offsets there. */
+  char *own;
+  size_t ascii;
+  bool own_used;
   yaml_parser_t parser;
   Error *err;
 } Parse;
@@ -248,10 +257,12 @@ static const char *text_at(const Parse *ps, const yaml_mark_t *m) {
   if (ps->len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
     s += 3;
   }
+  /* A NUL is a newline a pattern took as its end (Parse.own): the text
+   * had none when parsing began. */
   for (size_t line = 0; line < m->line && s < end; s++) {
-    line += *s == '\n';
+    line += *s == '\n' || *s == '\0';
   }
-  for (size_t col = 0; s < end && *s != '\n'; s++) {
+  for (size_t col = 0; s < end && *s != '\n' && *s != '\0'; s++) {
     if (((unsigned char)*s & 0xC0) != 0x80 && col++ == m->column) {
       return s;
     }
@@ -293,7 +304,7 @@ static int fail_friendly(Parse *ps) {
     return 0;
   }
   bool flow = y->flow_level > 0;
-  while (stop < end && *stop != '\n' && *stop != '\r' &&
+  while (stop < end && *stop != '\n' && *stop != '\0' && *stop != '\r' &&
          !(flow && (*stop == ',' || *stop == ']')) &&
          !(stop > start && *stop == '#' && (stop[-1] == ' ' || stop[-1] == '\t'))) {
     stop++;
@@ -573,7 +584,16 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
     const char *v = (const char *)ev.data.scalar.value;
     size_t n = ev.data.scalar.length;
     char *pattern, *declared = NULL;
-    if (plain_literal(v, n)) {
+    size_t at = ev.start_mark.index, end = ev.end_mark.index;
+    if (plain_literal(v, n) && ps->own != NULL &&
+        ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && end <= ps->ascii && end < ps->len &&
+        end - at == n && ps->own[end] == '\n' && memcmp(ps->own + at, v, n) == 0) {
+      /* Its own normal form, alone on its line in the file's text: libyaml
+       * has read past its newline, which becomes its end. */
+      ps->own[end] = '\0';
+      ps->own_used = true;
+      pattern = declared = ps->own + at;
+    } else if (plain_literal(v, n)) {
       /* its own normal form, valid as it stands */
       pattern = declared = arena_strndup(&p->strings, v, n);
     } else {
@@ -761,8 +781,10 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
   return policy_parse_flags(file, text, len, POLICY_POSITIONS, ret, err);
 }
 
-int policy_parse_flags(const char *file, const char *text, size_t len, unsigned flags,
-                       Policy **ret, Error *err) {
+/* policy_parse, keeping `own` (`text`, policy_load's buffer) in the
+ * policy when patterns point into it. */
+static int parse_text(const char *file, const char *text, char *own, size_t len, unsigned flags,
+                      Policy **ret, Error *err) {
   unsigned line, col;
 
   if (len > POLICY_MAX_SIZE) {
@@ -806,7 +828,7 @@ int policy_parse_flags(const char *file, const char *text, size_t len, unsigned 
   char *self = arena_strndup(&p->strings, POLICY_FILE_NAME, strlen(POLICY_FILE_NAME));
   add_pattern(p, &cap, self, self, 0, 0);
 
-  Parse ps = {.file = file, .text = text, .len = len, .err = err};
+  Parse ps = {.file = file, .text = text, .len = len, .own = own, .ascii = ascii, .err = err};
   if (!yaml_parser_initialize(&ps.parser)) {
     oom();
   }
@@ -843,8 +865,14 @@ out:
   }
   remove_duplicates(p);
   p->n_declared = p->n_patterns - 1;
+  p->text = ps.own_used ? own : NULL;
   *ret = steal_pointer(&p);
   return 0;
+}
+
+int policy_parse_flags(const char *file, const char *text, size_t len, unsigned flags,
+                       Policy **ret, Error *err) {
+  return parse_text(file, text, NULL, len, flags, ret, err);
 }
 
 int policy_load(const char *file, Policy **ret, Error *err) {
@@ -876,8 +904,11 @@ int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err
     errno = -r;
     return error_set(err, -r, _("cannot read %s: %m"), file);
   }
-  if (policy_parse_flags(file, text, len, flags, ret, err) < 0) {
+  if (parse_text(file, text, text, len, flags, ret, err) < 0) {
     return -1;
+  }
+  if ((*ret)->text == text) {
+    text = NULL; /* the policy's now: its patterns point into it */
   }
   (*ret)->file_dev = st.st_dev;
   (*ret)->file_ino = st.st_ino;

@@ -17,8 +17,8 @@
 #define POLICY_MAX_SIZE (1024u * 1024u)
 
 typedef struct {
-  /* In the policy's `strings`, freed with it. Pattern zero is always the
-   * implicit one, agent.lock itself. */
+  /* In the policy's `strings` or `text`, freed with it. Pattern zero is
+   * always the implicit one, agent.lock itself. */
   char *pattern; /* normalised: no "./", no trailing "/", "/" separators */
 } PolicyPattern;
 
@@ -26,8 +26,8 @@ typedef struct {
  * policy keeps it only when asked to (POLICY_POSITIONS). A policy may
  * list ten thousand patterns, and every command reads them all. */
 typedef struct {
-  /* The string as written in the file, in the policy's `strings` (the
-   * pattern's own when it was written in its normal form). */
+  /* The string as written in the file, in the policy's `strings` or
+   * `text` (the pattern's own when it was written in its normal form). */
   char *declared;
   unsigned line; /* 1-based position of the item; 0 for the implicit one */
   unsigned column;
@@ -56,6 +56,10 @@ typedef struct {
   size_t n_patterns;
   size_t n_declared; /* items in `protect:` that were not duplicates */
   Arena strings;     /* every pattern's and declared string */
+  /* The text policy_load read, when patterns point into it (each one
+   * written in its normal form, alone on its line: its newline made its
+   * NUL), or NULL. Freed with the policy. */
+  char *text;
   /* Work parsing did beyond libyaml's (slots of the duplicate check's
    * index probed): what the tests hold the growth of, never a time. */
   uint64_t operations;

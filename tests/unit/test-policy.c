@@ -803,6 +803,89 @@ START_TEST(test_load) {
 }
 END_TEST
 
+/* policy_load keeps the file's text, and a pattern written in its normal
+ * form alone on its line is that text (its newline made its end) instead
+ * of a copy. Whatever the text, what it reads (patterns, positions, or
+ * the message of a refusal, which quotes the text) is what policy_parse
+ * reads from the same bytes, which never points into them. */
+static void assert_load_agrees(const char *dir, const char *name, const char *text, size_t len) {
+  _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
+  write_file(file, text, len);
+  Policy *loaded = NULL, *parsed = NULL;
+  _cleanup_error_ Error e1 = {0};
+  _cleanup_error_ Error e2 = {0};
+  int r1 = policy_load(file, &loaded, &e1), r2 = policy_parse(file, text, len, &parsed, &e2);
+  ck_assert_msg(r1 == r2, "%s: load %d, parse %d", name, r1, r2);
+  if (r1 < 0) {
+    ck_assert_msg(streq(e1.message, e2.message), "%s: load says `%s`, parse `%s`", name,
+                  e1.message, e2.message);
+    return;
+  }
+  ck_assert_uint_eq(loaded->n_patterns, parsed->n_patterns);
+  for (size_t i = 0; i < loaded->n_patterns; i++) {
+    ck_assert_str_eq(loaded->patterns[i].pattern, parsed->patterns[i].pattern);
+    ck_assert_str_eq(loaded->positions[i].declared, parsed->positions[i].declared);
+    ck_assert_uint_eq(loaded->positions[i].line, parsed->positions[i].line);
+    ck_assert_uint_eq(loaded->positions[i].column, parsed->positions[i].column);
+  }
+  ck_assert_ptr_null(parsed->text);
+  policy_free(loaded);
+  policy_free(parsed);
+}
+
+START_TEST(test_load_agrees_with_parse) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  for (size_t i = 0; i < ELEMENTSOF(good_rows); i++) {
+    assert_load_agrees(dir, good_rows[i].name, good_rows[i].text, good_rows[i].len);
+  }
+  for (size_t i = 0; i < ELEMENTSOF(bad_rows); i++) {
+    if (bad_rows[i].text != NULL) {
+      assert_load_agrees(dir, bad_rows[i].name, bad_rows[i].text, bad_rows[i].len);
+    }
+  }
+  /* Refusals after patterns that took their newline as their end: the
+   * friendly messages quote the text where libyaml stopped. */
+  static const char *const late[] = {
+      "protect:\n  - a\n  - b\n  - *c\n",
+      "protect:\n  - a\n  - b\n\t- c\n",
+      "protect:\n  - a\n  - b\n  - @x y\n",
+      "protect:\n  - a\n  - b\n  - &x y\n",
+      "protect:\n  - a\n  - b\n  - ../c\n",
+      "protect:\n  - a\n  - b\n  - 'c\n",
+      "protect:\n  - a\n  - b\nprotect: [c]\n",
+      "protect:\n  - a\n  - a\n  - b # c\n  - ./d\n  - e\n",
+  };
+  for (size_t i = 0; i < ELEMENTSOF(late); i++) {
+    assert_load_agrees(dir, late[i], late[i], strlen(late[i]));
+  }
+  rm_rf(dir);
+}
+END_TEST
+
+/* Which patterns point into the text policy_load keeps: those written in
+ * their normal form, alone on an ASCII line ending in a newline. */
+START_TEST(test_load_points_into_text) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
+  static const char text[] = "protect:\n  - src/a.c\n  - 'src/b.c'\n  - src/c.c # c\n  - ./src/d.c\n"
+                             "  - src/e.c\r\n  - src/g.c";
+  write_file(file, text, sizeof(text) - 1);
+  _cleanup_policy_ Policy *p = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(policy_load(file, &p, &err), 0);
+  assert_patterns("in place", p, LIST("src/a.c", "src/b.c", "src/c.c", "src/d.c", "src/e.c",
+                                      "src/g.c"));
+  ck_assert_ptr_nonnull(p->text);
+  const bool inside[] = {false, true, false, false, false, false, false};
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    const char *s = p->patterns[i].pattern;
+    bool in = s >= p->text && s < p->text + sizeof(text);
+    ck_assert_msg(in == inside[i], "`%s`: in the text %d", s, in);
+  }
+  rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_load_size_limit) {
   _cleanup_free_ char *dir = make_tmpdir();
   _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
@@ -1293,6 +1376,8 @@ static Suite *policy_suite(void) {
 
   tc = tcase_create("files");
   tcase_add_test(tc, test_load);
+  tcase_add_test(tc, test_load_agrees_with_parse);
+  tcase_add_test(tc, test_load_points_into_text);
   tcase_add_test(tc, test_load_size_limit);
   tcase_add_test(tc, test_load_not_a_file);
   tcase_add_test(tc, test_find_walks_up);
