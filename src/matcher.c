@@ -62,13 +62,22 @@ typedef struct {
 #define TRIE_ROOT 0u
 #define TRIE_AFTER 8u
 
+/* 20 bytes a node, about one a literal pattern. Its name is not stored:
+ * it is `len` bytes at `off` in the text of alternative `alt`, one that
+ * passes through it. Once one ends here, `alt` is the lowest that does
+ * (NODE_ENDS), and the others that do follow it through next_end. */
+#define NODE_ENDS 0x8000u
+/* An alternative longer than this is run segment by segment instead. */
+#define TRIE_MAX_TEXT 0x7fffu
+
 typedef struct {
-  const char *name; /* a component of a literal alternative's text, not NUL-terminated */
-  uint32_t len;
+  uint32_t alt;
+  uint16_t off;
+  uint16_t len; /* the name's length, | NODE_ENDS */
   uint32_t parent;
   uint32_t first_child, next_sibling;
-  uint32_t first_end; /* the lowest alternative ending here, then through next_end */
 } TrieNode;
+_Static_assert(sizeof(TrieNode) == 20, "TrieNode grew");
 
 /* What matching changes in a const Matcher: behind a pointer. */
 typedef struct {
@@ -81,7 +90,9 @@ typedef struct {
   size_t n_nodes, cap_nodes;
   uint32_t *table; /* open addressing over (parent, name) → node; 0: empty */
   size_t table_size;
-  uint32_t *next_end; /* per alternative */
+  /* Per alternative, 1 + the next ending at the same node (0: none), or
+   * NULL while no node has two (only braces or duplicates make them). */
+  uint32_t *next_end;
 } Trie;
 
 struct Matcher {
@@ -446,12 +457,31 @@ static size_t trie_hash(uint32_t parent, const char *name, size_t len) {
   return (size_t)(h ^ (h >> 29));
 }
 
-static bool node_is(const TrieNode *nd, uint32_t parent, const char *name, size_t len) {
-  return nd->parent == parent && nd->len == len && memcmp(nd->name, name, len) == 0;
+static const char *node_name(const Matcher *m, const TrieNode *nd) {
+  return alt_text(m, nd->alt) + nd->off;
+}
+
+static size_t node_len(const TrieNode *nd) {
+  return nd->len & ~NODE_ENDS;
+}
+
+static bool node_is(const Matcher *m, const TrieNode *nd, uint32_t parent, const char *name,
+                    size_t len) {
+  return nd->parent == parent && node_len(nd) == len && memcmp(node_name(m, nd), name, len) == 0;
+}
+
+/* The lowest alternative ending at `nd`, or TRIE_NONE; the next after `a`. */
+static uint32_t ends_first(const TrieNode *nd) {
+  return (nd->len & NODE_ENDS) ? nd->alt : TRIE_NONE;
+}
+
+static uint32_t ends_next(const Trie *t, uint32_t a) {
+  return t->next_end != NULL ? t->next_end[a] - 1 : TRIE_NONE;
 }
 
 /* The child `name` of node `parent`, or TRIE_NONE. */
-static uint32_t trie_child(Trie *t, uint32_t parent, const char *name, size_t len) {
+static uint32_t trie_child(const Matcher *m, Trie *t, uint32_t parent, const char *name,
+                           size_t len) {
   size_t mask = t->table_size - 1;
   for (size_t i = trie_hash(parent, name, len) & mask;; i = (i + 1) & mask) {
     uint32_t k = t->table[i];
@@ -459,14 +489,14 @@ static uint32_t trie_child(Trie *t, uint32_t parent, const char *name, size_t le
     if (k == 0) {
       return TRIE_NONE;
     }
-    if (node_is(&t->nodes[k], parent, name, len)) {
+    if (node_is(m, &t->nodes[k], parent, name, len)) {
       return k;
     }
   }
 }
 
 /* A table of `size` slots (a power of two) holding nodes 1.. */
-static void trie_table(Trie *t, size_t size) {
+static void trie_table(const Matcher *m, Trie *t, size_t size) {
   free(t->table);
   t->table_size = size;
   /* calloc: past malloc's mapping threshold, fresh zero pages, each
@@ -475,7 +505,7 @@ static void trie_table(Trie *t, size_t size) {
   size_t mask = size - 1;
   for (uint32_t k = 1; k < t->n_nodes; k++) {
     const TrieNode *nd = &t->nodes[k];
-    size_t i = trie_hash(nd->parent, nd->name, nd->len) & mask;
+    size_t i = trie_hash(nd->parent, node_name(m, nd), node_len(nd)) & mask;
     while (t->table[i] != 0) {
       i = (i + 1) & mask;
     }
@@ -483,26 +513,33 @@ static void trie_table(Trie *t, size_t size) {
   }
 }
 
-static uint32_t trie_add_child(Trie *t, uint32_t parent, const char *name, size_t len) {
+/* The child of `parent` named by `len` bytes at `off` in the text of
+ * alternative `a`, made if there is none. */
+static uint32_t trie_add_child(const Matcher *m, Trie *t, uint32_t parent, uint32_t a, size_t off,
+                               size_t len) {
+  const char *name = alt_text(m, a) + off;
   /* One hash for the lookup and, when the child is new, its slot. */
   size_t mask = t->table_size - 1, i;
   for (i = trie_hash(parent, name, len) & mask; t->table[i] != 0; i = (i + 1) & mask) {
-    if (node_is(&t->nodes[t->table[i]], parent, name, len)) {
+    if (node_is(m, &t->nodes[t->table[i]], parent, name, len)) {
       return t->table[i];
     }
   }
   uint32_t k = (uint32_t)t->n_nodes;
-  TrieNode *nd = grow_array(&t->nodes, &t->n_nodes, &t->cap_nodes, sizeof(TrieNode));
-  *nd = (TrieNode){.name = name,
-                   .len = (uint32_t)len,
-                   .parent = parent,
-                   .first_child = TRIE_NONE,
-                   .next_sibling = t->nodes[parent].first_child,
-                   .first_end = TRIE_NONE};
+  if (t->n_nodes == t->cap_nodes) {
+    t->cap_nodes *= 2;
+    t->nodes = xreallocarray(t->nodes, t->cap_nodes, sizeof(TrieNode));
+  }
+  t->nodes[t->n_nodes++] = (TrieNode){.alt = a,
+                                      .off = (uint16_t)off,
+                                      .len = (uint16_t)len,
+                                      .parent = parent,
+                                      .first_child = TRIE_NONE,
+                                      .next_sibling = t->nodes[parent].first_child};
   t->nodes[parent].first_child = k;
   /* At most two thirds full: a lookup probes about two slots. */
   if (3 * t->n_nodes > 2 * t->table_size) {
-    trie_table(t, 2 * t->table_size);
+    trie_table(m, t, 2 * t->table_size);
   } else {
     t->table[i] = k;
   }
@@ -525,39 +562,40 @@ static Trie *trie_of(const Matcher *m) {
   t->n_nodes = 1;
   t->nodes[TRIE_ROOT] = (TrieNode){.parent = TRIE_NONE,
                                    .first_child = TRIE_NONE,
-                                   .next_sibling = TRIE_NONE,
-                                   .first_end = TRIE_NONE};
+                                   .next_sibling = TRIE_NONE};
   size_t size = 64;
   while (2 * size < 3 * most) {
     size *= 2;
   }
-  trie_table(t, size);
-  if (m->n_literal_alts == 0) {
-    return t;
-  }
-  t->next_end = xreallocarray(NULL, m->n_alts, sizeof(uint32_t));
+  trie_table(m, t, size);
   for (size_t a = 0; a < m->n_alts; a++) {
     if (!alt_in_trie(m, a)) {
       continue;
     }
     uint32_t k = TRIE_ROOT;
-    for (const char *s = alt_text(m, a);;) {
+    const char *text = alt_text(m, a);
+    size_t off = 0;
+    for (const char *s = text;;) {
       size_t len = next_component(&s);
       if (len == 0) {
         break;
       }
-      k = trie_add_child(t, k, s, len);
+      off = (size_t)(s - text);
+      k = trie_add_child(m, t, k, (uint32_t)a, off, len);
       s += len;
     }
-    /* The lowest alternative first (they come in order): its pattern is
-     * the lowest ending here. */
+    /* They come in order: the first to end here is the lowest. */
     TrieNode *nd = &t->nodes[k];
-    if (nd->first_end == TRIE_NONE) {
-      nd->first_end = (uint32_t)a;
-      t->next_end[a] = TRIE_NONE;
+    if (!(nd->len & NODE_ENDS)) {
+      nd->alt = (uint32_t)a; /* its name: the same bytes of this one's text */
+      nd->off = (uint16_t)off;
+      nd->len |= NODE_ENDS;
     } else {
-      t->next_end[a] = t->next_end[nd->first_end];
-      t->next_end[nd->first_end] = (uint32_t)a;
+      if (t->next_end == NULL) {
+        t->next_end = xcalloc(m->n_alts, sizeof(uint32_t));
+      }
+      t->next_end[a] = t->next_end[nd->alt];
+      t->next_end[nd->alt] = (uint32_t)a + 1;
     }
   }
   return t;
@@ -565,7 +603,7 @@ static Trie *trie_of(const Matcher *m) {
 
 /* The lowest pattern ending at node `k`, or -1. */
 static long node_first(const Matcher *m, const Trie *t, uint32_t k) {
-  uint32_t a = t->nodes[k].first_end;
+  uint32_t a = ends_first(&t->nodes[k]);
   return a == TRIE_NONE ? -1 : (long)alt_pattern(m, a);
 }
 
@@ -653,7 +691,7 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
         m->alt_pattern[a] = (uint32_t)i;
       }
       /* Case folding compares through fnmatch(3): no trie for that. */
-      if (lit && !(flags & MATCHER_CASEFOLD)) {
+      if (lit && !(flags & MATCHER_CASEFOLD) && strlen(list[k]) <= TRIE_MAX_TEXT) {
         if (na == 1) {
           m->alt_ref[a] = ALT_OWN;
         } else {
@@ -931,13 +969,14 @@ static long trie_walk(const Matcher *m, const char *rel, uint32_t *ret_end,
   uint32_t k = TRIE_ROOT;
   for (const char *c = rel; *c != '\0' && k != TRIE_NONE;) {
     const char *e = strchrnul(c, '/');
-    k = trie_child(t, k, c, (size_t)(e - c));
+    k = trie_child(m, t, k, c, (size_t)(e - c));
     long first = k != TRIE_NONE ? node_first(m, t, k) : -1;
     if (first >= 0) {
       if (best < 0 || first < best) {
         best = first;
       }
-      for (uint32_t a = t->nodes[k].first_end; fn != NULL && a != TRIE_NONE; a = t->next_end[a]) {
+      for (uint32_t a = ends_first(&t->nodes[k]); fn != NULL && a != TRIE_NONE;
+           a = ends_next(t, a)) {
         fn(alt_pattern(m, a), data);
       }
     }
@@ -1009,7 +1048,7 @@ void matcher_each_match(const Matcher *m, const char *rel, bool below,
      * (first child, next sibling, back up through the parents). */
     uint32_t k = t->nodes[end].first_child;
     while (k != TRIE_NONE) {
-      for (uint32_t a = t->nodes[k].first_end; a != TRIE_NONE; a = t->next_end[a]) {
+      for (uint32_t a = ends_first(&t->nodes[k]); a != TRIE_NONE; a = ends_next(t, a)) {
         fn(alt_pattern(m, a), data);
       }
       if (t->nodes[k].first_child != TRIE_NONE) {
@@ -1095,7 +1134,7 @@ long matcher_state_step(const Matcher *m, const MatcherState *from, const char *
   size_t len = strlen(name);
   uint32_t node;
   memcpy(&node, from, sizeof(node));
-  node = node != TRIE_NONE ? trie_child(t, node, name, len) : TRIE_NONE;
+  node = node != TRIE_NONE ? trie_child(m, t, node, name, len) : TRIE_NONE;
   memcpy(to, &node, sizeof(node));
   long found = node != TRIE_NONE ? node_first(m, t, node) : -1;
   bool alive = node != TRIE_NONE && t->nodes[node].first_child != TRIE_NONE;
