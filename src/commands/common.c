@@ -152,8 +152,8 @@ json_object *json_findings(const AuditFindings *f) {
  * protected directory, which the scan does not walk: what `status` says
  * of a pattern that matches none of them (scan_pattern_matches()). The
  * caller frees both arrays. */
-void pattern_matches(const Project *p, size_t **counts, bool **inside) {
-  *counts = xcalloc(p->policy->n_patterns + 1, sizeof(size_t));
+void pattern_matches(const Project *p, uint32_t **counts, bool **inside) {
+  *counts = xcalloc(p->policy->n_patterns + 1, sizeof(uint32_t));
   if (inside != NULL) {
     *inside = xcalloc(p->policy->n_patterns + 1, sizeof(bool));
   }

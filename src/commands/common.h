@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "audit.h"
@@ -58,7 +59,7 @@ void json_add_string(json_object *o, const char *key, const char *value);
 void json_add_text(json_object *o, const char *key, const char *value);
 json_object *json_protected_path(const Policy *pol, const ProtectedPath *p);
 json_object *json_findings(const AuditFindings *f);
-void pattern_matches(const Project *p, size_t **counts, bool **inside);
+void pattern_matches(const Project *p, uint32_t **counts, bool **inside);
 json_object *json_project(const Project *p);
 void log_findings(const Project *p, const char *command);
 void print_warnings(const Project *p, const char *command);

@@ -74,7 +74,7 @@ static void status_json(const Project *p) {
   json_object_object_add(doc, "version", json_object_new_int((int)pol->version));
 
   json_object *pats = json_object_new_array();
-  _cleanup_free_ size_t *matches = NULL;
+  _cleanup_free_ uint32_t *matches = NULL;
   pattern_matches(p, &matches, NULL);
   for (size_t i = 0; i < pol->n_patterns; i++) {
     /* project_open was asked for the positions (PROJECT_POSITIONS). */
@@ -127,7 +127,7 @@ int command_status(const Options *o, Error *err) {
   printf(P_("%zu declared (+1 implicit: agent.lock)\n", "%zu declared (+1 implicit: agent.lock)\n",
             (unsigned long)pol->n_declared),
          pol->n_declared);
-  _cleanup_free_ size_t *matches = NULL;
+  _cleanup_free_ uint32_t *matches = NULL;
   _cleanup_free_ bool *within = NULL;
   pattern_matches(&p, &matches, &within);
   for (size_t i = 0; i < pol->n_patterns; i++) {

@@ -236,7 +236,7 @@ static uint64_t attribute(size_t n, bool check) {
   Matcher *m = compile_n((const char *const *)pats, 2 * n, 0);
   ScanResult *r = xcalloc(1, sizeof(ScanResult));
   r->n_patterns = 2 * n;
-  r->hits = xcalloc(2 * n, sizeof(size_t));
+  r->hits = xcalloc(2 * n, sizeof(uint32_t));
   /* What the scan finds: the file each pattern names. */
   r->paths = xcalloc(2 * n, sizeof(ProtectedPath));
   for (size_t i = 0; i < 2 * n; i++) {
@@ -247,7 +247,7 @@ static uint64_t attribute(size_t n, bool check) {
     p->pattern = i;
   }
   uint64_t before = matcher_operations(m);
-  size_t *counts = xcalloc(2 * n, sizeof(size_t));
+  uint32_t *counts = xcalloc(2 * n, sizeof(uint32_t));
   bool *inside = xcalloc(2 * n, sizeof(bool));
   scan_pattern_matches(r, m, counts, inside);
   uint64_t ops = matcher_operations(m) - before;
@@ -278,7 +278,7 @@ START_TEST(test_attribution_inside) {
   Matcher *m = compile_n(pats, n, 0);
   ScanResult *r = xcalloc(1, sizeof(ScanResult));
   r->n_patterns = n;
-  r->hits = xcalloc(n, sizeof(size_t));
+  r->hits = xcalloc(n, sizeof(uint32_t));
   r->paths = xcalloc(3, sizeof(ProtectedPath));
   const char *rels[] = {"a", "agent.lock", "b"};
   mode_t modes[] = {S_IFDIR, S_IFREG, S_IFDIR};
@@ -288,13 +288,13 @@ START_TEST(test_attribution_inside) {
     p->relative = p->absolute + 3;
     p->mode = modes[i];
   }
-  size_t counts[ELEMENTSOF(pats)];
+  uint32_t counts[ELEMENTSOF(pats)];
   bool inside[ELEMENTSOF(pats)];
   scan_pattern_matches(r, m, counts, inside);
   const size_t want_counts[] = {1, 1, 0, 1, 0, 0, 0};
   const bool want_inside[] = {false, true, true, true, true, true, false};
   for (size_t i = 0; i < n; i++) {
-    ck_assert_msg(counts[i] == want_counts[i], "`%s`: %zu paths", pats[i], counts[i]);
+    ck_assert_msg(counts[i] == want_counts[i], "`%s`: %u paths", pats[i], counts[i]);
     ck_assert_msg(inside[i] == want_inside[i], "`%s`: inside %d", pats[i], inside[i]);
   }
   scan_result_free(r);
