@@ -692,8 +692,8 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
       }
       /* Case folding compares through fnmatch(3): no trie for that. */
       if (lit && !(flags & MATCHER_CASEFOLD) && strlen(list[k]) <= TRIE_MAX_TEXT) {
-        if (na == 1) {
-          m->alt_ref[a] = ALT_OWN;
+        if (alts == NULL) {
+          m->alt_ref[a] = ALT_OWN; /* no braces: the pattern is its text */
         } else {
           const char **slot = grow_array(&m->brace_texts, &m->n_brace_texts,
                                          &m->cap_brace_texts, sizeof(char *));

@@ -119,6 +119,31 @@ START_TEST(test_lookup_before_index_agrees) {
 }
 END_TEST
 
+/* Braces around one alternative (`{brace}`) expand to a literal path
+ * that is not the pattern's own text: matched as expanded, with and
+ * without the trie. */
+START_TEST(test_lone_brace) {
+  const char *const pats[] = {"agent.lock", "lone/{brace}.c", "x/{y}"};
+  for (int built = 0; built <= 1; built++) {
+    Matcher *m = compile_n(pats, ELEMENTSOF(pats), 0);
+    if (built) {
+      MatcherState *st = xmalloc(matcher_state_size(m));
+      matcher_state_init(m, st);
+      free(st);
+    }
+    ck_assert(matcher_is_literal(m, 1));
+    ck_assert_int_eq(matcher_match(m, "lone/brace.c"), 1);
+    ck_assert_int_eq(matcher_match(m, "lone/{brace}.c"), -1);
+    ck_assert_int_eq(matcher_match(m, "x/y/z"), 2);
+    ck_assert(matcher_may_match_below(m, "x"));
+    ck_assert(!matcher_may_match_below(m, "lone/{brace}.c"));
+    ck_assert(matcher_match_one(m, 1, "lone/brace.c"));
+    ck_assert_int_eq(matcher_match_suffix(m, "brace.c"), 1);
+    matcher_free(m);
+  }
+}
+END_TEST
+
 /* ---- growth ---------------------------------------------------------- */
 
 
@@ -453,6 +478,7 @@ static Suite *growth_suite(void) {
   tcase_add_loop_test(tc, test_index_agrees, 0, 2);
   tcase_add_loop_test(tc, test_lookup_before_index_agrees, 0, 2);
   tcase_add_test(tc, test_first_lookup_is_one_pass);
+  tcase_add_test(tc, test_lone_brace);
   tcase_add_test(tc, test_attribution_inside);
   suite_add_tcase(s, tc);
   tc = tcase_create("growth");
