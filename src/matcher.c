@@ -104,7 +104,9 @@ struct Matcher {
   size_t n_patterns;
   size_t n_alts;
   uint32_t *alt_pattern; /* per alternative; NULL when alternative i is pattern i */
-  uint32_t *alt_ref;     /* per alternative: ALT_GENERAL | g, ALT_OWN, or a brace text */
+  /* Per alternative: ALT_GENERAL | g, ALT_OWN, or a brace text; NULL
+   * while every one is ALT_OWN (a policy of literal paths). */
+  uint32_t *alt_ref;
   uint32_t *pattern_alts; /* per pattern and one more: its first alternative; NULL as alt_pattern */
   uint64_t *literal;      /* a bit per pattern */
   const char **brace_texts;
@@ -125,6 +127,10 @@ static const char *pattern_text(const Matcher *m, size_t i) {
   return p;
 }
 
+static uint32_t alt_ref(const Matcher *m, size_t a) {
+  return m->alt_ref != NULL ? m->alt_ref[a] : ALT_OWN;
+}
+
 static uint32_t alt_pattern(const Matcher *m, size_t a) {
   return m->alt_pattern != NULL ? m->alt_pattern[a] : (uint32_t)a;
 }
@@ -135,12 +141,12 @@ static size_t first_alt(const Matcher *m, size_t idx) {
 
 /* The text of literal alternative `a`. */
 static const char *alt_text(const Matcher *m, size_t a) {
-  uint32_t ref = m->alt_ref[a];
+  uint32_t ref = alt_ref(m, a);
   return ref == ALT_OWN ? pattern_text(m, alt_pattern(m, a)) : m->brace_texts[ref];
 }
 
 static bool alt_in_trie(const Matcher *m, size_t a) {
-  return !(m->alt_ref[a] & ALT_GENERAL);
+  return !(alt_ref(m, a) & ALT_GENERAL);
 }
 
 /* The next component of a literal alternative's text at *s (empty and `.`
@@ -607,6 +613,21 @@ static long node_first(const Matcher *m, const Trie *t, uint32_t k) {
   return a == TRIE_NONE ? -1 : (long)alt_pattern(m, a);
 }
 
+/* Alternative `a`'s ref, in an array of `cap` made at the first that is
+ * not ALT_OWN. */
+static void set_ref(Matcher *m, size_t a, uint32_t ref, size_t cap) {
+  if (m->alt_ref == NULL && ref == ALT_OWN) {
+    return;
+  }
+  if (m->alt_ref == NULL) {
+    m->alt_ref = xreallocarray(NULL, cap, sizeof(uint32_t));
+    for (size_t k = 0; k < a; k++) {
+      m->alt_ref[k] = ALT_OWN;
+    }
+  }
+  m->alt_ref[a] = ref;
+}
+
 int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher **ret, Error *err) {
   /* A copy of the array (the caller's may be gone before the matcher):
    * the strings stay borrowed. */
@@ -637,7 +658,6 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
   /* At least one alternative a pattern: sized for one each, which most
    * policies have. */
   size_t cap = n ? n : 1;
-  m->alt_ref = xreallocarray(NULL, cap, sizeof(uint32_t));
   m->literal = xcalloc((n + 63) / 64 + 1, sizeof(uint64_t));
   size_t cap_general = 0;
   for (size_t i = 0; i < n; i++) {
@@ -681,7 +701,9 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
       }
       if (m->n_alts == cap) {
         cap *= 2;
-        m->alt_ref = xreallocarray(m->alt_ref, cap, sizeof(uint32_t));
+        if (m->alt_ref != NULL) {
+          m->alt_ref = xreallocarray(m->alt_ref, cap, sizeof(uint32_t));
+        }
         if (m->alt_pattern != NULL) {
           m->alt_pattern = xreallocarray(m->alt_pattern, cap, sizeof(uint32_t));
         }
@@ -693,12 +715,12 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
       /* Case folding compares through fnmatch(3): no trie for that. */
       if (lit && !(flags & MATCHER_CASEFOLD) && strlen(list[k]) <= TRIE_MAX_TEXT) {
         if (alts == NULL) {
-          m->alt_ref[a] = ALT_OWN; /* no braces: the pattern is its text */
+          set_ref(m, a, ALT_OWN, cap); /* no braces: the pattern is its text */
         } else {
           const char **slot = grow_array(&m->brace_texts, &m->n_brace_texts,
                                          &m->cap_brace_texts, sizeof(char *));
           *slot = arena_strndup(&m->arena, list[k], strlen(list[k]));
-          m->alt_ref[a] = (uint32_t)(m->n_brace_texts - 1);
+          set_ref(m, a, (uint32_t)(m->n_brace_texts - 1), cap);
         }
         m->n_literal_alts++;
         continue;
@@ -708,7 +730,7 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
       (void)split_segments(pat, list[k], &m->arena, &g->segs, &ns, NULL, &why);
       g->n_segs = (uint32_t)ns;
       g->pattern = (uint32_t)i;
-      m->alt_ref[a] = ALT_GENERAL | (uint32_t)(m->n_general - 1);
+      set_ref(m, a, ALT_GENERAL | (uint32_t)(m->n_general - 1), cap);
     }
     if (literal) {
       m->literal[i / 64] |= UINT64_C(1) << (i % 64);
@@ -911,7 +933,7 @@ static int run_segments(const Matcher *m, const Segment *segs, size_t n, const c
 /* Runs alternative `a`, whichever kind it is. */
 static int run_alternative(const Matcher *m, size_t a, const char *rel, bool below,
                            unsigned mode) {
-  uint32_t ref = m->alt_ref[a];
+  uint32_t ref = alt_ref(m, a);
   if (ref & ALT_GENERAL) {
     const GeneralAlt *g = &m->general[ref & ~ALT_GENERAL];
     return run_segments(m, g->segs, g->n_segs, rel, below, mode);
