@@ -49,7 +49,12 @@ static inline void matcher_freep(Matcher **m) {
 #define _cleanup_matcher_ _cleanup_(matcher_freep)
 
 /* Index of the first pattern protecting `rel` (a normalised relative path,
- * "" being the project root itself), or -1. */
+ * "" being the project root itself), or -1. The first few lookups (this
+ * and matcher_may_match_below) compare `rel` with each literal pattern,
+ * which costs no index; after them, or once a walk or matcher_each_match
+ * has built the index of literal patterns, a lookup costs a hash probe or
+ * two a component for all of them together. Patterns with wildcards are
+ * run one by one either way. */
 long matcher_match(const Matcher *m, const char *rel);
 
 /* Whether some pattern could protect an entry strictly below directory
