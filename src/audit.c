@@ -1485,7 +1485,7 @@ void audit_run(const Policy *policy, const Matcher *m, const ScanResult *scan, A
   /* Whether a pattern that was first for no entry still names something
    * on disk: an entry an earlier pattern claimed, or something inside a
    * directory that is protected as a whole. One pass for all patterns. */
-  size_t *claimed = xcalloc(policy->n_patterns + 1, sizeof(size_t));
+  uint32_t *claimed = xcalloc(policy->n_patterns + 1, sizeof(uint32_t));
   bool *inside_dir = xcalloc(policy->n_patterns + 1, sizeof(bool));
   scan_pattern_matches(scan, m, claimed, inside_dir);
   for (size_t i = 1; i < policy->n_patterns; i++) {

@@ -1743,13 +1743,8 @@ static int tree_object(TreePolicies *tp, const char *name, const char *want, cha
 }
 
 static int matcher_of(const Policy *p, Matcher **ret, Error *err) {
-  const char **pats = xcalloc(p->n_patterns, sizeof(char *));
-  for (size_t i = 0; i < p->n_patterns; i++) {
-    pats[i] = p->patterns[i].pattern;
-  }
-  int r = matcher_new(pats, p->n_patterns, 0, ret, err);
-  free(pats);
-  return r;
+  return matcher_new_strided((const char *const *)&p->patterns[0].pattern, sizeof(PolicyPattern),
+                             p->n_patterns, 0, ret, err);
 }
 
 /* Parses the text of d's agent.lock; a policy that does not parse is
@@ -1758,7 +1753,7 @@ static void tree_dir_parse(TreeDir *d, const char *text, size_t len) {
   Error e = {0};
   if (len > POLICY_MAX_SIZE) {
     error_set(&e, EFBIG, _("%s is larger than %u bytes"), d->file, POLICY_MAX_SIZE);
-  } else if (policy_parse(d->file, text, len, &d->policy, &e) == 0) {
+  } else if (policy_parse_flags(d->file, text, len, 0, &d->policy, &e) == 0) {
     (void)matcher_of(d->policy, &d->m, &e);
   }
   if (e.message != NULL) {
@@ -1813,7 +1808,7 @@ static void disk_dir_policy(const TreePolicies *tp, TreeDir *d) {
   }
   d->path = d->dir[0] ? xasprintf("%s/%s", d->dir, POLICY_FILE_NAME) : xstrdup(POLICY_FILE_NAME);
   d->file = steal_pointer(&norm);
-  if (r == 0 && policy_load(d->file, &d->policy, &e) == 0) {
+  if (r == 0 && policy_load_flags(d->file, 0, &d->policy, &e) == 0) {
     (void)matcher_of(d->policy, &d->m, &e);
   }
   if (e.message != NULL) {

@@ -32,8 +32,16 @@ enum {
 int matcher_check_pattern(const char *pattern, char **ret_reason);
 
 /* Compiles normalised patterns; their order is kept, so the lowest index
- * that matches is the one reported. */
+ * that matches is the one reported. The matcher borrows the patterns'
+ * strings (a literal path is matched against its own text, not a copy):
+ * they must outlive it. The array holding them, it copies. */
 int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher **ret, Error *err);
+/* The same for patterns kept in an array of structures, `stride` bytes
+ * apart (pattern i is the `const char *` at `first` + i × stride bytes,
+ * such as &policy->patterns[0].pattern and sizeof(PolicyPattern)),
+ * borrowing the array too: no copy of a pointer a pattern. */
+int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsigned flags,
+                        Matcher **ret, Error *err);
 void matcher_free(Matcher *m);
 static inline void matcher_freep(Matcher **m) {
   matcher_free(*m);
@@ -41,7 +49,12 @@ static inline void matcher_freep(Matcher **m) {
 #define _cleanup_matcher_ _cleanup_(matcher_freep)
 
 /* Index of the first pattern protecting `rel` (a normalised relative path,
- * "" being the project root itself), or -1. */
+ * "" being the project root itself), or -1. The first few lookups (this
+ * and matcher_may_match_below) compare `rel` with each literal pattern,
+ * which costs no index; after them, or once a walk or matcher_each_match
+ * has built the index of literal patterns, a lookup costs a hash probe or
+ * two a component for all of them together. Patterns with wildcards are
+ * run one by one either way. */
 long matcher_match(const Matcher *m, const char *rel);
 
 /* Whether some pattern could protect an entry strictly below directory

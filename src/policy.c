@@ -24,7 +24,9 @@ void policy_free(Policy *p) {
     return;
   }
   arena_free(&p->strings);
+  free(p->text);
   free(p->patterns);
+  free(p->positions);
   free(p->file);
   free(p->root);
   free(p->enclosing_by_link);
@@ -201,6 +203,14 @@ typedef struct {
   const char *file;
   const char *text;
   size_t len;
+  /* `text` when the policy may keep it (policy_load's buffer): a pattern
+   * written in its normal form, alone on its line, is then the text
+   * itself, its newline made its NUL, instead of a copy. Every byte
+   * before `ascii` is ASCII, so libyaml's marks (characters) are byte
+   * offsets there. */
+  char *own;
+  size_t ascii;
+  bool own_used;
   yaml_parser_t parser;
   Error *err;
 } Parse;
@@ -247,10 +257,12 @@ static const char *text_at(const Parse *ps, const yaml_mark_t *m) {
   if (ps->len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
     s += 3;
   }
+  /* A NUL is a newline a pattern took as its end (Parse.own): the text
+   * had none when parsing began. */
   for (size_t line = 0; line < m->line && s < end; s++) {
-    line += *s == '\n';
+    line += *s == '\n' || *s == '\0';
   }
-  for (size_t col = 0; s < end && *s != '\n'; s++) {
+  for (size_t col = 0; s < end && *s != '\n' && *s != '\0'; s++) {
     if (((unsigned char)*s & 0xC0) != 0x80 && col++ == m->column) {
       return s;
     }
@@ -292,7 +304,7 @@ static int fail_friendly(Parse *ps) {
     return 0;
   }
   bool flow = y->flow_level > 0;
-  while (stop < end && *stop != '\n' && *stop != '\r' &&
+  while (stop < end && *stop != '\n' && *stop != '\0' && *stop != '\r' &&
          !(flow && (*stop == ',' || *stop == ']')) &&
          !(stop > start && *stop == '#' && (stop[-1] == ' ' || stop[-1] == '\t'))) {
     stop++;
@@ -521,13 +533,18 @@ static bool plain_literal(const char *s, size_t n) {
 }
 
 static void add_pattern(Policy *p, size_t *cap, char *pattern, char *declared, unsigned line,
-                        unsigned col, bool implicit) {
-  PolicyPattern *pp = grow_array(&p->patterns, &p->n_patterns, cap, sizeof(PolicyPattern));
-  pp->pattern = pattern;
-  pp->declared = declared;
-  pp->line = line;
-  pp->column = col;
-  pp->implicit = implicit;
+                        unsigned col) {
+  if (p->n_patterns == *cap) {
+    *cap *= 2;
+    p->patterns = xreallocarray(p->patterns, *cap, sizeof(PolicyPattern));
+    if (p->positions != NULL) {
+      p->positions = xreallocarray(p->positions, *cap, sizeof(PolicyPosition));
+    }
+  }
+  if (p->positions != NULL) {
+    p->positions[p->n_patterns] = (PolicyPosition){.declared = declared, .line = line, .column = col};
+  }
+  p->patterns[p->n_patterns++] = (PolicyPattern){.pattern = pattern};
 }
 
 static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t *cap) {
@@ -566,9 +583,19 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
     }
     const char *v = (const char *)ev.data.scalar.value;
     size_t n = ev.data.scalar.length;
-    char *pattern, *declared = arena_strndup(&p->strings, v, n);
-    if (plain_literal(v, n)) {
-      pattern = declared; /* its own normal form, valid as it stands */
+    char *pattern, *declared = NULL;
+    size_t at = ev.start_mark.index, end = ev.end_mark.index;
+    if (plain_literal(v, n) && ps->own != NULL &&
+        ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && end <= ps->ascii && end < ps->len &&
+        end - at == n && ps->own[end] == '\n' && memcmp(ps->own + at, v, n) == 0) {
+      /* Its own normal form, alone on its line in the file's text: libyaml
+       * has read past its newline, which becomes its end. */
+      ps->own[end] = '\0';
+      ps->own_used = true;
+      pattern = declared = ps->own + at;
+    } else if (plain_literal(v, n)) {
+      /* its own normal form, valid as it stands */
+      pattern = declared = arena_strndup(&p->strings, v, n);
     } else {
       _cleanup_free_ char *norm = NULL;
       char *why = NULL;
@@ -578,10 +605,16 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
         yaml_event_delete(&ev);
         return -1;
       }
-      pattern = streq(norm, declared) ? declared : arena_strndup(&p->strings, norm, strlen(norm));
+      /* As written, only where it is shown. */
+      if (p->positions != NULL) {
+        declared = arena_strndup(&p->strings, v, n);
+      }
+      pattern = declared != NULL && streq(norm, declared)
+                    ? declared
+                    : arena_strndup(&p->strings, norm, strlen(norm));
     }
     add_pattern(p, cap, pattern, declared, (unsigned)ev.start_mark.line + 1,
-                (unsigned)ev.start_mark.column + 1, false);
+                (unsigned)ev.start_mark.column + 1);
     yaml_event_delete(&ev);
   }
 }
@@ -680,13 +713,16 @@ static void remove_duplicates(Policy *p) {
   if (p->n_patterns < 2) {
     return;
   }
+  /* At most two thirds full: a lookup probes about two slots, and the
+   * set's pages, every one of which a hash touches, are few. */
   size_t size = 16;
-  while (size < 2 * p->n_patterns) {
+  while (2 * size < 3 * p->n_patterns) {
     size *= 2;
   }
   size_t mask = size - 1;
-  /* Index + 1 of a kept pattern (in its new place), or 0. */
-  size_t *set = xcalloc(size, sizeof(size_t));
+  /* Index + 1 of a kept pattern (in its new place), or 0 (a policy holds
+   * far fewer than 2^32 patterns: POLICY_MAX_SIZE). */
+  uint32_t *set = xcalloc(size, sizeof(uint32_t));
   size_t o = 0;
   for (size_t i = 0; i < p->n_patterns; i++) {
     const char *pat = p->patterns[i].pattern;
@@ -702,7 +738,10 @@ static void remove_duplicates(Policy *p) {
     p->operations++;
     if (!dup) {
       p->patterns[o] = p->patterns[i];
-      set[k] = ++o;
+      if (p->positions != NULL) {
+        p->positions[o] = p->positions[i];
+      }
+      set[k] = (uint32_t)++o;
     }
   }
   p->n_patterns = o;
@@ -725,7 +764,27 @@ static size_t ascii_prefix(const char *text, size_t len) {
   return i;
 }
 
+/* At least as many as the items of any list in the text: each starts
+ * with a `-` (a block list) or follows a `,` or a `[` (a flow list). An
+ * estimate that is never short, so the patterns' array is allocated once;
+ * past a hundred and twenty-eight kilobytes (malloc's threshold for
+ * mapping), what it overestimates is never touched. */
+static size_t items_most(const char *text, size_t len) {
+  size_t n = 1;
+  for (size_t i = 0; i < len; i++) {
+    n += text[i] == '-' || text[i] == ',' || text[i] == '[';
+  }
+  return n;
+}
+
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err) {
+  return policy_parse_flags(file, text, len, POLICY_POSITIONS, ret, err);
+}
+
+/* policy_parse, keeping `own` (`text`, policy_load's buffer) in the
+ * policy when patterns point into it. */
+static int parse_text(const char *file, const char *text, char *own, size_t len, unsigned flags,
+                      Policy **ret, Error *err) {
   unsigned line, col;
 
   if (len > POLICY_MAX_SIZE) {
@@ -756,14 +815,20 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
   }
 
   _cleanup_policy_ Policy *p = xcalloc(1, sizeof(Policy));
-  size_t cap = 0;
+  /* Allocated once: doubling would copy (and so touch) the array about
+   * twice over on its way to ten thousand patterns. */
+  size_t cap = 1 + items_most(text, len);
+  p->patterns = xreallocarray(NULL, cap, sizeof(PolicyPattern));
+  if (flags & POLICY_POSITIONS) {
+    p->positions = xreallocarray(NULL, cap, sizeof(PolicyPosition));
+  }
   p->file = xstrdup(file);
   p->root = path_dirname(file);
   p->version = POLICY_VERSION;
   char *self = arena_strndup(&p->strings, POLICY_FILE_NAME, strlen(POLICY_FILE_NAME));
-  add_pattern(p, &cap, self, self, 0, 0, true);
+  add_pattern(p, &cap, self, self, 0, 0);
 
-  Parse ps = {.file = file, .text = text, .len = len, .err = err};
+  Parse ps = {.file = file, .text = text, .len = len, .own = own, .ascii = ascii, .err = err};
   if (!yaml_parser_initialize(&ps.parser)) {
     oom();
   }
@@ -800,11 +865,21 @@ out:
   }
   remove_duplicates(p);
   p->n_declared = p->n_patterns - 1;
+  p->text = ps.own_used ? own : NULL;
   *ret = steal_pointer(&p);
   return 0;
 }
 
+int policy_parse_flags(const char *file, const char *text, size_t len, unsigned flags,
+                       Policy **ret, Error *err) {
+  return parse_text(file, text, NULL, len, flags, ret, err);
+}
+
 int policy_load(const char *file, Policy **ret, Error *err) {
+  return policy_load_flags(file, POLICY_POSITIONS, ret, err);
+}
+
+int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err) {
   _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     return error_set(err, errno, _("cannot open %s: %m"), file);
@@ -829,8 +904,11 @@ int policy_load(const char *file, Policy **ret, Error *err) {
     errno = -r;
     return error_set(err, -r, _("cannot read %s: %m"), file);
   }
-  if (policy_parse(file, text, len, ret, err) < 0) {
+  if (parse_text(file, text, text, len, flags, ret, err) < 0) {
     return -1;
+  }
+  if ((*ret)->text == text) {
+    text = NULL; /* the policy's now: its patterns point into it */
   }
   (*ret)->file_dev = st.st_dev;
   (*ret)->file_ino = st.st_ino;
@@ -1080,13 +1158,17 @@ int policy_find_if_any(const char *start, char **ret_file, Error *err) {
 }
 
 int policy_discover(const char *start, Policy **ret, Error *err) {
+  return policy_discover_flags(start, POLICY_POSITIONS, ret, err);
+}
+
+int policy_discover_flags(const char *start, unsigned flags, Policy **ret, Error *err) {
   _cleanup_free_ char *file = NULL;
   _cleanup_free_ char *enclosing = NULL;
   int r = find_policy(start, &file, &enclosing, false, err);
   if (r < 0) {
     return r;
   }
-  if (policy_load(file, ret, err) < 0) {
+  if (policy_load_flags(file, flags, ret, err) < 0) {
     return -EINVAL;
   }
   (*ret)->enclosing_by_link = steal_pointer(&enclosing);

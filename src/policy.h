@@ -17,14 +17,25 @@
 #define POLICY_MAX_SIZE (1024u * 1024u)
 
 typedef struct {
-  /* Both in the policy's `strings` (the same string when the pattern was
-   * written in its normal form), freed with it. */
-  char *pattern;  /* normalised: no "./", no trailing "/", "/" separators */
-  char *declared; /* the string as written in the file */
-  unsigned line;  /* 1-based position of the item; 0 for the implicit one */
-  unsigned column;
-  bool implicit; /* pattern zero, agent.lock itself */
+  /* In the policy's `strings` or `text`, freed with it. Pattern zero is
+   * always the implicit one, agent.lock itself. */
+  char *pattern; /* normalised: no "./", no trailing "/", "/" separators */
 } PolicyPattern;
+
+/* Where a pattern was written: what only `status --json` shows, so a
+ * policy keeps it only when asked to (POLICY_POSITIONS). A policy may
+ * list ten thousand patterns, and every command reads them all. */
+typedef struct {
+  /* The string as written in the file, in the policy's `strings` or
+   * `text` (the pattern's own when it was written in its normal form). */
+  char *declared;
+  unsigned line; /* 1-based position of the item; 0 for the implicit one */
+  unsigned column;
+} PolicyPosition;
+
+enum {
+  POLICY_POSITIONS = 1 << 0, /* fill Policy.positions */
+};
 
 typedef struct {
   char *file; /* absolute path of agent.lock */
@@ -41,9 +52,14 @@ typedef struct {
   ino_t file_ino;
   unsigned version;
   PolicyPattern *patterns; /* [0] is always agent.lock */
+  PolicyPosition *positions; /* beside `patterns`; NULL without POLICY_POSITIONS */
   size_t n_patterns;
   size_t n_declared; /* items in `protect:` that were not duplicates */
   Arena strings;     /* every pattern's and declared string */
+  /* The text policy_load read, when patterns point into it (each one
+   * written in its normal form, alone on its line: its newline made its
+   * NUL), or NULL. Freed with the policy. */
+  char *text;
   /* Work parsing did beyond libyaml's (slots of the duplicate check's
    * index probed): what the tests hold the growth of, never a time. */
   uint64_t operations;
@@ -52,9 +68,14 @@ typedef struct {
 /* Parses `len` bytes of policy text. `file` names it in messages and
  * determines `root`. Every rejection is "FILE:LINE:COL: message". */
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err);
+/* The same with `flags` (POLICY_POSITIONS; policy_parse keeps positions). */
+int policy_parse_flags(const char *file, const char *text, size_t len, unsigned flags,
+                       Policy **ret, Error *err);
 
-/* Reads and parses the file at `file` (an absolute path). */
+/* Reads and parses the file at `file` (an absolute path), with
+ * positions. */
 int policy_load(const char *file, Policy **ret, Error *err);
+int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err);
 
 /* Whether `file`, the name agent.lock in a directory, is a policy file:
  * 0 when it is a regular file (also through a symbolic link), -ENOENT
@@ -74,6 +95,8 @@ int policy_check_file(const char *file, Error *err);
  * directory on the way cannot be searched (then whether there is one is
  * unknown). */
 int policy_discover(const char *start, Policy **ret, Error *err);
+/* The same with `flags` for the parse (policy_discover keeps positions). */
+int policy_discover_flags(const char *start, unsigned flags, Policy **ret, Error *err);
 
 /* The policy's root with every symbolic link resolved (caller frees), or
  * NULL with errno: a copy when it is canonical already (root_canonical),

@@ -332,7 +332,7 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
                       Error *err) {
   _cleanup_scan_result_ ScanResult *r = xcalloc(1, sizeof(ScanResult));
   r->n_patterns = policy->n_patterns;
-  r->hits = xcalloc(policy->n_patterns, sizeof(size_t));
+  r->hits = xcalloc(policy->n_patterns, sizeof(uint32_t));
   r->canon_root = policy_canonical_root(policy);
   r->absolute_canonical = r->canon_root != NULL && streq(r->canon_root, policy->root);
 
@@ -372,10 +372,10 @@ int scan_project_with(const Policy *policy, const Matcher *m, unsigned flags, Sc
 }
 
 typedef struct {
-  size_t *counts;
+  uint32_t *counts;
   bool *inside;
-  size_t *last; /* per pattern: 1 + the path it was last counted for */
-  size_t path;  /* 1 + the path being attributed */
+  uint32_t *last; /* per pattern: 1 + the path it was last counted for */
+  uint32_t path;  /* 1 + the path being attributed */
 } Attribution;
 
 static void count_match(size_t pattern, void *data) {
@@ -392,15 +392,15 @@ static void mark_inside(size_t pattern, void *data) {
   a->inside[pattern] = true;
 }
 
-void scan_pattern_matches(const ScanResult *r, const Matcher *m, size_t *counts, bool *inside) {
+void scan_pattern_matches(const ScanResult *r, const Matcher *m, uint32_t *counts, bool *inside) {
   size_t n = matcher_n_patterns(m);
-  Attribution a = {.counts = counts, .inside = inside, .last = xcalloc(n + 1, sizeof(size_t))};
-  memset(counts, 0, n * sizeof(size_t));
+  Attribution a = {.counts = counts, .inside = inside, .last = xcalloc(n + 1, sizeof(uint32_t))};
+  memset(counts, 0, n * sizeof(uint32_t));
   if (inside != NULL) {
     memset(inside, 0, n * sizeof(bool));
   }
   for (size_t k = 0; k < r->n_paths; k++) {
-    a.path = k + 1;
+    a.path = (uint32_t)(k + 1);
     matcher_each_match(m, r->paths[k].relative, false, count_match, &a);
     if (inside != NULL && S_ISDIR(r->paths[k].mode)) {
       matcher_each_match(m, r->paths[k].relative, true, mark_inside, &a);

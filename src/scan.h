@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "matcher.h"
@@ -54,7 +55,9 @@ typedef struct {
 typedef struct {
   ProtectedPath *paths; /* sorted by `relative` */
   size_t n_paths;
-  size_t *hits; /* per pattern: how many entries it was the first match for */
+  /* Per pattern: how many entries it was the first match for. Counts of
+   * four bytes: a policy may list ten thousand patterns. */
+  uint32_t *hits;
   size_t n_patterns;
   /* Directories that could hold protected entries but could not be read. */
   char **unreadable;
@@ -98,7 +101,7 @@ const ProtectedPath *scan_find(const ScanResult *r, const char *relative);
  * directory, which the scan does not walk. One pass over the paths (the
  * matcher's index attributes each to its patterns), not one per pattern.
  * counts[] and inside[] hold one for each of the matcher's patterns. */
-void scan_pattern_matches(const ScanResult *r, const Matcher *m, size_t *counts, bool *inside);
+void scan_pattern_matches(const ScanResult *r, const Matcher *m, uint32_t *counts, bool *inside);
 
 void scan_result_free(ScanResult *r);
 static inline void scan_result_freep(ScanResult **r) {

@@ -65,22 +65,19 @@ int enter_dir(const char *dir, Error *err) {
   return 0;
 }
 
-int project_open(const Options *o, bool scan, Project *p, Error *err) {
+int project_open(const Options *o, unsigned what, Project *p, Error *err) {
   memset(p, 0, sizeof(*p));
-  int found = policy_discover(o->dir, &p->policy, err);
+  int found = policy_discover_flags(
+      o->dir, (what & PROJECT_POSITIONS) ? POLICY_POSITIONS : 0, &p->policy, err);
   if (found < 0) {
     return found;
   }
-  const char **pats = xcalloc(p->policy->n_patterns, sizeof(char *));
-  for (size_t i = 0; i < p->policy->n_patterns; i++) {
-    pats[i] = p->policy->patterns[i].pattern;
-  }
-  int r = matcher_new(pats, p->policy->n_patterns, 0, &p->matcher, err);
-  free(pats);
-  if (r < 0) {
+  const Policy *pol = p->policy;
+  if (matcher_new_strided((const char *const *)&pol->patterns[0].pattern, sizeof(PolicyPattern),
+                          pol->n_patterns, 0, &p->matcher, err) < 0) {
     return -1;
   }
-  return scan ? project_scan(p, 0, true, err) : 0;
+  return (what & PROJECT_SCAN) ? project_scan(p, 0, true, err) : 0;
 }
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -155,8 +152,8 @@ json_object *json_findings(const AuditFindings *f) {
  * protected directory, which the scan does not walk: what `status` says
  * of a pattern that matches none of them (scan_pattern_matches()). The
  * caller frees both arrays. */
-void pattern_matches(const Project *p, size_t **counts, bool **inside) {
-  *counts = xcalloc(p->policy->n_patterns + 1, sizeof(size_t));
+void pattern_matches(const Project *p, uint32_t **counts, bool **inside) {
+  *counts = xcalloc(p->policy->n_patterns + 1, sizeof(uint32_t));
   if (inside != NULL) {
     *inside = xcalloc(p->policy->n_patterns + 1, sizeof(bool));
   }

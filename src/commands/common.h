@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "audit.h"
@@ -47,14 +48,18 @@ void project_clear(Project *p);
  * (PWD too). Nothing when `dir` is NULL. */
 int enter_dir(const char *dir, Error *err);
 int project_scan(Project *p, unsigned flags, bool audit, Error *err);
-int project_open(const Options *o, bool scan, Project *p, Error *err);
+enum {
+  PROJECT_SCAN = 1 << 0,      /* and scan it (project_scan, with the audit) */
+  PROJECT_POSITIONS = 1 << 1, /* keep where each pattern was written (Policy.positions) */
+};
+int project_open(const Options *o, unsigned what, Project *p, Error *err);
 void json_print(json_object *o);
 json_object *json_name(const char *s);
 void json_add_string(json_object *o, const char *key, const char *value);
 void json_add_text(json_object *o, const char *key, const char *value);
 json_object *json_protected_path(const Policy *pol, const ProtectedPath *p);
 json_object *json_findings(const AuditFindings *f);
-void pattern_matches(const Project *p, size_t **counts, bool **inside);
+void pattern_matches(const Project *p, uint32_t **counts, bool **inside);
 json_object *json_project(const Project *p);
 void log_findings(const Project *p, const char *command);
 void print_warnings(const Project *p, const char *command);

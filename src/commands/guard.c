@@ -33,7 +33,7 @@
 
 int command_guard(const Options *o, Error *err) {
   Project p;
-  if (project_open(o, false, &p, err) < 0) {
+  if (project_open(o, 0, &p, err) < 0) {
     project_clear(&p);
     return -1;
   }

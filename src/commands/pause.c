@@ -91,7 +91,7 @@ static void report_resume(const char *root, const GuardPeers *peers) {
 /* The canonical project root, as the guards name their sockets. */
 static int project_root(const Options *o, char **ret, Error *err) {
   Policy *pol = NULL;
-  int r = policy_discover(o->dir, &pol, err);
+  int r = policy_discover_flags(o->dir, 0, &pol, err);
   if (r < 0) {
     return -1;
   }

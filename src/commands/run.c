@@ -937,7 +937,7 @@ static int print_decision(const Options *o, RunDecision *d) {
 int command_run(const Options *o, Error *err) {
   _cleanup_(run_decision_clear) RunDecision d = {0};
   Error discover_err = {0};
-  int r = project_open(o, false, &d.p, &discover_err);
+  int r = project_open(o, 0, &d.p, &discover_err);
   if (r < 0) {
     /* Only "there is none": a policy that cannot be read, or a directory
      * on the way that cannot be searched, is an error even with

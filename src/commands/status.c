@@ -74,17 +74,18 @@ static void status_json(const Project *p) {
   json_object_object_add(doc, "version", json_object_new_int((int)pol->version));
 
   json_object *pats = json_object_new_array();
-  _cleanup_free_ size_t *matches = NULL;
+  _cleanup_free_ uint32_t *matches = NULL;
   pattern_matches(p, &matches, NULL);
   for (size_t i = 0; i < pol->n_patterns; i++) {
-    const PolicyPattern *pp = &pol->patterns[i];
+    /* project_open was asked for the positions (PROJECT_POSITIONS). */
+    const PolicyPosition *pos = &pol->positions[i];
     json_object *e = json_object_new_object();
-    json_add_string(e, "pattern", pp->pattern);
-    json_add_string(e, "declared", pp->declared);
-    json_object_object_add(e, "implicit", json_object_new_boolean(pp->implicit));
+    json_add_string(e, "pattern", pol->patterns[i].pattern);
+    json_add_string(e, "declared", pos->declared);
+    json_object_object_add(e, "implicit", json_object_new_boolean(i == 0));
     json_object_object_add(e, "literal", json_object_new_boolean(matcher_is_literal(p->matcher, i)));
-    json_object_object_add(e, "line", pp->line ? json_object_new_int((int)pp->line) : NULL);
-    json_object_object_add(e, "column", pp->column ? json_object_new_int((int)pp->column) : NULL);
+    json_object_object_add(e, "line", pos->line ? json_object_new_int((int)pos->line) : NULL);
+    json_object_object_add(e, "column", pos->column ? json_object_new_int((int)pos->column) : NULL);
     json_object_object_add(e, "matches", json_object_new_uint64(matches[i]));
     json_object_array_add(pats, e);
   }
@@ -107,7 +108,7 @@ static void status_json(const Project *p) {
 
 int command_status(const Options *o, Error *err) {
   Project p;
-  if (project_open(o, true, &p, err) < 0) {
+  if (project_open(o, PROJECT_SCAN | (o->json ? PROJECT_POSITIONS : 0), &p, err) < 0) {
     project_clear(&p);
     return -1;
   }
@@ -126,7 +127,7 @@ int command_status(const Options *o, Error *err) {
   printf(P_("%zu declared (+1 implicit: agent.lock)\n", "%zu declared (+1 implicit: agent.lock)\n",
             (unsigned long)pol->n_declared),
          pol->n_declared);
-  _cleanup_free_ size_t *matches = NULL;
+  _cleanup_free_ uint32_t *matches = NULL;
   _cleanup_free_ bool *within = NULL;
   pattern_matches(&p, &matches, &within);
   for (size_t i = 0; i < pol->n_patterns; i++) {

@@ -19,12 +19,8 @@ const char *verdict_to_string(Verdict v) {
 
 int decider_from_policy(Policy *policy, Decider *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
-  const char **pats = xcalloc(policy->n_patterns, sizeof(char *));
-  for (size_t i = 0; i < policy->n_patterns; i++) {
-    pats[i] = policy->patterns[i].pattern;
-  }
-  int r = matcher_new(pats, policy->n_patterns, 0, &ret->matcher, err);
-  free(pats);
+  int r = matcher_new_strided((const char *const *)&policy->patterns[0].pattern,
+                              sizeof(PolicyPattern), policy->n_patterns, 0, &ret->matcher, err);
   ret->policy = policy;
   if (r < 0) {
     decider_clear(ret);
@@ -37,7 +33,7 @@ int decider_from_policy(Policy *policy, Decider *ret, Error *err) {
 int decider_open(const char *start, Decider *ret, Error *err) {
   Policy *p = NULL;
   memset(ret, 0, sizeof(*ret));
-  int r = policy_discover(start, &p, err);
+  int r = policy_discover_flags(start, 0, &p, err);
   if (r < 0) {
     return r;
   }

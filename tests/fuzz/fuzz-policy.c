@@ -243,7 +243,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fail("version %u", p->version);
   }
   if (p->n_patterns < 1 || strcmp(p->patterns[0].pattern, POLICY_FILE_NAME) != 0 ||
-      !p->patterns[0].implicit) {
+      p->positions == NULL || p->positions[0].line != 0) {
     fail("pattern zero is not the implicit agent.lock");
   }
   if (p->n_declared != p->n_patterns - 1) {
@@ -253,10 +253,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char **pats = xcalloc(p->n_patterns, sizeof(char *));
   for (size_t i = 0; i < p->n_patterns; i++) {
     const PolicyPattern *pp = &p->patterns[i];
-    if (pp->pattern == NULL || pp->declared == NULL) {
+    const PolicyPosition *pos = &p->positions[i];
+    if (pp->pattern == NULL || pos->declared == NULL) {
       fail("pattern %zu has a NULL string", i);
     }
-    if (i > 0 && (pp->implicit || pp->line == 0 || pp->column == 0)) {
+    if (i > 0 && (pos->line == 0 || pos->column == 0)) {
       fail("declared pattern %zu has no position", i);
     }
     check_normalised(pp->pattern, i);

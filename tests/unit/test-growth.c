@@ -91,7 +91,61 @@ START_TEST(test_index_agrees) {
 }
 END_TEST
 
+/* A lookup before the trie is built (the first TRIE_AFTER compare with
+ * each literal alternative) answers what one through the trie answers:
+ * a fresh matcher for each probe, against one whose trie a walk built. */
+START_TEST(test_lookup_before_index_agrees) {
+  unsigned flags = _i ? MATCHER_CASEFOLD : 0;
+  size_t n = ELEMENTSOF(mixed);
+  Matcher *built = compile_n(mixed, n, flags);
+  MatcherState *st = xmalloc(matcher_state_size(built));
+  matcher_state_init(built, st); /* a walk: the trie from the start */
+  free(st);
+  for (size_t p = 0; p < ELEMENTSOF(probes); p++) {
+    const char *rel = probes[p];
+    for (int below = 0; below <= 1; below++) {
+      Matcher *fresh = compile_n(mixed, n, flags);
+      if (below) {
+        ck_assert_msg(matcher_may_match_below(fresh, rel) == matcher_may_match_below(built, rel),
+                      "below `%s`", rel);
+      } else {
+        ck_assert_msg(matcher_match(fresh, rel) == matcher_match(built, rel), "`%s`: %ld, %ld",
+                      rel, matcher_match(fresh, rel), matcher_match(built, rel));
+      }
+      matcher_free(fresh);
+    }
+  }
+  matcher_free(built);
+}
+END_TEST
+
+/* Braces around one alternative (`{brace}`) expand to a literal path
+ * that is not the pattern's own text: matched as expanded, with and
+ * without the trie. */
+START_TEST(test_lone_brace) {
+  const char *const pats[] = {"agent.lock", "lone/{brace}.c", "x/{y}"};
+  for (int built = 0; built <= 1; built++) {
+    Matcher *m = compile_n(pats, ELEMENTSOF(pats), 0);
+    if (built) {
+      MatcherState *st = xmalloc(matcher_state_size(m));
+      matcher_state_init(m, st);
+      free(st);
+    }
+    ck_assert(matcher_is_literal(m, 1));
+    ck_assert_int_eq(matcher_match(m, "lone/brace.c"), 1);
+    ck_assert_int_eq(matcher_match(m, "lone/{brace}.c"), -1);
+    ck_assert_int_eq(matcher_match(m, "x/y/z"), 2);
+    ck_assert(matcher_may_match_below(m, "x"));
+    ck_assert(!matcher_may_match_below(m, "lone/{brace}.c"));
+    ck_assert(matcher_match_one(m, 1, "lone/brace.c"));
+    ck_assert_int_eq(matcher_match_suffix(m, "brace.c"), 1);
+    matcher_free(m);
+  }
+}
+END_TEST
+
 /* ---- growth ---------------------------------------------------------- */
+
 
 /* N literal patterns `src/fI.c`, beside them `lib/dI/x.h`. */
 static char **literals(size_t n) {
@@ -158,6 +212,48 @@ START_TEST(test_literal_growth) {
 }
 END_TEST
 
+/* Lookups alone (what `check PATH` and `hook check` ask), one a pattern:
+ * the first few compare with every literal pattern, then the trie is
+ * built and each costs a hash a component. Compared with each pattern
+ * every time, 2n lookups would grow with the square. */
+static uint64_t lookups(size_t n) {
+  char **pats = literals(n);
+  Matcher *m = compile_n((const char *const *)pats, 2 * n, 0);
+  uint64_t before = matcher_operations(m);
+  for (size_t i = 0; i < 2 * n; i++) {
+    ck_assert_int_eq(matcher_match(m, pats[i]), (long)i);
+    ck_assert(matcher_may_match_below(m, pats[i]));
+  }
+  ck_assert_int_eq(matcher_match(m, "src/nothing.c"), -1);
+  uint64_t ops = matcher_operations(m) - before;
+  matcher_free(m);
+  strings_free(pats, 2 * n);
+  return ops;
+}
+
+/* One lookup compares with each literal pattern once, at most: the
+ * first answers without the trie, in a pass. */
+START_TEST(test_first_lookup_is_one_pass) {
+  size_t n = 1000;
+  char **pats = literals(n);
+  Matcher *m = compile_n((const char *const *)pats, 2 * n, 0);
+  uint64_t before = matcher_operations(m);
+  ck_assert_int_eq(matcher_match(m, "lib/d999/x.h"), 1999);
+  ck_assert_uint_eq(matcher_operations(m) - before, 2000);
+  before = matcher_operations(m);
+  ck_assert_int_eq(matcher_match(m, "src/f0.c"), 0);
+  ck_assert_uint_eq(matcher_operations(m) - before, 1);
+  matcher_free(m);
+  strings_free(pats, 2 * n);
+}
+END_TEST
+
+START_TEST(test_lookup_growth) {
+  uint64_t small = lookups(300), large = lookups(2400);
+  assert_linear(small, large, 1.5, 300);
+}
+END_TEST
+
 /* scan_pattern_matches(): one pass over the protected paths, whatever the
  * number of patterns; the counts are each pattern's own. */
 static uint64_t attribute(size_t n, bool check) {
@@ -165,7 +261,7 @@ static uint64_t attribute(size_t n, bool check) {
   Matcher *m = compile_n((const char *const *)pats, 2 * n, 0);
   ScanResult *r = xcalloc(1, sizeof(ScanResult));
   r->n_patterns = 2 * n;
-  r->hits = xcalloc(2 * n, sizeof(size_t));
+  r->hits = xcalloc(2 * n, sizeof(uint32_t));
   /* What the scan finds: the file each pattern names. */
   r->paths = xcalloc(2 * n, sizeof(ProtectedPath));
   for (size_t i = 0; i < 2 * n; i++) {
@@ -176,7 +272,7 @@ static uint64_t attribute(size_t n, bool check) {
     p->pattern = i;
   }
   uint64_t before = matcher_operations(m);
-  size_t *counts = xcalloc(2 * n, sizeof(size_t));
+  uint32_t *counts = xcalloc(2 * n, sizeof(uint32_t));
   bool *inside = xcalloc(2 * n, sizeof(bool));
   scan_pattern_matches(r, m, counts, inside);
   uint64_t ops = matcher_operations(m) - before;
@@ -207,7 +303,7 @@ START_TEST(test_attribution_inside) {
   Matcher *m = compile_n(pats, n, 0);
   ScanResult *r = xcalloc(1, sizeof(ScanResult));
   r->n_patterns = n;
-  r->hits = xcalloc(n, sizeof(size_t));
+  r->hits = xcalloc(n, sizeof(uint32_t));
   r->paths = xcalloc(3, sizeof(ProtectedPath));
   const char *rels[] = {"a", "agent.lock", "b"};
   mode_t modes[] = {S_IFDIR, S_IFREG, S_IFDIR};
@@ -217,13 +313,13 @@ START_TEST(test_attribution_inside) {
     p->relative = p->absolute + 3;
     p->mode = modes[i];
   }
-  size_t counts[ELEMENTSOF(pats)];
+  uint32_t counts[ELEMENTSOF(pats)];
   bool inside[ELEMENTSOF(pats)];
   scan_pattern_matches(r, m, counts, inside);
   const size_t want_counts[] = {1, 1, 0, 1, 0, 0, 0};
   const bool want_inside[] = {false, true, true, true, true, true, false};
   for (size_t i = 0; i < n; i++) {
-    ck_assert_msg(counts[i] == want_counts[i], "`%s`: %zu paths", pats[i], counts[i]);
+    ck_assert_msg(counts[i] == want_counts[i], "`%s`: %u paths", pats[i], counts[i]);
     ck_assert_msg(inside[i] == want_inside[i], "`%s`: inside %d", pats[i], inside[i]);
   }
   scan_result_free(r);
@@ -255,14 +351,14 @@ static uint64_t parse_work(size_t n) {
   ck_assert_msg(policy_parse("/p/agent.lock", text, len, &p, &err) == 0, "%s", err.message);
   ck_assert_uint_eq(p->n_patterns, n + 1);
   ck_assert_str_eq(p->patterns[0].pattern, "agent.lock");
-  ck_assert(p->patterns[0].implicit);
   unsigned line = 3;
   for (size_t i = 0; i < n; i++) {
     _cleanup_free_ char *want = xasprintf("src/f%zu.c", i);
     const PolicyPattern *pp = &p->patterns[i + 1];
+    const PolicyPosition *pos = &p->positions[i + 1];
     ck_assert_str_eq(pp->pattern, want);
-    ck_assert_str_eq(pp->declared, want);
-    ck_assert_uint_eq(pp->line, line); /* the first of the three */
+    ck_assert_str_eq(pos->declared, want);
+    ck_assert_uint_eq(pos->line, line); /* the first of the three */
     line += i % 10 == 0 ? 3 : 1;
   }
   uint64_t ops = p->operations;
@@ -380,10 +476,14 @@ static Suite *growth_suite(void) {
   Suite *s = suite_create("growth");
   TCase *tc = tcase_create("index");
   tcase_add_loop_test(tc, test_index_agrees, 0, 2);
+  tcase_add_loop_test(tc, test_lookup_before_index_agrees, 0, 2);
+  tcase_add_test(tc, test_first_lookup_is_one_pass);
+  tcase_add_test(tc, test_lone_brace);
   tcase_add_test(tc, test_attribution_inside);
   suite_add_tcase(s, tc);
   tc = tcase_create("growth");
   tcase_add_test(tc, test_literal_growth);
+  tcase_add_test(tc, test_lookup_growth);
   tcase_add_test(tc, test_attribution_growth);
   tcase_add_test(tc, test_parse_growth);
   tcase_add_test(tc, test_missing_growth);

@@ -70,7 +70,7 @@ static void make_dir(const char *dir, const char *name) {
 
 /* Asserts the pattern list of `p`: agent.lock first, then `expect`
  * (NULL-terminated). */
-static void assert_patterns(const char *row, const Policy *p, const char *const *expect) {
+static void assert_patterns_only(const char *row, const Policy *p, const char *const *expect) {
   size_t n = 0;
   while (expect[n] != NULL) {
     n++;
@@ -79,17 +79,24 @@ static void assert_patterns(const char *row, const Policy *p, const char *const 
                 n + 1);
   ck_assert_uint_eq(p->n_declared, n);
   ck_assert_str_eq(p->patterns[0].pattern, "agent.lock");
-  ck_assert_str_eq(p->patterns[0].declared, "agent.lock");
-  ck_assert(p->patterns[0].implicit);
-  ck_assert_uint_eq(p->patterns[0].line, 0);
-  ck_assert_uint_eq(p->patterns[0].column, 0);
   for (size_t i = 0; i < n; i++) {
     const PolicyPattern *pp = &p->patterns[i + 1];
     ck_assert_msg(streq(pp->pattern, expect[i]), "%s: pattern %zu is `%s`, expected `%s`", row,
                   i + 1, pp->pattern, expect[i]);
-    ck_assert_msg(!pp->implicit, "%s: pattern %zu is implicit", row, i + 1);
-    ck_assert_msg(pp->line > 0 && pp->column > 0, "%s: pattern %zu has no position", row, i + 1);
-    ck_assert_ptr_nonnull(pp->declared);
+  }
+}
+
+/* The patterns, and where each was written. */
+static void assert_patterns(const char *row, const Policy *p, const char *const *expect) {
+  assert_patterns_only(row, p, expect);
+  ck_assert_ptr_nonnull(p->positions);
+  ck_assert_str_eq(p->positions[0].declared, "agent.lock");
+  ck_assert_uint_eq(p->positions[0].line, 0);
+  ck_assert_uint_eq(p->positions[0].column, 0);
+  for (size_t i = 1; i < p->n_patterns; i++) {
+    const PolicyPosition *pos = &p->positions[i];
+    ck_assert_msg(pos->line > 0 && pos->column > 0, "%s: pattern %zu has no position", row, i);
+    ck_assert_ptr_nonnull(pos->declared);
   }
 }
 
@@ -501,9 +508,9 @@ START_TEST(test_parse_positions) {
     unsigned line, column;
   } want[] = {{"./a", 3, 5}, {"b/", 4, 7}, {"\xC3\xA9", 6, 5}, {"c\\d", 7, 5}};
   for (size_t i = 0; i < ELEMENTSOF(want); i++) {
-    ck_assert_str_eq(p->patterns[i + 1].declared, want[i].declared);
-    ck_assert_uint_eq(p->patterns[i + 1].line, want[i].line);
-    ck_assert_uint_eq(p->patterns[i + 1].column, want[i].column);
+    ck_assert_str_eq(p->positions[i + 1].declared, want[i].declared);
+    ck_assert_uint_eq(p->positions[i + 1].line, want[i].line);
+    ck_assert_uint_eq(p->positions[i + 1].column, want[i].column);
   }
 
   /* Columns count characters, not bytes. */
@@ -511,28 +518,35 @@ START_TEST(test_parse_positions) {
   _cleanup_policy_ Policy *q = NULL;
   ck_assert_int_eq(policy_parse(FILE_NAME, flow, sizeof(flow) - 1, &q, &err), 0);
   assert_patterns("flow", q, LIST("x", "\xC3\xA9\xC3\xA9", "z"));
-  ck_assert_uint_eq(q->patterns[1].line, 1);
-  ck_assert_uint_eq(q->patterns[1].column, 11);
-  ck_assert_uint_eq(q->patterns[2].column, 14);
-  ck_assert_uint_eq(q->patterns[3].column, 18);
+  ck_assert_uint_eq(q->positions[1].line, 1);
+  ck_assert_uint_eq(q->positions[1].column, 11);
+  ck_assert_uint_eq(q->positions[2].column, 14);
+  ck_assert_uint_eq(q->positions[3].column, 18);
 
   /* A byte order mark takes no column. */
   static const char bom[] = "\xEF\xBB\xBFprotect: [a, b]\n";
   _cleanup_policy_ Policy *b = NULL;
   ck_assert_int_eq(policy_parse(FILE_NAME, bom, sizeof(bom) - 1, &b, &err), 0);
   assert_patterns("bom", b, LIST("a", "b"));
-  ck_assert_uint_eq(b->patterns[1].line, 1);
-  ck_assert_uint_eq(b->patterns[1].column, 11);
-  ck_assert_uint_eq(b->patterns[2].column, 14);
+  ck_assert_uint_eq(b->positions[1].line, 1);
+  ck_assert_uint_eq(b->positions[1].column, 11);
+  ck_assert_uint_eq(b->positions[2].column, 14);
 
   /* CRLF counts one line per CRLF. */
   static const char crlf[] = "protect:\r\n  - a\r\n\r\n  - b\r\n";
   _cleanup_policy_ Policy *c = NULL;
   ck_assert_int_eq(policy_parse(FILE_NAME, crlf, sizeof(crlf) - 1, &c, &err), 0);
   assert_patterns("crlf", c, LIST("a", "b"));
-  ck_assert_uint_eq(c->patterns[1].line, 2);
-  ck_assert_uint_eq(c->patterns[2].line, 4);
-  ck_assert_uint_eq(c->patterns[2].column, 5);
+  ck_assert_uint_eq(c->positions[1].line, 2);
+  ck_assert_uint_eq(c->positions[2].line, 4);
+  ck_assert_uint_eq(c->positions[2].column, 5);
+
+  /* Without POLICY_POSITIONS: the same patterns, and no positions kept
+   * (what every command but `status --json` reads). */
+  _cleanup_policy_ Policy *d = NULL;
+  ck_assert_int_eq(policy_parse_flags(FILE_NAME, block, sizeof(block) - 1, 0, &d, &err), 0);
+  assert_patterns_only("no positions", d, LIST("a", "b", "\xC3\xA9", "c/d"));
+  ck_assert_ptr_null(d->positions);
 }
 END_TEST
 
@@ -646,8 +660,8 @@ START_TEST(test_one_mib_of_patterns) {
   ck_assert_uint_eq(p->n_declared, count);
   _cleanup_free_ char *last = xasprintf("p%06zx", count - 1);
   ck_assert_str_eq(p->patterns[count].pattern, last);
-  ck_assert_uint_eq(p->patterns[count].line, count + 1);
-  ck_assert_uint_eq(p->patterns[count].column, 3);
+  ck_assert_uint_eq(p->positions[count].line, count + 1);
+  ck_assert_uint_eq(p->positions[count].column, 3);
 }
 END_TEST
 
@@ -785,6 +799,89 @@ START_TEST(test_load) {
                 file);
   ck_assert_str_eq(err2.message, want);
 
+  rm_rf(dir);
+}
+END_TEST
+
+/* policy_load keeps the file's text, and a pattern written in its normal
+ * form alone on its line is that text (its newline made its end) instead
+ * of a copy. Whatever the text, what it reads (patterns, positions, or
+ * the message of a refusal, which quotes the text) is what policy_parse
+ * reads from the same bytes, which never points into them. */
+static void assert_load_agrees(const char *dir, const char *name, const char *text, size_t len) {
+  _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
+  write_file(file, text, len);
+  Policy *loaded = NULL, *parsed = NULL;
+  _cleanup_error_ Error e1 = {0};
+  _cleanup_error_ Error e2 = {0};
+  int r1 = policy_load(file, &loaded, &e1), r2 = policy_parse(file, text, len, &parsed, &e2);
+  ck_assert_msg(r1 == r2, "%s: load %d, parse %d", name, r1, r2);
+  if (r1 < 0) {
+    ck_assert_msg(streq(e1.message, e2.message), "%s: load says `%s`, parse `%s`", name,
+                  e1.message, e2.message);
+    return;
+  }
+  ck_assert_uint_eq(loaded->n_patterns, parsed->n_patterns);
+  for (size_t i = 0; i < loaded->n_patterns; i++) {
+    ck_assert_str_eq(loaded->patterns[i].pattern, parsed->patterns[i].pattern);
+    ck_assert_str_eq(loaded->positions[i].declared, parsed->positions[i].declared);
+    ck_assert_uint_eq(loaded->positions[i].line, parsed->positions[i].line);
+    ck_assert_uint_eq(loaded->positions[i].column, parsed->positions[i].column);
+  }
+  ck_assert_ptr_null(parsed->text);
+  policy_free(loaded);
+  policy_free(parsed);
+}
+
+START_TEST(test_load_agrees_with_parse) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  for (size_t i = 0; i < ELEMENTSOF(good_rows); i++) {
+    assert_load_agrees(dir, good_rows[i].name, good_rows[i].text, good_rows[i].len);
+  }
+  for (size_t i = 0; i < ELEMENTSOF(bad_rows); i++) {
+    if (bad_rows[i].text != NULL) {
+      assert_load_agrees(dir, bad_rows[i].name, bad_rows[i].text, bad_rows[i].len);
+    }
+  }
+  /* Refusals after patterns that took their newline as their end: the
+   * friendly messages quote the text where libyaml stopped. */
+  static const char *const late[] = {
+      "protect:\n  - a\n  - b\n  - *c\n",
+      "protect:\n  - a\n  - b\n\t- c\n",
+      "protect:\n  - a\n  - b\n  - @x y\n",
+      "protect:\n  - a\n  - b\n  - &x y\n",
+      "protect:\n  - a\n  - b\n  - ../c\n",
+      "protect:\n  - a\n  - b\n  - 'c\n",
+      "protect:\n  - a\n  - b\nprotect: [c]\n",
+      "protect:\n  - a\n  - a\n  - b # c\n  - ./d\n  - e\n",
+  };
+  for (size_t i = 0; i < ELEMENTSOF(late); i++) {
+    assert_load_agrees(dir, late[i], late[i], strlen(late[i]));
+  }
+  rm_rf(dir);
+}
+END_TEST
+
+/* Which patterns point into the text policy_load keeps: those written in
+ * their normal form, alone on an ASCII line ending in a newline. */
+START_TEST(test_load_points_into_text) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
+  static const char text[] = "protect:\n  - src/a.c\n  - 'src/b.c'\n  - src/c.c # c\n  - ./src/d.c\n"
+                             "  - src/e.c\r\n  - src/g.c";
+  write_file(file, text, sizeof(text) - 1);
+  _cleanup_policy_ Policy *p = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(policy_load(file, &p, &err), 0);
+  assert_patterns("in place", p, LIST("src/a.c", "src/b.c", "src/c.c", "src/d.c", "src/e.c",
+                                      "src/g.c"));
+  ck_assert_ptr_nonnull(p->text);
+  const bool inside[] = {false, true, false, false, false, false, false};
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    const char *s = p->patterns[i].pattern;
+    bool in = s >= p->text && s < p->text + sizeof(text);
+    ck_assert_msg(in == inside[i], "`%s`: in the text %d", s, in);
+  }
   rm_rf(dir);
 }
 END_TEST
@@ -1279,6 +1376,8 @@ static Suite *policy_suite(void) {
 
   tc = tcase_create("files");
   tcase_add_test(tc, test_load);
+  tcase_add_test(tc, test_load_agrees_with_parse);
+  tcase_add_test(tc, test_load_points_into_text);
   tcase_add_test(tc, test_load_size_limit);
   tcase_add_test(tc, test_load_not_a_file);
   tcase_add_test(tc, test_find_walks_up);

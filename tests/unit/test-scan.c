@@ -145,7 +145,7 @@ static void assert_consistent(const Project *p) {
 static void assert_hits(const ScanResult *r, const size_t *want, size_t n) {
   ck_assert_uint_eq(r->n_patterns, n);
   for (size_t i = 0; i < n; i++) {
-    ck_assert_msg(r->hits[i] == want[i], "hits[%zu] = %zu, want %zu", i, r->hits[i], want[i]);
+    ck_assert_msg(r->hits[i] == want[i], "hits[%zu] = %u, want %zu", i, r->hits[i], want[i]);
   }
 }
 
