@@ -1134,12 +1134,6 @@ ATTR_NORETURN static void reprotect_child(Guard *g, int out) {
 
 /* ---- the command's process -------------------------------------------- */
 
-static void close_all(const int *fds, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    close(fds[i]);
-  }
-}
-
 /* "E<errnum> <exit status>", NUL, the message: read by error_received(). */
 static void child_fail(int sock, const Error *err) {
   _cleanup_free_ char *msg = xasprintf("E%d %d%c%s", err->errnum, err->exit_status, '\0',
@@ -1200,7 +1194,7 @@ static int command_prepare(Guard *g, const GuardConfig *c, int sock, const char 
     fds[i] = open(names[i], O_RDONLY | O_CLOEXEC);
     if (fds[i] < 0) {
       error_set(err, errno, _("cannot open %s in the sandbox: %m"), names[i]);
-      close_all(fds, i);
+      close_fds(fds, i);
       return -1;
     }
   }
@@ -1212,18 +1206,18 @@ static int command_prepare(Guard *g, const GuardConfig *c, int sock, const char 
   bool changed = check_identities(g) > 0;
   changed = check_mounts_in(g, fds[1]) > 0 || changed;
   if (changed) {
-    close_all(fds, ELEMENTSOF(fds));
+    close_fds(fds, ELEMENTSOF(fds));
     g->start_changed = true;
     return 1;
   }
   (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if ((c->seal && landlock_seal(c->landlock_abi, err) < 0) || sys_drop_privileges(err) < 0 ||
       enforce_verify_missing(c->plan, err) < 0 || enforce_check_command(c->argv, err) < 0) {
-    close_all(fds, ELEMENTSOF(fds));
+    close_fds(fds, ELEMENTSOF(fds));
     return -1;
   }
   int r = send_msg(sock, "L", 1, fds, ELEMENTSOF(fds));
-  close_all(fds, ELEMENTSOF(fds));
+  close_fds(fds, ELEMENTSOF(fds));
   if (r < 0) {
     return error_set(err, -r, _("cannot start the sandbox: %m"));
   }
