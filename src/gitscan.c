@@ -1743,8 +1743,7 @@ static int tree_object(TreePolicies *tp, const char *name, const char *want, cha
 }
 
 static int matcher_of(const Policy *p, Matcher **ret, Error *err) {
-  return matcher_new_strided((const char *const *)&p->patterns[0].pattern, sizeof(PolicyPattern),
-                             p->n_patterns, 0, ret, err);
+  return policy_matcher(p, 0, ret, err);
 }
 
 /* Parses the text of d's agent.lock; a policy that does not parse is

@@ -69,6 +69,7 @@ typedef struct {
 #define NODE_ENDS 0x8000u
 /* An alternative longer than this is run segment by segment instead. */
 #define TRIE_MAX_TEXT 0x7fffu
+_Static_assert(PATH_MAX <= TRIE_MAX_TEXT, "a known literal (shorter than PATH_MAX) fits the trie");
 
 typedef struct {
   uint32_t alt;
@@ -635,7 +636,7 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
   if (n > 0) {
     memcpy(copy, patterns, n * sizeof(char *));
   }
-  int r = matcher_new_strided(copy, sizeof(char *), n, flags, ret, err);
+  int r = matcher_new_strided(copy, sizeof(char *), n, NULL, flags, ret, err);
   if (r < 0) {
     free(copy);
   } else {
@@ -644,8 +645,8 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
   return r;
 }
 
-int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsigned flags,
-                        Matcher **ret, Error *err) {
+int matcher_new_strided(const char *const *first, size_t stride, size_t n, const uint64_t *plain,
+                        unsigned flags, Matcher **ret, Error *err) {
   _cleanup_matcher_ Matcher *m = xcalloc(1, sizeof(Matcher));
   m->pats = (const char *)first;
   m->stride = stride;
@@ -669,7 +670,10 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
     size_t na = 0, acap = 0;
     _cleanup_free_ char *why = NULL;
     const char *const *list = &pat;
-    if (single_alternative(pat)) {
+    /* A literal path in its normal form (no brace, no wildcard, no empty,
+     * `.` or `..` component, shorter than a path): valid, and literal. */
+    bool known = plain != NULL && (plain[i / 64] >> (i % 64)) & 1;
+    if (known || single_alternative(pat)) {
       na = 1; /* no expansion to make: the pattern itself */
     } else if (expand_braces(pat, pat, &alts, &na, &acap, &why) < 0) {
       free_strv(alts, na);
@@ -690,8 +694,8 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
     }
     bool literal = na == 1;
     for (size_t k = 0; k < na; k++) {
-      bool lit = false;
-      if (split_segments(pat, list[k], NULL, NULL, NULL, &lit, &why) < 0) {
+      bool lit = known;
+      if (!known && split_segments(pat, list[k], NULL, NULL, NULL, &lit, &why) < 0) {
         free_strv(alts, alts != NULL ? na : 0);
         return error_set(err, EINVAL, _("invalid pattern: %s"), why);
       }
@@ -713,7 +717,7 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsig
         m->alt_pattern[a] = (uint32_t)i;
       }
       /* Case folding compares through fnmatch(3): no trie for that. */
-      if (lit && !(flags & MATCHER_CASEFOLD) && strlen(list[k]) <= TRIE_MAX_TEXT) {
+      if (lit && !(flags & MATCHER_CASEFOLD) && (known || strlen(list[k]) <= TRIE_MAX_TEXT)) {
         if (alts == NULL) {
           set_ref(m, a, ALT_OWN, cap); /* no braces: the pattern is its text */
         } else {

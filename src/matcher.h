@@ -39,9 +39,11 @@ int matcher_new(const char *const *patterns, size_t n, unsigned flags, Matcher *
 /* The same for patterns kept in an array of structures, `stride` bytes
  * apart (pattern i is the `const char *` at `first` + i × stride bytes,
  * such as &policy->patterns[0].pattern and sizeof(PolicyPattern)),
- * borrowing the array too: no copy of a pointer a pattern. */
-int matcher_new_strided(const char *const *first, size_t stride, size_t n, unsigned flags,
-                        Matcher **ret, Error *err);
+ * borrowing the array too: no copy of a pointer a pattern. `plain`, when
+ * not NULL, has bit i set where pattern i is known to be a literal path
+ * in its normal form (Policy.plain): valid, and not read again here. */
+int matcher_new_strided(const char *const *first, size_t stride, size_t n, const uint64_t *plain,
+                        unsigned flags, Matcher **ret, Error *err);
 void matcher_free(Matcher *m);
 static inline void matcher_freep(Matcher **m) {
   matcher_free(*m);

@@ -27,6 +27,7 @@ void policy_free(Policy *p) {
   free(p->text);
   free(p->patterns);
   free(p->positions);
+  free(p->plain);
   free(p->file);
   free(p->root);
   free(p->enclosing_by_link);
@@ -213,6 +214,9 @@ typedef struct {
   bool own_used;
   yaml_parser_t parser;
   Error *err;
+  /* Entries of the policy's arrays (`cap` each), and the bytes of each
+   * mapped in ahead (prefault_ahead). */
+  size_t cap, ahead_patterns, ahead_positions;
 } Parse;
 
 ATTR_PRINTF(3, 4)
@@ -532,22 +536,37 @@ static bool plain_literal(const char *s, size_t n) {
   return components <= MATCHER_MAX_SEGMENTS;
 }
 
-static void add_pattern(Policy *p, size_t *cap, char *pattern, char *declared, unsigned line,
-                        unsigned col) {
-  if (p->n_patterns == *cap) {
-    *cap *= 2;
-    p->patterns = xreallocarray(p->patterns, *cap, sizeof(PolicyPattern));
+static void add_pattern(Parse *ps, Policy *p, char *pattern, char *declared, bool plain,
+                        unsigned line, unsigned col) {
+  size_t n = p->n_patterns;
+  if (n == ps->cap) {
+    size_t words = (ps->cap + 63) / 64;
+    ps->cap *= 2;
+    p->patterns = xreallocarray(p->patterns, ps->cap, sizeof(PolicyPattern));
     if (p->positions != NULL) {
-      p->positions = xreallocarray(p->positions, *cap, sizeof(PolicyPosition));
+      p->positions = xreallocarray(p->positions, ps->cap, sizeof(PolicyPosition));
     }
+    p->plain = xreallocarray(p->plain, (ps->cap + 63) / 64, sizeof(uint64_t));
+    memset(p->plain + words, 0, ((ps->cap + 63) / 64 - words) * sizeof(uint64_t));
+    /* Moved: what the new place has mapped in is not known. */
+    ps->ahead_patterns = n * sizeof(PolicyPattern);
+    ps->ahead_positions = n * sizeof(PolicyPosition);
   }
+  /* Ten thousand patterns fill twenty pages of pointers (forty with
+   * positions): mapped in a few at a time rather than one fault each. */
+  prefault_ahead(p->patterns, n, sizeof(PolicyPattern), ps->cap, &ps->ahead_patterns);
   if (p->positions != NULL) {
-    p->positions[p->n_patterns] = (PolicyPosition){.declared = declared, .line = line, .column = col};
+    prefault_ahead(p->positions, n, sizeof(PolicyPosition), ps->cap, &ps->ahead_positions);
+    p->positions[n] = (PolicyPosition){.declared = declared, .line = line, .column = col};
   }
-  p->patterns[p->n_patterns++] = (PolicyPattern){.pattern = pattern};
+  if (plain) {
+    p->plain[n / 64] |= UINT64_C(1) << (n % 64);
+  }
+  p->patterns[n] = (PolicyPattern){.pattern = pattern};
+  p->n_patterns = n + 1;
 }
 
-static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t *cap) {
+static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p) {
   if (start->type == YAML_SCALAR_EVENT && scalar_is_null(start)) {
     return fail_at(ps, &start->start_mark,
                    _("`protect:` is empty; list the paths to protect below it, one per line:\n\n%s"),
@@ -585,7 +604,8 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
     size_t n = ev.data.scalar.length;
     char *pattern, *declared = NULL;
     size_t at = ev.start_mark.index, end = ev.end_mark.index;
-    if (plain_literal(v, n) && ps->own != NULL &&
+    bool plain = plain_literal(v, n);
+    if (plain && ps->own != NULL &&
         ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && end <= ps->ascii && end < ps->len &&
         end - at == n && ps->own[end] == '\n' && memcmp(ps->own + at, v, n) == 0) {
       /* Its own normal form, alone on its line in the file's text: libyaml
@@ -593,7 +613,7 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
       ps->own[end] = '\0';
       ps->own_used = true;
       pattern = declared = ps->own + at;
-    } else if (plain_literal(v, n)) {
+    } else if (plain) {
       /* its own normal form, valid as it stands */
       pattern = declared = arena_strndup(&p->strings, v, n);
     } else {
@@ -613,13 +633,13 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p, size_t
                     ? declared
                     : arena_strndup(&p->strings, norm, strlen(norm));
     }
-    add_pattern(p, cap, pattern, declared, (unsigned)ev.start_mark.line + 1,
+    add_pattern(ps, p, pattern, declared, plain, (unsigned)ev.start_mark.line + 1,
                 (unsigned)ev.start_mark.column + 1);
     yaml_event_delete(&ev);
   }
 }
 
-static int parse_document(Parse *ps, Policy *p, size_t *cap) {
+static int parse_document(Parse *ps, Policy *p) {
   yaml_event_t ev;
   bool seen_version = false, seen_protect = false;
 
@@ -672,7 +692,7 @@ static int parse_document(Parse *ps, Policy *p, size_t *cap) {
     if (next_event(ps, &ev) < 0) {
       return -1;
     }
-    int r = is_version ? parse_version(ps, &ev, &p->version) : parse_protect(ps, &ev, p, cap);
+    int r = is_version ? parse_version(ps, &ev, &p->version) : parse_protect(ps, &ev, p);
     yaml_event_delete(&ev);
     if (r < 0) {
       return -1;
@@ -699,6 +719,13 @@ static int parse_document(Parse *ps, Policy *p, size_t *cap) {
   return 0;
 }
 
+/* More than the patterns `len` bytes of text can hold: agent.lock's, and
+ * one for every two bytes, since an item is at least one character and
+ * a `-`, `,` or `[` before it. */
+static size_t most_items(size_t len) {
+  return len / 2 + 2;
+}
+
 static size_t pattern_hash(const char *s) {
   uint64_t h = 1469598103934665603ull;
   for (; *s != '\0'; s++) {
@@ -722,7 +749,11 @@ static void remove_duplicates(Policy *p) {
   size_t mask = size - 1;
   /* Index + 1 of a kept pattern (in its new place), or 0 (a policy holds
    * far fewer than 2^32 patterns: POLICY_MAX_SIZE). */
-  uint32_t *set = xcalloc(size, sizeof(uint32_t));
+  /* Every page of it is touched past a few thousand patterns: mapped in
+   * at once. */
+  uint32_t *set = xmalloc(size * sizeof(uint32_t));
+  prefault(set, size * sizeof(uint32_t));
+  memset(set, 0, size * sizeof(uint32_t));
   size_t o = 0;
   for (size_t i = 0; i < p->n_patterns; i++) {
     const char *pat = p->patterns[i].pattern;
@@ -741,6 +772,11 @@ static void remove_duplicates(Policy *p) {
       if (p->positions != NULL) {
         p->positions[o] = p->positions[i];
       }
+      /* o <= i: bit o is set or cleared after every bit before it was
+       * read. */
+      uint64_t bit = UINT64_C(1) << (o % 64);
+      p->plain[o / 64] = (p->plain[i / 64] >> (i % 64)) & 1 ? p->plain[o / 64] | bit
+                                                             : p->plain[o / 64] & ~bit;
       set[k] = (uint32_t)++o;
     }
   }
@@ -762,19 +798,6 @@ static size_t ascii_prefix(const char *text, size_t len) {
     i++;
   }
   return i;
-}
-
-/* At least as many as the items of any list in the text: each starts
- * with a `-` (a block list) or follows a `,` or a `[` (a flow list). An
- * estimate that is never short, so the patterns' array is allocated once;
- * past a hundred and twenty-eight kilobytes (malloc's threshold for
- * mapping), what it overestimates is never touched. */
-static size_t items_most(const char *text, size_t len) {
-  size_t n = 1;
-  for (size_t i = 0; i < len; i++) {
-    n += text[i] == '-' || text[i] == ',' || text[i] == '[';
-  }
-  return n;
 }
 
 int policy_parse(const char *file, const char *text, size_t len, Policy **ret, Error *err) {
@@ -815,20 +838,28 @@ static int parse_text(const char *file, const char *text, char *own, size_t len,
   }
 
   _cleanup_policy_ Policy *p = xcalloc(1, sizeof(Policy));
-  /* Allocated once: doubling would copy (and so touch) the array about
-   * twice over on its way to ten thousand patterns. */
-  size_t cap = 1 + items_most(text, len);
-  p->patterns = xreallocarray(NULL, cap, sizeof(PolicyPattern));
+  /* Allocated once, for as many patterns as the text could hold: past
+   * malloc's threshold for mapping (128 KiB) what is not used is never
+   * touched, and what is, is mapped in as the patterns come
+   * (add_pattern). */
+  Parse ps = {.file = file,
+              .text = text,
+              .len = len,
+              .own = own,
+              .ascii = ascii,
+              .err = err,
+              .cap = most_items(len)};
+  p->patterns = xreallocarray(NULL, ps.cap, sizeof(PolicyPattern));
   if (flags & POLICY_POSITIONS) {
-    p->positions = xreallocarray(NULL, cap, sizeof(PolicyPosition));
+    p->positions = xreallocarray(NULL, ps.cap, sizeof(PolicyPosition));
   }
+  p->plain = xcalloc((ps.cap + 63) / 64, sizeof(uint64_t));
   p->file = xstrdup(file);
   p->root = path_dirname(file);
   p->version = POLICY_VERSION;
   char *self = arena_strndup(&p->strings, POLICY_FILE_NAME, strlen(POLICY_FILE_NAME));
-  add_pattern(p, &cap, self, self, 0, 0);
+  add_pattern(&ps, p, self, self, true, 0, 0);
 
-  Parse ps = {.file = file, .text = text, .len = len, .own = own, .ascii = ascii, .err = err};
   if (!yaml_parser_initialize(&ps.parser)) {
     oom();
   }
@@ -856,18 +887,25 @@ static int parse_text(const char *file, const char *text, char *own, size_t len,
     goto out;
   }
   yaml_event_delete(&ev); /* DOCUMENT_START */
-  r = parse_document(&ps, p, &cap);
+  r = parse_document(&ps, p);
 
 out:
   yaml_parser_delete(&ps.parser);
   if (r < 0) {
     return -1;
   }
-  remove_duplicates(p);
+  if (!(flags & POLICY_DUPLICATES)) {
+    remove_duplicates(p);
+  }
   p->n_declared = p->n_patterns - 1;
   p->text = ps.own_used ? own : NULL;
   *ret = steal_pointer(&p);
   return 0;
+}
+
+int policy_matcher(const Policy *p, unsigned flags, Matcher **ret, Error *err) {
+  return matcher_new_strided((const char *const *)&p->patterns[0].pattern, sizeof(PolicyPattern),
+                             p->n_patterns, p->plain, flags, ret, err);
 }
 
 int policy_parse_flags(const char *file, const char *text, size_t len, unsigned flags,

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "arena.h"
+#include "matcher.h"
 #include "util.h"
 
 #define POLICY_FILE_NAME "agent.lock"
@@ -35,6 +36,11 @@ typedef struct {
 
 enum {
   POLICY_POSITIONS = 1 << 0, /* fill Policy.positions */
+  /* Keep patterns written more than once, each time: for a caller that
+   * only asks which is the first to match a path (`check PATH`, the
+   * hooks), which the duplicates never change. The check for them costs
+   * a hash of every pattern. */
+  POLICY_DUPLICATES = 1 << 1,
 };
 
 typedef struct {
@@ -54,7 +60,12 @@ typedef struct {
   PolicyPattern *patterns; /* [0] is always agent.lock */
   PolicyPosition *positions; /* beside `patterns`; NULL without POLICY_POSITIONS */
   size_t n_patterns;
-  size_t n_declared; /* items in `protect:` that were not duplicates */
+  size_t n_declared; /* items in `protect:` that were not duplicates (with
+                       * POLICY_DUPLICATES: every item) */
+  /* A bit per pattern: its text is a literal path in its normal form, as
+   * most are (`src/auth.c`), which the matcher then need not read again
+   * (matcher_new_strided). NULL where nothing is known. */
+  uint64_t *plain;
   Arena strings;     /* every pattern's and declared string */
   /* The text policy_load read, when patterns point into it (each one
    * written in its normal form, alone on its line: its newline made its
@@ -64,6 +75,10 @@ typedef struct {
    * index probed): what the tests hold the growth of, never a time. */
   uint64_t operations;
 } Policy;
+
+/* A matcher of the policy's patterns (matcher_new_strided), which borrows
+ * them: it must be freed before the policy. */
+int policy_matcher(const Policy *p, unsigned flags, Matcher **ret, Error *err);
 
 /* Parses `len` bytes of policy text. `file` names it in messages and
  * determines `root`. Every rejection is "FILE:LINE:COL: message". */

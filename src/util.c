@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -72,6 +73,35 @@ void *xmalloc(size_t n) {
     oom();
   }
   return p;
+}
+
+void prefault(void *p, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+  static uintptr_t page;
+  if (page == 0) {
+    long ps = sysconf(_SC_PAGESIZE);
+    page = ps > 0 ? (uintptr_t)ps : 4096;
+  }
+  uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
+  uintptr_t end = ((uintptr_t)p + n) & ~(page - 1);
+  if (end > start) {
+    (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+  }
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
+void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done) {
+  size_t at = n * size, total = cap * size;
+  if (at < *done || at >= total) {
+    return;
+  }
+  size_t more = at > 4096 ? at : 4096;
+  size_t upto = total - at < more ? total : at + more;
+  prefault((char *)array + at, upto - at);
+  *done = upto;
 }
 
 void *xcalloc(size_t n, size_t size) {
@@ -214,11 +244,15 @@ int read_fd_limited(int fd, size_t max, char **ret, size_t *ret_len) {
 }
 
 /* Reads `fd` to its end into a buffer of `cap` bytes, grown when full:
- * doubled, or (`to_max`) made max + 1 at once. */
-static int read_fd_grow(int fd, size_t cap, bool to_max, size_t max, char **ret,
+ * doubled, or (`to_max`) made max + 1 at once. `sized`: `cap` is what
+ * fstat(2) says the file holds, so the buffer is written end to end. */
+static int read_fd_grow(int fd, size_t cap, bool to_max, bool sized, size_t max, char **ret,
                         size_t *ret_len) {
   size_t len = 0;
   _cleanup_free_ char *buf = xmalloc(cap + 1);
+  if (sized) {
+    prefault(buf, cap);
+  }
   for (;;) {
     if (len == cap) {
       if (cap > max) {
@@ -250,17 +284,18 @@ static int read_fd_grow(int fd, size_t cap, bool to_max, size_t max, char **ret,
 
 int read_fd_limited_stat(int fd, const struct stat *st, size_t max, char **ret, size_t *ret_len) {
   size_t cap = 4096;
-  if (st != NULL && S_ISREG(st->st_mode) && st->st_size > 0) {
+  bool sized = st != NULL && S_ISREG(st->st_mode) && st->st_size > 0;
+  if (sized) {
     if ((uintmax_t)st->st_size > max) {
       return -EFBIG;
     }
     cap = (size_t)st->st_size + 1;
   }
-  return read_fd_grow(fd, cap, false, max, ret, ret_len);
+  return read_fd_grow(fd, cap, false, sized, max, ret, ret_len);
 }
 
 int read_fd_limited_stream(int fd, size_t first, size_t max, char **ret, size_t *ret_len) {
-  return read_fd_grow(fd, first, true, max, ret, ret_len);
+  return read_fd_grow(fd, first, true, false, max, ret, ret_len);
 }
 
 static long long ms_since(const struct timespec *t) {

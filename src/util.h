@@ -82,6 +82,18 @@ char *xstrndup(const char *s, size_t n) __attribute__((malloc, nonnull));
 char *xasprintf(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((malloc));
 ATTR_NORETURN void oom(void);
 
+/* Maps in the whole pages of [p, p + n), writable, in one system call
+ * (MADV_POPULATE_WRITE), for memory about to be written from end to end:
+ * a page fault per page costs more, by far on a virtual machine. Nothing
+ * changes in what the memory holds; without kernel support (before Linux
+ * 5.14) the pages are faulted in one by one when touched, as without it. */
+void prefault(void *p, size_t n);
+/* prefault() for an array of `cap` entries of `size` bytes filled from its
+ * start, called before entry `n` is written: once entries reach what is
+ * mapped in (*done bytes), as much again as is filled is (at least a
+ * page), so what is mapped in and not used stays below what is. */
+void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done);
+
 /* Grows *array (holding *n of size `size`) by one element and returns a
  * pointer to the new, zeroed element. Capacity doubles. */
 void *grow_array(void *array_ptr, size_t *n, size_t *cap, size_t size);

@@ -222,7 +222,9 @@ int command_check(const Options *o, Error *err) {
   }
   Project p;
   bool list = o->n_paths == 0;
-  int r = project_open(o, list ? PROJECT_SCAN : 0, &p, err);
+  /* A path's answer is the first pattern that matches it, whatever
+   * duplicates follow. */
+  int r = project_open(o, list ? PROJECT_SCAN : PROJECT_DUPLICATES, &p, err);
   if (r == 0 && !list) {
     r = check_paths(o, &p, err);
   } else if (r == 0) {

@@ -68,13 +68,15 @@ int enter_dir(const char *dir, Error *err) {
 int project_open(const Options *o, unsigned what, Project *p, Error *err) {
   memset(p, 0, sizeof(*p));
   int found = policy_discover_flags(
-      o->dir, (what & PROJECT_POSITIONS) ? POLICY_POSITIONS : 0, &p->policy, err);
+      o->dir,
+      ((what & PROJECT_POSITIONS) ? POLICY_POSITIONS : 0) |
+          ((what & PROJECT_DUPLICATES) ? POLICY_DUPLICATES : 0),
+      &p->policy, err);
   if (found < 0) {
     return found;
   }
   const Policy *pol = p->policy;
-  if (matcher_new_strided((const char *const *)&pol->patterns[0].pattern, sizeof(PolicyPattern),
-                          pol->n_patterns, 0, &p->matcher, err) < 0) {
+  if (policy_matcher(pol, 0, &p->matcher, err) < 0) {
     return -1;
   }
   return (what & PROJECT_SCAN) ? project_scan(p, 0, true, err) : 0;

@@ -51,6 +51,7 @@ int project_scan(Project *p, unsigned flags, bool audit, Error *err);
 enum {
   PROJECT_SCAN = 1 << 0,      /* and scan it (project_scan, with the audit) */
   PROJECT_POSITIONS = 1 << 1, /* keep where each pattern was written (Policy.positions) */
+  PROJECT_DUPLICATES = 1 << 2, /* keep patterns written twice (POLICY_DUPLICATES) */
 };
 int project_open(const Options *o, unsigned what, Project *p, Error *err);
 void json_print(json_object *o);

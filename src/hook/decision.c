@@ -19,8 +19,7 @@ const char *verdict_to_string(Verdict v) {
 
 int decider_from_policy(Policy *policy, Decider *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
-  int r = matcher_new_strided((const char *const *)&policy->patterns[0].pattern,
-                              sizeof(PolicyPattern), policy->n_patterns, 0, &ret->matcher, err);
+  int r = policy_matcher(policy, 0, &ret->matcher, err);
   ret->policy = policy;
   if (r < 0) {
     decider_clear(ret);

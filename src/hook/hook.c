@@ -263,7 +263,10 @@ static long policy_find_cached(Policies *ps, const char *dir) {
     return (long)(ps->n - 1);
   }
   Policy *p = NULL;
-  if (policy_load_flags(c->file, 0, &p, &err) < 0 || decider_from_policy(p, &c->d, &err) < 0) {
+  /* Every question a hook asks is which pattern is the first to match
+   * (decision.c): the duplicates of one never change it. */
+  if (policy_load_flags(c->file, POLICY_DUPLICATES, &p, &err) < 0 ||
+      decider_from_policy(p, &c->d, &err) < 0) {
     c->error = xstrdup(err.message ? err.message : "?");
     error_clear(&err);
   }

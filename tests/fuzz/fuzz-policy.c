@@ -12,7 +12,13 @@
  *   - every pattern passes matcher_check_pattern() and the whole list
  *     compiles with matcher_new(), with and without MATCHER_CASEFOLD;
  *   - a literal pattern matches its own path (at its index or lower) and
- *     everything below it; matching derived paths does not crash.
+ *     everything below it; matching derived paths does not crash;
+ *   - a pattern the policy marks plain (Policy.plain) is one the matcher
+ *     finds literal itself, and the matcher told of the marks
+ *     (policy_matcher) answers every question as the one not told;
+ *   - parsed keeping duplicates (POLICY_DUPLICATES), the policy is the same
+ *     list with the duplicates in place, and the first pattern to match a
+ *     path is the same string.
  * RALON_FUZZ_STRICT=1 adds checks for known, non-crashing quirks of the
  * normaliser (README.md beside this file). */
 #include <stdarg.h>
@@ -210,6 +216,79 @@ static void check_matcher(const Policy *p, const char *const *pats, unsigned fla
   error_clear(&err);
 }
 
+/* The paths the answers of two matchers are compared on, for pattern
+ * `pat`: itself, its path as a literal, below it, and its ancestors. */
+static void compare_on(const Matcher *a, const Matcher *b, const Policy *pa, const Policy *pb,
+                       const char *pat, const char *what) {
+  char *lit = literal_path(pat);
+  char *below = xasprintf("%s/x", lit);
+  char *copy = xstrdup(lit);
+  const char *probes[] = {pat, lit, below, copy};
+  for (size_t k = 0; k < sizeof(probes) / sizeof(probes[0]); k++) {
+    for (char *slash = NULL;; *slash = '\0') {
+      long x = matcher_match(a, probes[k]), y = matcher_match(b, probes[k]);
+      if ((x < 0) != (y < 0) ||
+          (x >= 0 && strcmp(pa->patterns[x].pattern, pb->patterns[y].pattern) != 0)) {
+        fail("%s: `%s` matches %ld and %ld", what, probes[k], x, y);
+      }
+      if (matcher_may_match_below(a, probes[k]) != matcher_may_match_below(b, probes[k])) {
+        fail("%s: below `%s` differs", what, probes[k]);
+      }
+      if (k != 3 || (slash = strrchr(copy, '/')) == NULL) {
+        break;
+      }
+    }
+  }
+  free(copy);
+  free(below);
+  free(lit);
+}
+
+static void check_plain_and_duplicates(const Policy *p, const char *const *pats,
+                                       const char *text, size_t size) {
+  Matcher *told = NULL, *read = NULL;
+  Error err = {0};
+  if (policy_matcher(p, 0, &told, &err) < 0 || matcher_new(pats, p->n_patterns, 0, &read, &err) < 0) {
+    fail("a matcher refused a parsed policy: %s", err.message ? err.message : "(no message)");
+  }
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    if ((p->plain[i / 64] >> (i % 64)) & 1 && !matcher_is_literal(read, i)) {
+      fail("pattern %zu `%s` is marked plain and is no literal", i, pats[i]);
+    }
+    compare_on(told, read, p, p, pats[i], "marks");
+  }
+  Policy *d = NULL;
+  if (policy_parse_flags(FUZZ_FILE, text, size, POLICY_DUPLICATES, &d, &err) < 0) {
+    fail("refused keeping duplicates: %s", err.message ? err.message : "(no message)");
+  }
+  /* The unique list is the duplicates' list with every later copy out. */
+  size_t u = 0;
+  for (size_t i = 0; i < d->n_patterns; i++) {
+    bool seen = false;
+    for (size_t k = 0; k < i && !seen; k++) {
+      seen = strcmp(d->patterns[k].pattern, d->patterns[i].pattern) == 0;
+    }
+    if (!seen && (u >= p->n_patterns || strcmp(p->patterns[u++].pattern, d->patterns[i].pattern) != 0)) {
+      fail("keeping duplicates, pattern %zu `%s` is out of place", i, d->patterns[i].pattern);
+    }
+  }
+  if (u != p->n_patterns) {
+    fail("keeping duplicates: %zu unique of %zu", u, p->n_patterns);
+  }
+  Matcher *dm = NULL;
+  if (policy_matcher(d, 0, &dm, &err) < 0) {
+    fail("the matcher refused the policy with duplicates: %s", err.message);
+  }
+  for (size_t i = 0; i < d->n_patterns; i++) {
+    compare_on(told, dm, p, d, d->patterns[i].pattern, "duplicates");
+  }
+  matcher_free(dm);
+  policy_free(d);
+  matcher_free(told);
+  matcher_free(read);
+  error_clear(&err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Policy *p = NULL;
   Error err = {0};
@@ -291,6 +370,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   check_matcher(p, pats, 0);
   check_matcher(p, pats, MATCHER_CASEFOLD);
+  check_plain_and_duplicates(p, pats, text, size);
 
   free(pats);
   policy_free(p);

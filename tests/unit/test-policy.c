@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "matcher.h"
+#include "path.h"
 #include "policy.h"
 #include "util.h"
 
@@ -70,6 +71,10 @@ static void make_dir(const char *dir, const char *name) {
 
 /* Asserts the pattern list of `p`: agent.lock first, then `expect`
  * (NULL-terminated). */
+static bool plain_bit(const Policy *p, size_t i) {
+  return (p->plain[i / 64] >> (i % 64)) & 1;
+}
+
 static void assert_patterns_only(const char *row, const Policy *p, const char *const *expect) {
   size_t n = 0;
   while (expect[n] != NULL) {
@@ -828,6 +833,9 @@ static void assert_load_agrees(const char *dir, const char *name, const char *te
     ck_assert_uint_eq(loaded->positions[i].line, parsed->positions[i].line);
     ck_assert_uint_eq(loaded->positions[i].column, parsed->positions[i].column);
   }
+  for (size_t i = 0; i < loaded->n_patterns; i++) {
+    ck_assert_int_eq(plain_bit(loaded, i), plain_bit(parsed, i));
+  }
   ck_assert_ptr_null(parsed->text);
   policy_free(loaded);
   policy_free(parsed);
@@ -1347,6 +1355,155 @@ START_TEST(test_starter_no_git) {
 }
 END_TEST
 
+/* ---- what the matcher is told of the patterns ------------------------------ */
+
+/* The matcher's answers for pattern set `p`, with the policy's word on
+ * which patterns are plain literal paths and without it, agree for paths
+ * around each pattern. */
+static void assert_hint_changes_nothing(const char *row, const Policy *p) {
+  _cleanup_matcher_ Matcher *hinted = NULL, *read = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(policy_matcher(p, 0, &hinted, &err), 0);
+  ck_assert_int_eq(matcher_new_strided((const char *const *)&p->patterns[0].pattern,
+                                       sizeof(PolicyPattern), p->n_patterns, NULL, 0, &read, &err),
+                   0);
+  for (size_t i = 0; i < p->n_patterns; i++) {
+    const char *pat = p->patterns[i].pattern;
+    ck_assert_msg(matcher_is_literal(hinted, i) == matcher_is_literal(read, i), "%s: `%s` literal",
+                  row, pat);
+    _cleanup_free_ char *below = xasprintf("%s/x", pat), *above = xasprintf("x/%s", pat),
+                        *longer = xasprintf("%sx", pat), *parent = path_dirname(pat);
+    const char *probes[] = {pat, below, above, longer, parent, "a", "agent.lock", "zz/y"};
+    for (size_t k = 0; k < ELEMENTSOF(probes); k++) {
+      ck_assert_msg(matcher_match(hinted, probes[k]) == matcher_match(read, probes[k]),
+                    "%s: `%s` against `%s`", row, probes[k], pat);
+      ck_assert_msg(matcher_may_match_below(hinted, probes[k]) ==
+                        matcher_may_match_below(read, probes[k]),
+                    "%s: below `%s` against `%s`", row, probes[k], pat);
+    }
+    if (plain_bit(p, i)) {
+      /* Only a path as written: nothing the matcher would read as a
+       * wildcard, a brace, an escape, or change. */
+      ck_assert_msg(strpbrk(pat, "*?[]{}\\:") == NULL, "%s: `%s` marked plain", row, pat);
+      _cleanup_free_ char *norm = NULL, *why = NULL;
+      ck_assert_int_eq(policy_normalize_pattern(pat, strlen(pat), &norm, &why), 0);
+      ck_assert_str_eq(norm, pat);
+      ck_assert_int_eq(matcher_check_pattern(pat, &why), 0);
+    }
+  }
+}
+
+START_TEST(test_plain_hint_good_rows) {
+  const GoodRow *row = &good_rows[_i];
+  for (unsigned flags = 0; flags <= POLICY_DUPLICATES; flags += POLICY_DUPLICATES) {
+    _cleanup_policy_ Policy *p = NULL;
+    _cleanup_error_ Error err = {0};
+    ck_assert_int_eq(policy_parse_flags(FILE_NAME, row->text, row->len, flags, &p, &err), 0);
+    ck_assert_ptr_nonnull(p->plain);
+    ck_assert_msg(plain_bit(p, 0), "%s: agent.lock is a plain path", row->name);
+    assert_hint_changes_nothing(row->name, p);
+  }
+}
+END_TEST
+
+/* Which patterns are marked, after duplicates are removed (their marks
+ * move with them) and when they are kept. */
+START_TEST(test_plain_marks_and_duplicates) {
+  static const char text[] = "protect: [a, a, 'x*', ./b, c/d, '{e,f}', 'x*', g]\n";
+  const struct {
+    unsigned flags;
+    const char *const *patterns;
+    const bool *plain;
+    size_t declared;
+  } rows[] = {
+      {0, LIST("a", "x*", "b", "c/d", "{e,f}", "g"),
+       (const bool[]){true, true, false, false, true, false, true}, 6},
+      {POLICY_DUPLICATES, LIST("a", "a", "x*", "b", "c/d", "{e,f}", "x*", "g"),
+       (const bool[]){true, true, true, false, false, true, false, false, true}, 8},
+  };
+  for (size_t r = 0; r < ELEMENTSOF(rows); r++) {
+    _cleanup_policy_ Policy *p = NULL;
+    _cleanup_error_ Error err = {0};
+    ck_assert_int_eq(policy_parse_flags(FILE_NAME, text, sizeof(text) - 1, rows[r].flags, &p, &err),
+                     0);
+    assert_patterns_only("marks", p, rows[r].patterns);
+    ck_assert_uint_eq(p->n_declared, rows[r].declared);
+    for (size_t i = 0; i < p->n_patterns; i++) {
+      ck_assert_msg(plain_bit(p, i) == rows[r].plain[i], "flags %u: `%s` plain %d", rows[r].flags,
+                    p->patterns[i].pattern, plain_bit(p, i));
+    }
+    /* The glob after the duplicate that moved onto its mark is a glob. */
+    _cleanup_matcher_ Matcher *m = NULL;
+    ck_assert_int_eq(policy_matcher(p, 0, &m, &err), 0);
+    long glob = rows[r].flags ? 3 : 2;
+    ck_assert_int_eq(matcher_match(m, "xy"), glob);
+    ck_assert_int_eq(matcher_match(m, "a/b"), 1);
+    ck_assert_int_eq(matcher_match(m, "e"), glob + 3);
+    ck_assert_int_eq(matcher_match(m, "b"), glob + 1);
+    assert_hint_changes_nothing("marks", p);
+  }
+}
+END_TEST
+
+/* The matcher takes the word of the caller: a pattern marked plain is
+ * compared as the path it is written as, never read as a glob. */
+START_TEST(test_plain_hint_is_taken) {
+  static const char *const pats[] = {"agent.lock", "x*", "y"};
+  const uint64_t marks = 1u | 2u | 4u; /* "x*" marked too, wrongly */
+  _cleanup_matcher_ Matcher *m = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(matcher_new_strided(pats, sizeof(char *), 3, &marks, 0, &m, &err), 0);
+  ck_assert(matcher_is_literal(m, 1));
+  ck_assert_int_eq(matcher_match(m, "xy"), -1);
+  ck_assert_int_eq(matcher_match(m, "x*"), 1);
+  ck_assert_int_eq(matcher_match(m, "x*/z"), 1);
+  ck_assert_int_eq(matcher_match(m, "y"), 2);
+  /* Unmarked, the same pattern is the glob it is. */
+  const uint64_t honest = 1u | 4u;
+  _cleanup_matcher_ Matcher *g = NULL;
+  ck_assert_int_eq(matcher_new_strided(pats, sizeof(char *), 3, &honest, 0, &g, &err), 0);
+  ck_assert(!matcher_is_literal(g, 1));
+  ck_assert_int_eq(matcher_match(g, "xy"), 1);
+}
+END_TEST
+
+/* Past a few thousand patterns the arrays grow past what was estimated
+ * and what was mapped in ahead; marks and patterns stay in step. */
+START_TEST(test_plain_marks_many) {
+  size_t n = 5000;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  ck_assert_ptr_nonnull(f);
+  /* A flow list: fewer `-`, `,` and `[` than items would need is not
+   * possible, so one item in three a glob keeps the estimate honest;
+   * names with `-` make it overshoot. */
+  fputs("protect:\n", f);
+  for (size_t i = 0; i < n; i++) {
+    if (i % 3 == 2) {
+      fprintf(f, "  - 'd-%zu/*.c'\n", i);
+    } else {
+      fprintf(f, "  - d-%zu/f-%zu.c\n", i, i);
+    }
+  }
+  fclose(f);
+  _cleanup_policy_ Policy *p = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(policy_parse_flags(FILE_NAME, text, len, POLICY_POSITIONS, &p, &err), 0);
+  ck_assert_uint_eq(p->n_patterns, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    ck_assert_int_eq(plain_bit(p, i), (i - 1) % 3 != 2);
+    ck_assert_uint_eq(p->positions[i].line, i + 1);
+  }
+  _cleanup_matcher_ Matcher *m = NULL;
+  ck_assert_int_eq(policy_matcher(p, 0, &m, &err), 0);
+  ck_assert_int_eq(matcher_match(m, "d-4999/f-4999.c"), 5000);
+  ck_assert_int_eq(matcher_match(m, "d-4997/x.c"), 4998);
+  ck_assert_int_eq(matcher_match(m, "d-4997/x.h"), -1);
+  free(text);
+}
+END_TEST
+
 /* ---- the suite ----------------------------------------------------------- */
 
 static Suite *policy_suite(void) {
@@ -1359,6 +1516,10 @@ static Suite *policy_suite(void) {
   tcase_add_test(tc, test_parse_positions);
   tcase_add_test(tc, test_parse_root);
   tcase_add_test(tc, test_parse_length);
+  tcase_add_loop_test(tc, test_plain_hint_good_rows, 0, (int)ELEMENTSOF(good_rows));
+  tcase_add_test(tc, test_plain_marks_and_duplicates);
+  tcase_add_test(tc, test_plain_marks_many);
+  tcase_add_test(tc, test_plain_hint_is_taken);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("hostile");

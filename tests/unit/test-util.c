@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* util's memory helpers: prefault() maps pages in without changing what
+ * they hold, and prefault_ahead() keeps what it maps in ahead of an
+ * array's use and within twice of it. */
+#include <check.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static size_t page(void) {
+  return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* How many of the `n` pages at `p` are resident (mincore(2)). */
+static size_t resident(void *p, size_t n) {
+  unsigned char v[64];
+  ck_assert_uint_le(n, sizeof(v));
+  ck_assert_int_eq(mincore(p, n * page(), v), 0);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    k += v[i] & 1;
+  }
+  return k;
+}
+
+static bool populate_supported(void) {
+#ifdef MADV_POPULATE_WRITE
+  void *p = mmap(NULL, page(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(p, MAP_FAILED);
+  bool ok = madvise(p, page(), MADV_POPULATE_WRITE) == 0;
+  munmap(p, page());
+  return ok;
+#else
+  return false;
+#endif
+}
+
+START_TEST(test_prefault_maps_whole_pages_in) {
+  if (!populate_supported()) {
+    return; /* before Linux 5.14: nothing to see, and nothing promised */
+  }
+  size_t ps = page(), n = 16;
+  char *p = mmap(NULL, n * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(p, MAP_FAILED);
+  ck_assert_uint_eq(resident(p, n), 0);
+  /* From the middle of page 2 to the middle of page 9: pages 3..8, the
+   * whole ones, and no other. */
+  prefault(p + 2 * ps + ps / 2, 7 * ps);
+  unsigned char v[16];
+  ck_assert_int_eq(mincore(p, n * ps, v), 0);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_msg((v[i] & 1) == (i >= 3 && i <= 8), "page %zu resident: %d", i, v[i] & 1);
+  }
+  /* Less than a whole page: nothing. */
+  prefault(p + 12 * ps + 1, ps);
+  ck_assert_uint_eq(resident(p + 12 * ps, 2), 0);
+  munmap(p, n * ps);
+}
+END_TEST
+
+START_TEST(test_prefault_keeps_contents) {
+  size_t ps = page(), n = 8;
+  unsigned char *p = mmap(NULL, n * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(p, MAP_FAILED);
+  /* Pages written before, and pages never touched (which read as zero). */
+  for (size_t i = 0; i < 3 * ps; i++) {
+    p[i] = (unsigned char)(i * 7 + 1);
+  }
+  prefault(p, n * ps);
+  for (size_t i = 0; i < n * ps; i++) {
+    ck_assert_uint_eq(p[i], i < 3 * ps ? (unsigned char)(i * 7 + 1) : 0);
+  }
+  /* Heap memory, the common case. */
+  size_t len = 5 * ps + 123;
+  unsigned char *h = xmalloc(len);
+  memset(h, 0xA5, len);
+  prefault(h, len);
+  for (size_t i = 0; i < len; i++) {
+    ck_assert_uint_eq(h[i], 0xA5);
+  }
+  free(h);
+  munmap(p, n * ps);
+}
+END_TEST
+
+START_TEST(test_prefault_ahead) {
+  size_t ps = page();
+  size_t size = 8, cap = 100 * ps / size; /* a hundred pages of entries */
+  char *a = mmap(NULL, cap * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(a, MAP_FAILED);
+  size_t done = 0, calls = 0, last = 0;
+  for (size_t n = 0; n < cap; n++) {
+    prefault_ahead(a, n, size, cap, &done);
+    if (done != last) {
+      calls++;
+      /* Ahead of the entry about to be written, by at least a page, and
+       * never more than the entries so far again (or a page). */
+      ck_assert_uint_gt(done, n * size);
+      size_t filled = n * size;
+      ck_assert_uint_le(done, filled + (filled > ps ? filled : ps));
+      last = done;
+    }
+    ck_assert_uint_gt(done, n * size);
+    ck_assert_uint_le(done, cap * size);
+    memset(a + n * size, 1, size);
+  }
+  ck_assert_uint_eq(done, cap * size);
+  /* Doubling: a few calls for a hundred pages, not one a page. */
+  ck_assert_uint_le(calls, 9);
+  ck_assert_uint_ge(calls, 7);
+  if (populate_supported()) {
+    ck_assert_uint_eq(resident(a, 64), 64);
+  }
+  /* Past what is mapped in, nothing more: n beyond cap is ignored. */
+  size_t before = done;
+  prefault_ahead(a, cap, size, cap, &done);
+  ck_assert_uint_eq(done, before);
+  munmap(a, cap * size);
+}
+END_TEST
+
+static Suite *util_suite(void) {
+  Suite *s = suite_create("util");
+  TCase *tc = tcase_create("prefault");
+  tcase_add_test(tc, test_prefault_maps_whole_pages_in);
+  tcase_add_test(tc, test_prefault_keeps_contents);
+  tcase_add_test(tc, test_prefault_ahead);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(util_suite());
+  srunner_run_all(sr, CK_ENV);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? 0 : 1;
+}
