@@ -102,6 +102,9 @@ struct Matcher {
   const char *pats;
   size_t stride;
   const char **owned_pats; /* matcher_new's copy of the array, or NULL */
+  /* The caller's word on which patterns are literal paths in their
+   * normal form (matcher_new_strided's `plain`), borrowed, or NULL. */
+  const uint64_t *plain;
   size_t n_patterns;
   size_t n_alts;
   uint32_t *alt_pattern; /* per alternative; NULL when alternative i is pattern i */
@@ -649,6 +652,7 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, const
                         unsigned flags, Matcher **ret, Error *err) {
   _cleanup_matcher_ Matcher *m = xcalloc(1, sizeof(Matcher));
   m->pats = (const char *)first;
+  m->plain = plain;
   m->stride = stride;
   m->flags = flags;
   m->n_patterns = n;
@@ -953,6 +957,22 @@ static int run_alternative(const Matcher *m, size_t a, const char *rel, bool bel
 static int literal_compare(const Matcher *m, size_t a, const char *rel) {
   m->trie->ops++;
   const char *s = alt_text(m, a), *c = rel;
+  size_t i = alt_pattern(m, a);
+  if (m->plain != NULL && (m->plain[i / 64] >> (i % 64)) & 1) {
+    /* Its own text, with no empty or `.` component to skip: compared
+     * byte by byte, which is the same as component by component. A
+     * policy of ten thousand paths is compared with each one when a
+     * path is protected by none. */
+    size_t k = 0;
+    while (s[k] != '\0' && s[k] == c[k]) {
+      k++;
+    }
+    if (s[k] == '\0') {
+      return c[k] == '\0' || c[k] == '/' ? 1 : 0;
+    }
+    /* `rel` ends where a component of the pattern starts. */
+    return c[k] == '\0' && (k == 0 || s[k] == '/' || c[k - 1] == '/') ? -1 : 0;
+  }
   for (;;) {
     size_t len = next_component(&s);
     if (len == 0) {

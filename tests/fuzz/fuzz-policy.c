@@ -222,9 +222,11 @@ static void compare_on(const Matcher *a, const Matcher *b, const Policy *pa, con
                        const char *pat, const char *what) {
   char *lit = literal_path(pat);
   char *below = xasprintf("%s/x", lit);
+  char *slashed = xasprintf("%s/", lit);
   char *copy = xstrdup(lit);
-  const char *probes[] = {pat, lit, below, copy};
-  for (size_t k = 0; k < sizeof(probes) / sizeof(probes[0]); k++) {
+  const char *probes[] = {pat, lit, below, "", slashed, copy};
+  size_t last = sizeof(probes) / sizeof(probes[0]) - 1;
+  for (size_t k = 0; k <= last; k++) {
     for (char *slash = NULL;; *slash = '\0') {
       long x = matcher_match(a, probes[k]), y = matcher_match(b, probes[k]);
       if ((x < 0) != (y < 0) ||
@@ -234,12 +236,14 @@ static void compare_on(const Matcher *a, const Matcher *b, const Policy *pa, con
       if (matcher_may_match_below(a, probes[k]) != matcher_may_match_below(b, probes[k])) {
         fail("%s: below `%s` differs", what, probes[k]);
       }
-      if (k != 3 || (slash = strrchr(copy, '/')) == NULL) {
+      /* The last probe: the path, then each of its ancestors. */
+      if (k != last || (slash = strrchr(copy, '/')) == NULL) {
         break;
       }
     }
   }
   free(copy);
+  free(slashed);
   free(below);
   free(lit);
 }
@@ -256,6 +260,17 @@ static void check_plain_and_duplicates(const Policy *p, const char *const *pats,
       fail("pattern %zu `%s` is marked plain and is no literal", i, pats[i]);
     }
     compare_on(told, read, p, p, pats[i], "marks");
+    if (i < 16) {
+      /* Before an index is built, a lookup compares with each literal
+       * pattern: fresh matchers, for those comparisons. */
+      Matcher *t1 = NULL, *r1 = NULL;
+      if (policy_matcher(p, 0, &t1, &err) < 0 || matcher_new(pats, p->n_patterns, 0, &r1, &err) < 0) {
+        fail("a matcher refused a parsed policy: %s", err.message ? err.message : "(no message)");
+      }
+      compare_on(t1, r1, p, p, pats[i], "first lookups");
+      matcher_free(t1);
+      matcher_free(r1);
+    }
   }
   Policy *d = NULL;
   if (policy_parse_flags(FUZZ_FILE, text, size, POLICY_DUPLICATES, &d, &err) < 0) {

@@ -1372,14 +1372,30 @@ static void assert_hint_changes_nothing(const char *row, const Policy *p) {
     ck_assert_msg(matcher_is_literal(hinted, i) == matcher_is_literal(read, i), "%s: `%s` literal",
                   row, pat);
     _cleanup_free_ char *below = xasprintf("%s/x", pat), *above = xasprintf("x/%s", pat),
-                        *longer = xasprintf("%sx", pat), *parent = path_dirname(pat);
-    const char *probes[] = {pat, below, above, longer, parent, "a", "agent.lock", "zz/y"};
+                        *longer = xasprintf("%sx", pat), *parent = path_dirname(pat),
+                        *slash = xasprintf("%s/", pat), *parent_slash = xasprintf("%s/", parent),
+                        *dot = xasprintf("./%s", pat), *twice = xasprintf("%s//x", pat),
+                        *shorter = xstrndup(pat, strlen(pat) - 1);
+    const char *probes[] = {pat,   below, above, longer, parent, slash, parent_slash, dot,
+                            twice, shorter, "",  "/",    "a",    "agent.lock", "zz/y"};
     for (size_t k = 0; k < ELEMENTSOF(probes); k++) {
       ck_assert_msg(matcher_match(hinted, probes[k]) == matcher_match(read, probes[k]),
                     "%s: `%s` against `%s`", row, probes[k], pat);
       ck_assert_msg(matcher_may_match_below(hinted, probes[k]) ==
                         matcher_may_match_below(read, probes[k]),
                     "%s: below `%s` against `%s`", row, probes[k], pat);
+      /* The first lookups compare with each pattern (no index yet): a
+       * fresh pair of matchers for each. */
+      _cleanup_matcher_ Matcher *h1 = NULL, *r1 = NULL;
+      ck_assert_int_eq(policy_matcher(p, 0, &h1, &err), 0);
+      ck_assert_int_eq(matcher_new_strided((const char *const *)&p->patterns[0].pattern,
+                                           sizeof(PolicyPattern), p->n_patterns, NULL, 0, &r1,
+                                           &err),
+                       0);
+      ck_assert_msg(matcher_match(h1, probes[k]) == matcher_match(r1, probes[k]),
+                    "%s: first lookup of `%s` against `%s`", row, probes[k], pat);
+      ck_assert_msg(matcher_may_match_below(h1, probes[k]) == matcher_may_match_below(r1, probes[k]),
+                    "%s: first lookup below `%s` against `%s`", row, probes[k], pat);
     }
     if (plain_bit(p, i)) {
       /* Only a path as written: nothing the matcher would read as a
