@@ -42,6 +42,11 @@
  *   floor yaml FILE         FILE read and parsed by libyaml into events,
  *                           none of them kept
  *
+ * and the backends' modes take `--policy FILE` before their PATHs: FILE
+ * parsed so first, as any `run` must read the policy before it can know
+ * what to protect (the listing of the directories on the way to each
+ * PATH, which stands for a scan of the project, the modes make anyway).
+ *
  * PATHs must be absolute and canonical. Not a sandbox: a measuring stick. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -419,6 +424,13 @@ int main(int argc, char **argv) {
     return floor_yaml(argv[2]);
   }
   load_libcap();
+  if (argc > 3 && strcmp(argv[2], "--policy") == 0) {
+    if (floor_yaml(argv[3]) != 0) {
+      return 2;
+    }
+    memmove(argv + 2, argv + 4, (size_t)(argc - 4 + 1) * sizeof(char *));
+    argc -= 2;
+  }
 #endif
   int sep = 2;
   while (sep < argc && strcmp(argv[sep], "--") != 0) {

@@ -146,6 +146,39 @@ class Floor(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn(bad, r.stderr)
 
+    def test_libs_policy_is_read_before_the_backend(self):
+        if self.libs is None:
+            self.skipTest("no libyaml headers")
+        d, locked = self.project()
+        probe = subprocess.run([self.libs, "landlock", locked, "--", "true"],
+                               capture_output=True, text=True)
+        if "landlock_create_ruleset" in probe.stderr:
+            self.skipTest("no Landlock")
+        policy = os.path.join(d, "agent.lock")
+        with open(policy, "w") as f:
+            f.write("protect:\n  - locked.txt\n")
+        script = 'echo x >> "$1"; echo $?'
+        modes = ["landlock"] + (["guarded"] if namespaces_work() else [])
+        for mode in modes:
+            with self.subTest(mode=mode):
+                r = subprocess.run([self.libs, mode, "--policy", policy, locked, "--", "sh", "-c",
+                                    script, "sh", locked], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertNotEqual(r.stdout.strip(), "0", "the protected file was writable")
+                # The whole policy is read: an error on its last line stops
+                # the floor before the command runs.
+                with open(policy, "a") as f:
+                    f.write("  - [unclosed\n")
+                r = subprocess.run([self.libs, mode, "--policy", policy, locked, "--", "sh", "-c",
+                                    "echo ran"], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2)
+                self.assertIn(policy, r.stderr)
+                self.assertNotIn("ran", r.stdout)
+                with open(policy, "w") as f:
+                    f.write("protect:\n  - locked.txt\n")
+        with open(locked) as f:
+            self.assertEqual(f.read(), "kept\n")
+
 
 if __name__ == "__main__":
     unittest.main()
