@@ -810,12 +810,6 @@ static int run_decide(const Options *o, RunDecision *d, Error *err) {
   if (project_scan(&d->p, SCAN_KEEP_LISTINGS, audit, err) < 0) {
     return -1;
   }
-  /* The run refuses such a descriptor before any finding is read; the dry
-   * run says so (below), and lists it among the findings as status does. */
-  if (o->dry_run) {
-    audit_descriptors(&d->p);
-  }
-
   d->requested = o->backend ? backend_from_string(o->backend) : BACKEND_AUTO;
   enforce_availability_for(d->requested, o->dry_run, d->p.policy->root, &d->av);
   d->backend = BACKEND_LANDLOCK;
@@ -857,15 +851,26 @@ static int run_decide(const Options *o, RunDecision *d, Error *err) {
   if (enforce_targets(d->p.policy, d->p.matcher, d->p.scan, &targets, &n_targets, err) < 0) {
     return -1;
   }
+  /* The descriptors open, read once for every check below (before the
+   * lister keeps any of its own): the dry run reads their names too, for
+   * the finding `status` reports as well. */
+  _cleanup_(sys_open_fds_clear) OpenFds fds = {0};
+  sys_open_fds(o->dry_run, &fds);
+  /* The run refuses such a descriptor before any finding is read; the dry
+   * run says so (below), and lists it among the findings as status does. */
+  if (o->dry_run && fds.error == 0) {
+    audit_inherited_fds(d->p.policy, d->p.matcher, d->p.scan, fds.fds, fds.n,
+                        &d->p.findings);
+  }
   /* Inherited descriptors that would bypass the plan, and (the landlock
    * backend) more directories to hold open than the limit of open files
    * allows: the directories it lists are kept open (so checked before
    * the plan is built, and the run does not run out half-way), then its
    * rules (after). */
-  if (sys_check_inherited_fds(d->backend, targets, n_targets, &e) < 0) {
+  if (sys_check_inherited_fds(d->backend, targets, n_targets, &fds, &e) < 0) {
     refuse(d, d->backend, &e);
   }
-  bool nofile = enforce_check_descriptors(d->backend, targets, n_targets, NULL, &e) < 0;
+  bool nofile = enforce_check_descriptors(d->backend, targets, n_targets, NULL, &fds, &e) < 0;
   if (nofile) {
     refuse(d, d->backend, &e);
   }
@@ -881,7 +886,7 @@ static int run_decide(const Options *o, RunDecision *d, Error *err) {
     sys_scanned_dirs_clear(&scanned);
     return -1;
   }
-  if (!nofile && enforce_check_descriptors(d->backend, NULL, 0, &d->plan, &e) < 0) {
+  if (!nofile && enforce_check_descriptors(d->backend, NULL, 0, &d->plan, &fds, &e) < 0) {
     refuse(d, d->backend, &e);
   }
   sys_give_kept_dirs(&scanned, &d->plan);

@@ -356,26 +356,20 @@ int enforce_verify_missing(const Plan *plan, Error *err) {
 }
 
 int enforce_check_descriptors(Backend backend, const PlanTarget *targets, size_t n,
-                              const Plan *plan, Error *err) {
+                              const Plan *plan, const OpenFds *open, Error *err) {
   if (backend != BACKEND_LANDLOCK) {
     return 0; /* the mount backend holds one descriptor at a time */
   }
-  size_t open = 0, kept = 0;
-  unsigned long long limit = 0;
-  int r = sys_open_files(&open, &limit);
-  if (r < 0) {
+  if (open->error < 0) {
     return 0; /* no /proc: nothing to count by, and the run says what fails */
   }
   if (plan == NULL) {
-    return plan_check_descriptors(carve_dirs_listed(targets, n), 0, open, limit, err);
+    return plan_check_descriptors(carve_dirs_listed(targets, n), 0, open->n, open->limit, err);
   }
-  for (size_t i = 0; plan->restricted_open != NULL && i < plan->carve.n_restricted; i++) {
-    kept += plan->restricted_open[i].fd >= 0;
-  }
-  /* Counted as if none were open yet, as in the dry run, which keeps
-   * none. */
-  return plan_check_descriptors(plan->carve.n_restricted, plan->carve.n_grants,
-                                open > kept ? open - kept : 0, limit, err);
+  /* Counted as if none of the plan's were open yet (`open` was read
+   * before the lister kept any), as in the dry run, which keeps none. */
+  return plan_check_descriptors(plan->carve.n_restricted, plan->carve.n_grants, open->n,
+                                open->limit, err);
 }
 
 int enforce_check_command(char *const argv[], Error *err) {

@@ -50,14 +50,15 @@ int enforce_select(Backend requested, const Availability *a, Backend *ret, char 
 int enforce_verify_missing(const Plan *plan, Error *err);
 
 /* Whether the landlock backend's descriptors fit under RLIMIT_NOFILE
- * (plan_check_descriptors()): before the plan is built (`plan` NULL), the
- * directories the carve-out of `targets` will list and the run keeps
+ * (plan_check_descriptors()) beside those `open` (sys_open_fds(), read
+ * before the lister keeps any): before the plan is built (`plan` NULL),
+ * the directories the carve-out of `targets` will list and the run keeps
  * open; after, those the plan restricts (whether kept or not: the dry run
  * keeps none) and its rules. The dry run asks at the same two points as
  * the run, and fails where it would, with the same message. Nothing to
- * check for another backend. */
+ * check for another backend, or without /proc. */
 int enforce_check_descriptors(Backend backend, const PlanTarget *targets, size_t n,
-                              const Plan *plan, Error *err);
+                              const Plan *plan, const OpenFds *open, Error *err);
 
 /* What to protect, by canonical path and identity: every entry the scan
  * found (a protected symbolic link protects its target, and its own name

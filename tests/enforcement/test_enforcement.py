@@ -3554,6 +3554,44 @@ class TestDescriptorLimit(Base):
                 self.assertEqual(r.rc, 0, r)
                 self.assertIs(json.loads(r.stdout)["enforceable"], True, r)
 
+    def test_run_starts_under_the_least_limit_the_dry_run_accepts(self):
+        # The run counts its descriptors as the dry run does: under the
+        # smallest limit the dry run calls enforceable, the run starts (it
+        # once counted the directories it had already opened twice), and
+        # under one less, both refuse.
+        if shutil.which("prlimit", path=SAFE_PATH) is None:
+            self.skipTest("no prlimit(1)")
+        for backend, user in self.each_backend_and_user():
+            if backend != "landlock":
+                continue
+            with self.subTest(user=user):
+                pr = self.deep_project(user)
+
+                def dry(limit):
+                    r = run(["prlimit", "--nofile=%d" % limit, "--", Tools.ralon, "run", "-q",
+                             "--backend", backend, "--dry-run", "--json", "--", "true"],
+                            user, pr.proj, pr.env())
+                    self.assertIn(r.rc, (0, 1), r)
+                    return json.loads(r.stdout)["enforceable"]
+
+                low, high = self.LIMIT, 4 * self.DEPTH
+                self.assertFalse(dry(low))
+                self.assertTrue(dry(high))
+                while high - low > 1:
+                    mid = (low + high) // 2
+                    low, high = (low, mid) if dry(mid) else (mid, high)
+                marker = os.path.join(pr.proj, "src", "started-marker")
+                r = run(["prlimit", "--nofile=%d" % high, "--"]
+                        + ralon_run(backend, "touch src/started-marker"), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 0, r)
+                self.assertTrue(os.path.exists(marker), r)
+                os.unlink(marker)
+                r = run(["prlimit", "--nofile=%d" % low, "--"]
+                        + ralon_run(backend, "touch src/started-marker"), user, pr.proj, pr.env())
+                self.assertEqual(r.rc, 2, r)
+                self.assertRegex(r.stderr, r"the limit of %d open files" % low, r)
+                self.assertFalse(os.path.exists(marker), r)
+
 
 class TestNewNames(Base):
     """What each backend does with a name that does not exist when the

@@ -782,47 +782,39 @@ int sys_drop_privileges(Error *err) {
   return load_seccomp(err);
 }
 
-int sys_open_files(size_t *ret_open, unsigned long long *ret_limit) {
+void sys_open_fds(bool names, OpenFds *ret) {
+  memset(ret, 0, sizeof(*ret));
+  ret->error = audit_list_fds(names, &ret->fds, &ret->n);
+  if (ret->error < 0) {
+    return;
+  }
   struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
-    return -errno;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    ret->limit = (unsigned long long)rl.rlim_cur;
   }
-  _cleanup_close_ int fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    return -errno;
-  }
-  char buf[4096];
-  DirReader dr = {.fd = fd, .buf = buf, .size = sizeof(buf)};
-  const struct dirent64 *de;
-  size_t n = 0;
-  while ((de = dir_reader_next(&dr)) != NULL) {
-    n += de->d_name[0] != '.';
-  }
-  if (errno != 0) {
-    return -errno;
-  }
-  *ret_open = n > 0 ? n - 1 : 0; /* not the one reading it */
-  *ret_limit = rl.rlim_cur == RLIM_INFINITY ? 0 : (unsigned long long)rl.rlim_cur;
-  return 0;
+}
+
+void sys_open_fds_clear(OpenFds *f) {
+  audit_fds_free(f->fds, f->n);
+  memset(f, 0, sizeof(*f));
 }
 
 int sys_check_inherited_fds(Backend backend, const PlanTarget *targets, size_t n_targets,
-                            Error *err) {
+                            OpenFds *open, Error *err) {
   /* The same listing `status` audits (audit_list_fds), judged here
    * against the plan. For the mount backend every inherited directory
    * is refused, not only those leading to a protected path: a lookup
    * through it (`/proc/self/fd/N/..`, openat) walks the caller's mount
    * namespace, where nothing is read-only, and `..` reaches the whole
    * tree from any directory in it. */
-  AuditFd *fds = NULL;
-  size_t n_fds = 0;
-  /* Names are read only where they decide something (below a protected
-   * directory) or are shown: a readlink of /proc/self/fd/N each. */
-  int r = audit_list_fds(false, &fds, &n_fds);
-  if (r < 0) {
-    errno = -r;
-    return error_set(err, -r, _("cannot list the open descriptors in /proc/self/fd: %m"));
+  if (open->error < 0) {
+    errno = -open->error;
+    return error_set(err, -open->error,
+                     _("cannot list the open descriptors in /proc/self/fd: %m"));
   }
+  AuditFd *fds = open->fds;
+  size_t n_fds = open->n;
+  int r = 0;
   bool dir_target = false;
   for (size_t i = 0; i < n_targets && !dir_target; i++) {
     dir_target = !targets[i].missing && S_ISDIR(targets[i].mode);
@@ -833,14 +825,23 @@ int sys_check_inherited_fds(Backend backend, const PlanTarget *targets, size_t n
     bool writable = (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
     bool refused_dir = backend == BACKEND_MOUNT && S_ISDIR(fds[k].mode);
     bool nameless = false;
+    /* Names are read only where they decide something (below a protected
+     * directory) or are shown: a readlink of /proc/self/fd/N each, unless
+     * the listing has it already (the dry run's, which `status` reads
+     * too). Where they decide nothing, they are not looked at, so that
+     * the run and the dry run decide and say the same. */
+    const char *path = NULL;
     if ((dir_target && (writable || backend == BACKEND_MOUNT)) || refused_dir) {
-      fds[k].path = audit_fd_path(fds[k].fd, fds[k].mode);
+      if (fds[k].path == NULL) {
+        fds[k].path = audit_fd_path(fds[k].fd, fds[k].mode);
+      }
+      path = fds[k].path;
       /* A file whose name cannot be read (longer than PATH_MAX): it may
        * lie below a protected directory on the same file system. */
-      nameless = fds[k].path == NULL && (S_ISREG(fds[k].mode) || S_ISDIR(fds[k].mode));
+      nameless = path == NULL && (S_ISREG(fds[k].mode) || S_ISDIR(fds[k].mode));
     }
     /* A socket's "socket:[…]" names nothing. */
-    const char *target = fds[k].path != NULL && fds[k].path[0] == '/' ? fds[k].path : NULL;
+    const char *target = path != NULL && path[0] == '/' ? path : NULL;
     bool protected_obj = false;
     const PlanTarget *same_fs = NULL;
     for (size_t i = 0; i < n_targets; i++) {
@@ -877,7 +878,7 @@ int sys_check_inherited_fds(Backend backend, const PlanTarget *targets, size_t n
                     _("descriptor %ld refers to the directory %s; lookups through a directory "
                       "opened before the sandbox walk the caller's mounts, where protected paths "
                       "are writable (close it first, e.g. `exec %ld>&-` in a shell)"),
-                    fd, target != NULL ? target : fds[k].path != NULL ? fds[k].path : "?", fd);
+                    fd, target != NULL ? target : path != NULL ? path : "?", fd);
     } else if (backend == BACKEND_MOUNT && protected_obj) {
       r = error_set(err, EBUSY,
                     _("descriptor %ld refers to the protected %s; reopened through "
@@ -886,6 +887,5 @@ int sys_check_inherited_fds(Backend backend, const PlanTarget *targets, size_t n
                     fd, target, fd);
     }
   }
-  audit_fds_free(fds, n_fds);
   return r;
 }

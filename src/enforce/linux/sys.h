@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "audit.h"
 #include "enforce/plan.h"
 #include "scan.h"
 #include "util.h"
@@ -180,16 +181,25 @@ int sys_set_no_new_privs(Error *err);
  * TIOCLINUX ioctls. The last thing before execve. */
 int sys_drop_privileges(Error *err);
 
-/* How many descriptors this process has open (*ret_open) and its soft
- * limit RLIMIT_NOFILE (*ret_limit; 0: unlimited). 0, or -errno when
- * /proc/self/fd cannot be read. */
-int sys_open_files(size_t *ret_open, unsigned long long *ret_limit);
+/* The descriptors this process has open, read once from /proc/self/fd
+ * (audit_list_fds()) for every check `run` makes of them: those inherited
+ * (sys_check_inherited_fds()), and how many more the limit of open files
+ * leaves room for (enforce_check_descriptors()). Read before ralon opens
+ * any of its own to keep, so that every one listed is inherited. */
+typedef struct {
+  AuditFd *fds;
+  size_t n;
+  int error;                /* -errno when /proc/self/fd could not be read (then n is 0) */
+  unsigned long long limit; /* the soft RLIMIT_NOFILE; 0: unlimited, or unknown */
+} OpenFds;
+/* With `names`, each descriptor's path is read too (audit_list_fds()). */
+void sys_open_fds(bool names, OpenFds *ret);
+void sys_open_fds_clear(OpenFds *f);
 
-/* Refuses to go on when an inherited descriptor could write what the
- * `targets` protect: open for writing on a protected file or one inside a
- * protected directory, or (mount backend) any directory descriptor,
- * through which lookups would bypass the new mounts. Every descriptor
- * open is taken for inherited: called before ralon opens any of its own
- * to keep (the Landlock lister's, sys_give_kept_dirs()). */
+/* Refuses to go on when an inherited descriptor in `open` could write
+ * what the `targets` protect: open for writing on a protected file or one
+ * inside a protected directory, or (mount backend) any directory
+ * descriptor, through which lookups would bypass the new mounts; and when
+ * `open` could not be read. Reads the names it needs into `open`. */
 int sys_check_inherited_fds(Backend backend, const PlanTarget *targets, size_t n_targets,
-                            Error *err);
+                            OpenFds *open, Error *err);
