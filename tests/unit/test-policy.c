@@ -1483,17 +1483,16 @@ START_TEST(test_plain_hint_is_taken) {
 }
 END_TEST
 
-/* Past a few thousand patterns the arrays grow past what was estimated
- * and what was mapped in ahead; marks and patterns stay in step. */
+/* Five thousand patterns: the arrays are mapped in ahead several times
+ * as they fill (prefault_ahead), the marks' words many; patterns, marks
+ * and positions stay in step, globs among plain paths. */
 START_TEST(test_plain_marks_many) {
   size_t n = 5000;
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   ck_assert_ptr_nonnull(f);
-  /* A flow list: fewer `-`, `,` and `[` than items would need is not
-   * possible, so one item in three a glob keeps the estimate honest;
-   * names with `-` make it overshoot. */
+  /* One item in three a glob, which the matcher reads itself. */
   fputs("protect:\n", f);
   for (size_t i = 0; i < n; i++) {
     if (i % 3 == 2) {
