@@ -8,9 +8,11 @@
  *           with inotify and the sandbox's mount table, answers `ralon
  *           pause` and `ralon resume` on an abstract socket, relays job
  *           control and signals, and reports the command's status.
- *   init    PID 1 of a new PID namespace: reaps orphans; it dies with the
- *           guard (PR_SET_PDEATHSIG and a lifeline socket), and with it
- *           the kernel kills everything in the namespace.
+ *   init    PID 1 of a new PID namespace (pid1.c): reaps orphans; it dies
+ *           with the guard (PR_SET_PDEATHSIG and a lifeline socket), and
+ *           with it the kernel kills everything in the namespace. It runs
+ *           in the guard's memory (CLONE_VM), on a stack of its own, and
+ *           calls nothing but the kernel.
  *   command PID 2, the guard's child, in a process group of its own (so
  *           that kill(0, SIGSTOP) from inside cannot stop the guard), in
  *           the locked copy of the mount namespace (mount_lock()), with
@@ -73,6 +75,7 @@
 #include "enforce/linux/caps.h"
 #include "enforce/linux/landlock.h"
 #include "enforce/linux/mount.h"
+#include "enforce/linux/pid1.h"
 #include "enforce/linux/sys.h"
 #include "mounts.h"
 #include "path.h"
@@ -297,7 +300,7 @@ typedef struct {
 typedef struct {
   const GuardConfig *c;
   pid_t init_pid;
-  int init_sock; /* to PID 1 (init_child()) */
+  int init_sock; /* to PID 1 (pid1.c) */
   pid_t cmd_pid;
   int cmd_sock;
   int sigfd;
@@ -631,43 +634,10 @@ static const char *frozen_breach(void) {
            "notification?), so what changed meanwhile may have been written");
 }
 
-/* What the frozen sandbox looks like: each thread and how often it has
- * been scheduled. SIGSTOP is not a lock: the kernel itself can send a
- * stopped process SIGCONT (a POSIX timer, a file notification set up with
- * F_SETSIG), and it then runs while the user changes protected files. A
- * thread that ran, a thread that appeared or went, shows here. */
+/* What the frozen sandbox looks like (pid1_snapshot()). */
 typedef struct {
-  char *text; /* "pid/tid state switches\n" for each thread, in order */
+  char *text;
 } Snapshot;
-
-typedef struct {
-  FILE *out;
-  const char *pid;
-} SnapshotLine;
-
-static bool snapshot_task(int tasks, const char *tid, void *userdata) {
-  const SnapshotLine *l = userdata;
-  char status[4096];
-  if (read_task_file(tasks, tid, "status", status, sizeof(status)) <= 0) {
-    fprintf(l->out, "%s/%s gone\n", l->pid, tid);
-    return true;
-  }
-  const char *state = strstr(status, "\nState:\t");
-  const char *vol = strstr(status, "\nvoluntary_ctxt_switches:");
-  const char *invol = strstr(status, "\nnonvoluntary_ctxt_switches:");
-  unsigned long v = vol ? strtoul(vol + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : 0;
-  unsigned long iv =
-      invol ? strtoul(invol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10) : 0;
-  fprintf(l->out, "%s/%s %c %lu %lu\n", l->pid, tid, state ? state[8] : '?', v, iv);
-  return true;
-}
-
-static bool snapshot_one(Guard *g, const char *pid, int pfd, void *userdata) {
-  (void)g;
-  SnapshotLine l = {userdata, pid};
-  (void)each_task(pfd, snapshot_task, &l);
-  return false;
-}
 
 static int snapshot_take(int proc_fd, Snapshot *ret) {
   char *text = NULL;
@@ -676,7 +646,7 @@ static int snapshot_take(int proc_fd, Snapshot *ret) {
   if (f == NULL) {
     oom();
   }
-  int r = each_process_in(proc_fd, NULL, snapshot_one, f);
+  int r = pid1_snapshot(proc_fd, f);
   if (fclose(f) != 0) {
     oom();
   }
@@ -687,15 +657,6 @@ static int snapshot_take(int proc_fd, Snapshot *ret) {
 static void snapshot_clear(Snapshot *s) {
   free(s->text);
   s->text = NULL;
-}
-
-/* Whether nothing of the sandbox ran since `before` was taken. */
-static bool snapshot_unchanged(int proc_fd, const char *before) {
-  Snapshot now = {0};
-  bool same = snapshot_take(proc_fd, &now) == 0 && before != NULL && now.text != NULL &&
-              streq(before, now.text);
-  snapshot_clear(&now);
-  return same;
 }
 
 typedef struct {
@@ -1335,97 +1296,6 @@ static pid_t command_spawn(CommandStart *s) {
   return pid;
 }
 
-/* PID 1 of the sandbox: reaps what is orphaned there, and ends (and with
- * it every process of the namespace) when the guard does. While the
- * sandbox is frozen it also watches it: a process there woken by the
- * kernel (a timer, a file notification sending SIGCONT) would run while
- * the user changes protected files, or while a stopped guard watches
- * nothing, so PID 1 then ends, and the kernel ends the namespace with it.
- * Nothing inside can stop or kill PID 1: from its own namespace only the
- * signals it has a handler for reach it, and it has none. The guard talks
- * to it on `sock`: "P" with the sandbox's /proc, "W" and the frozen state
- * (snapshot_take()), "U" (answered "u") to stop watching before a thaw. */
-#define INIT_WATCH_MS 5
-
-/* "K": the command has ended, and so does everything it left behind, as
- * the kernel would end it with PID 1 (kill(-1) from PID 1 reaches every
- * other process of the namespace, and what is orphaned is reparented here
- * until none is left). "k" tells the guard, which then exits without
- * waiting for this process: its exit frees the namespaces (a mount
- * namespace's end waits for an RCU grace period), outside the time the
- * caller waits for ralon. It ends when the guard has gone. "E" instead
- * says that nothing but PID 1 is left: it only holds what it is handed
- * (as after "k") until the guard has gone. */
-ATTR_NORETURN static void init_end(void) {
-  (void)kill(-1, SIGKILL);
-  while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
-  }
-  if (errno != ECHILD || send_msg(0, "k", 1, NULL, 0) < 0) {
-    _exit(1);
-  }
-  char b[8];
-  while (recv_msg(0, b, sizeof(b), NULL, 0, NULL) > 0) {
-  }
-  _exit(0);
-}
-
-ATTR_NORETURN static void init_child(int sock) {
-  (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  if (dup2(sock, 0) < 0) {
-    _exit(1);
-  }
-  (void)syscall(SYS_close_range, 1, ~0U, 0);
-  sigset_t all;
-  sigfillset(&all);
-  sigprocmask(SIG_BLOCK, &all, NULL);
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  int proc_fd = -1;
-  char *watching = NULL;
-  char *buf = xmalloc(MSG_MAX * 16);
-  for (;;) {
-    struct pollfd pf[2] = {{.fd = 0, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-    int r = poll(pf, sfd >= 0 ? 2 : 1, watching != NULL ? INIT_WATCH_MS : sfd >= 0 ? -1 : 1000);
-    if (r < 0 && errno != EINTR) {
-      _exit(1);
-    }
-    if (pf[0].revents != 0) {
-      int fds[2];
-      size_t n_fds = 0;
-      ssize_t n = recv_msg(0, buf, MSG_MAX * 16, fds, ELEMENTSOF(fds), &n_fds);
-      if (n <= 0) {
-        _exit(0); /* the guard is gone */
-      }
-      if (buf[0] == 'P' && n_fds == ELEMENTSOF(fds)) {
-        /* The sandbox's /proc, and its mount namespace, held so that the
-         * guard's exit does not free it (see init_end()). */
-        proc_fd = fds[0];
-      } else if (buf[0] == 'K') {
-        init_end();
-      } else if (buf[0] == 'E') {
-        /* Its descriptor is held, unread, until the guard hangs up. */
-      } else if (buf[0] == 'W') {
-        free(watching);
-        watching = xstrdup(buf + 1);
-      } else if (buf[0] == 'U') {
-        free(watching);
-        watching = NULL;
-        (void)send_msg(0, "u", 1, NULL, 0);
-      }
-    }
-    if (watching != NULL && (proc_fd < 0 || !snapshot_unchanged(proc_fd, watching))) {
-      _exit(3); /* something ran: the namespace ends with its PID 1 */
-    }
-    struct signalfd_siginfo si;
-    while (sfd >= 0 && read(sfd, &si, sizeof(si)) > 0) {
-    }
-    while (waitpid(-1, NULL, WNOHANG | __WALL) > 0) {
-    }
-  }
-}
-
 /* ---- the guard -------------------------------------------------------- */
 
 static void stop_sandbox(Guard *g) {
@@ -1466,7 +1336,7 @@ static bool count_one(Guard *g, const char *pid, int pfd, void *userdata) {
 }
 
 /* The end of a session whose command has ended: PID 1 ends what is left
- * in the namespace, and says so (init_end()). false when it did not (it
+ * in the namespace, and says so ("K", pid1.c). false when it did not (it
  * had ended): then the kernel has ended the namespace with it. */
 static bool end_through_init(Guard *g) {
   char b[8];
@@ -1560,7 +1430,7 @@ static void job_stop(Guard *g, int sig) {
   relay_stop(g, sig);
   size_t before = g->res->n_changed;
   bool changed = check_identities(g) > 0 || check_mounts(g) > 0;
-  if (!unwatch_frozen(g) || (changed && !snapshot_unchanged(g->proc_fd, g->frozen_state))) {
+  if (!unwatch_frozen(g) || (changed && !pid1_snapshot_unchanged(g->proc_fd, g->frozen_state))) {
     /* Something inside ran while a protected path changed outside. */
     error_set(&e, EBUSY, "%s", frozen_breach());
     fail_closed(g, &e);
@@ -1785,7 +1655,7 @@ static void handle_inotify(Guard *g) {
 static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char ***ret_missing,
                   size_t *ret_n_missing, Error *err) {
   size_t killed = 0;
-  if (!unwatch_frozen(g) || !snapshot_unchanged(g->proc_fd, g->frozen_state)) {
+  if (!unwatch_frozen(g) || !pid1_snapshot_unchanged(g->proc_fd, g->frozen_state)) {
     /* What changed meanwhile may have been written: name it. */
     (void)check_identities(g);
     return error_set(err, EBUSY, "%s", frozen_breach());
@@ -2027,7 +1897,7 @@ static void guard_clear(Guard *g) {
   /* The socket to PID 1 last: PID 1 ends when it closes, and until then
    * holds its own references to the sandbox's namespaces and /proc (and,
    * after "K", to the inotify instance), so that none of these closes is
-   * the last one, which would wait for a grace period (see init_end()). */
+   * the last one, which would wait for a grace period (pid1.c, "K"). */
   int *fds[] = {&g->cmd_sock,  &g->sigfd,  &g->ino_fd,    &g->mountinfo_fd, &g->proc_fd,
                 &g->mntns_fd, &g->listen_fd, &g->pidns_fd, &g->tty,       &g->init_sock};
   for (size_t i = 0; i < g->n_clients; i++) {
@@ -2152,17 +2022,12 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     goto restore;
   }
-  fflush(stdout);
-  fflush(stderr);
-  g.init_pid = fork();
+  g.init_pid = pid1_start(lifeline[0]);
   if (g.init_pid < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     close(lifeline[0]);
     close(lifeline[1]);
     goto restore;
-  }
-  if (g.init_pid == 0) {
-    init_child(lifeline[0]);
   }
   close(lifeline[0]);
   /* To hold the frozen sandbox's threads by their pids here (a kernel
@@ -2225,7 +2090,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   }
   if (g.paused && !ret->stopped) {
     /* A frozen command does not end: PID 1 ended the sandbox, having
-     * found something in it running (init_child()). */
+     * found something in it running (pid1.c). */
     (void)check_identities(&g);
     ret->failure =
         xstrdup(frozen_breach());
