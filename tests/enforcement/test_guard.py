@@ -605,7 +605,10 @@ class TestChangedAtStart(GuardBase):
     with the new file writable. The last checks before the execve (every
     pin and protected path still the object bound, still a mount point in
     the locked namespace) must refuse to run: exit 2, the path named, the
-    command never started.
+    command never started. Also when the object is the same one, under the
+    same name, with as many links, but no longer mounted on (a link made,
+    the name removed, which detaches its mount, and put back): only the
+    second check sees that.
 
     The moment is made certain: strace holds the command's process for a
     while right after it has locked the namespace (when it opens its
@@ -618,10 +621,16 @@ class TestChangedAtStart(GuardBase):
         strace = shutil.which("strace", path=te.SAFE_PATH)
         if strace is None:
             self.skipTest("needs strace to hold ralon at that moment")
-        for user in self.mount_users():
-            with self.subTest(user=user):
+        changes = {
+            "replaced": "cp Cargo.lock x && mv x Cargo.lock",
+            "unmounted": "ln Cargo.lock x && rm Cargo.lock && ln x Cargo.lock && rm x",
+        }
+        for user, (change, script) in ((u, c) for u in self.mount_users()
+                                       for c in changes.items()):
+            with self.subTest(user=user, change=change):
                 pr = self.project_as(user)
                 lock = os.path.join(pr.proj, "Cargo.lock")
+                ino = os.stat(lock).st_ino
                 log = os.path.join(pr.tmp, "strace.log")
                 token = "START-%d-%s" % (os.getpid(), user)
                 cmd = "echo '%s' >&2; echo %s >> Cargo.lock" % (te.STARTED, token)
@@ -639,12 +648,15 @@ class TestChangedAtStart(GuardBase):
                         self.assertLess(time.monotonic(), deadline, "ralon never locked")
                         self.assertIsNone(p.poll(), "ralon ended before it locked")
                         time.sleep(0.001)
-                    outside(user, pr.proj, "cp Cargo.lock x && mv x Cargo.lock", pr.env())
+                    outside(user, pr.proj, script, pr.env())
                 finally:
                     out, err = p.communicate(timeout=te.TIMEOUT)
                 r = te.Result(p.returncode, out, err)
                 self.assertNotIn(te.STARTED, r.stderr, r)
                 self.assertNotIn(token, te.read_text(lock), r)
+                if change == "unmounted":
+                    st = os.stat(lock)
+                    self.assertEqual((st.st_ino, st.st_nlink), (ino, 1))
                 self.assertEqual(r.rc, 2, r)
                 self.assertRegex(r.stderr, r"(?m)^ralon: %s changed while ralon started, after it "
                                  r"was protected; refusing to run$"
