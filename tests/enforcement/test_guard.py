@@ -31,6 +31,7 @@ import os
 import pty as pty_module
 import re
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -537,8 +538,16 @@ while True:
                                           stderr=subprocess.DEVNULL)
                 self.addCleanup(lambda t=tracer: (t.poll() is None and t.kill(), t.wait()))
                 time.sleep(0.5)
+                # What the waker is once the change has woken it, seen from
+                # outside while the pause lasts: no longer there (or a
+                # zombie) when PID 1 has ended the sandbox, rather than
+                # stopped again until the resume finds out.
+                during = os.path.join(pr.tmp, "waker-during-pause")
                 r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock && "
-                               "sleep 0.3 && echo user >> Cargo.lock")
+                               "sleep 0.3 && { cut -d' ' -f3 /proc/%d/stat 2>/dev/null || "
+                               "echo none; } > %s && echo user >> Cargo.lock"
+                               % (waker[0], shlex.quote(during)))
+                self.assertIn(te.read_text(during).strip(), ("none", "Z", "X"), r)
                 # PID 1 watched the frozen sandbox and ended it: there was
                 # nothing left to resume.
                 self.assertEqual(r.rc, 2, r)
