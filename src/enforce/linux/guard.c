@@ -1272,24 +1272,26 @@ static int command_start(void *arg) {
  * namespace with it. */
 static pid_t command_spawn(CommandStart *s) {
 #ifndef GUARD_ASAN
-  /* On this process's own stack, well below the frames in use: it is
-   * suspended until the child has gone, and the kernel grows the stack
-   * for the child as for itself, with the gap below it that faults rather
-   * than reach other memory (execvp(3) puts argc + 2 pointers on it for a
-   * file without "#!": fewer bytes than the kernel put there for the same
-   * arguments at this process's own start). No mapping is made, none
-   * unmapped (which, with PID 1 on another processor in the same memory,
-   * flushes its TLB too), and pages this process touched before cost no
-   * fault. */
-  uintptr_t top = ((uintptr_t)__builtin_frame_address(0) - 16384u) & ~(uintptr_t)63u;
-  return clone(command_start, (void *)top, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
-#else
-  /* AddressSanitizer's view of the stack changes with it (a fiber switch),
-   * and the child's frames, poisoned, are never left: a stack of its own,
-   * unpoisoned and unmapped once it is gone. execvp(3) puts argc + 2
-   * pointers on it for a file without "#!" (as posix_spawn(3) sizes its
-   * stack for them); pages never touched cost nothing. Below it, a page
-   * that faults rather than reach the guard's memory. */
+  if (!pid1_under_valgrind()) {
+    /* On this process's own stack, well below the frames in use: it is
+     * suspended until the child has gone, and the kernel grows the stack
+     * for the child as for itself, with the gap below it that faults
+     * rather than reach other memory (execvp(3) puts argc + 2 pointers on
+     * it for a file without "#!": fewer bytes than the kernel put there
+     * for the same arguments at this process's own start). No mapping is
+     * made, none unmapped (which, with PID 1 on another processor in the
+     * same memory, flushes its TLB too), and pages this process touched
+     * before cost no fault. */
+    uintptr_t top = ((uintptr_t)__builtin_frame_address(0) - 16384u) & ~(uintptr_t)63u;
+    return clone(command_start, (void *)top, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+  }
+#endif
+  /* A stack of its own where AddressSanitizer (which must see a stack
+   * switch, and whose poisoned frames the child never leaves) or Valgrind
+   * watches. execvp(3) puts argc + 2 pointers on it for a file without
+   * "#!" (as posix_spawn(3) sizes its stack for them); pages never
+   * touched cost nothing. Below it, a page that faults rather than reach
+   * the guard's memory. */
   size_t argc = 0;
   while (s->g->c->argv[argc] != NULL) {
     argc++;
@@ -1309,6 +1311,7 @@ static pid_t command_spawn(CommandStart *s) {
     return -1;
   }
   char *stack = map + page;
+#ifdef GUARD_ASAN
   pthread_attr_t attr;
   void *own = NULL;
   size_t own_size = 0;
@@ -1318,8 +1321,10 @@ static pid_t command_spawn(CommandStart *s) {
   }
   void *fake = NULL;
   __sanitizer_start_switch_fiber(&fake, stack, size);
+#endif
   pid_t pid = clone(command_start, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
   int saved = errno;
+#ifdef GUARD_ASAN
   if (pid < 0) {
     __sanitizer_finish_switch_fiber(NULL, NULL, NULL); /* the switch no child made */
   }
@@ -1328,10 +1333,10 @@ static pid_t command_spawn(CommandStart *s) {
   __sanitizer_start_switch_fiber(NULL, own, own_size);
   __sanitizer_finish_switch_fiber(fake, NULL, NULL);
   ASAN_UNPOISON_MEMORY_REGION(stack, size);
+#endif
   (void)munmap(map, size + page);
   errno = saved;
   return pid;
-#endif
 }
 
 /* ---- the guard -------------------------------------------------------- */

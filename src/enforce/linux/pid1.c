@@ -61,6 +61,21 @@
 #define PID1_SHARES_MEMORY 1
 #endif
 
+/* Valgrind's header, where it was there at build time (pid1_under_valgrind()). */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define PID1_UNDER_VALGRIND() (RUNNING_ON_VALGRIND != 0)
+#endif
+#endif
+#ifndef PID1_UNDER_VALGRIND
+#define PID1_UNDER_VALGRIND() false
+#endif
+
+bool pid1_under_valgrind(void) {
+  return PID1_UNDER_VALGRIND();
+}
+
 /* Code that PID 1 runs: never instrumented (a sanitizer's state is per
  * thread, and PID 1 would share the guard's), and kept out of line so
  * that none of it is inlined into code that is. */
@@ -536,16 +551,18 @@ pid_t pid1_start(int sock) {
   Pid1Memory *m = (Pid1Memory *)(void *)(map + page + PID1_STACK);
   m->sock = sock;
 #ifdef PID1_SHARES_MEMORY
-  /* Never unmapped: PID 1 runs on it until it ends, which may be after
-   * this process has. */
-  pid_t pid = clone(p1_clone_main, map + page + PID1_STACK, CLONE_VM | SIGCHLD, m);
-  if (pid < 0) {
-    int saved = errno;
-    (void)munmap(map, size);
-    errno = saved;
+  if (!pid1_under_valgrind()) {
+    /* Never unmapped: PID 1 runs on it until it ends, which may be after
+     * this process has. */
+    pid_t pid = clone(p1_clone_main, map + page + PID1_STACK, CLONE_VM | SIGCHLD, m);
+    if (pid < 0) {
+      int saved = errno;
+      (void)munmap(map, size);
+      errno = saved;
+    }
+    return pid;
   }
-  return pid;
-#else
+#endif
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
@@ -556,5 +573,4 @@ pid_t pid1_start(int sock) {
   (void)munmap(map, size);
   errno = saved;
   return pid;
-#endif
 }

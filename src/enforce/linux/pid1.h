@@ -21,8 +21,16 @@
  * the guard's memory is copied for it, or written-protected under the
  * guard until its first write. It then makes every system call itself
  * (errno is this process's) and allocates nothing; the stack and buffers
- * it runs on are never unmapped. Elsewhere it is a fork(2). */
+ * it runs on are never unmapped. Elsewhere, and under Valgrind, it is a
+ * fork(2). */
 pid_t pid1_start(int sock);
+
+/* Whether this process runs under Valgrind (known where its header was
+ * there at build time). Valgrind runs no clone(2) that shares memory but
+ * a thread's (it exits, saying so) or vfork(2)'s, which it runs as a
+ * fork(2) that must start on a stack of its own: PID 1 is then a fork,
+ * and the command's process gets a stack mapped for it. */
+bool pid1_under_valgrind(void);
 
 /* What the frozen sandbox looks like: each thread of every process in the
  * /proc at proc_fd but PID 1, as "pid/tid state switches switches\n" (its
