@@ -673,6 +673,59 @@ class TestChangedAtStart(GuardBase):
                 self.assertNoLeftovers(token, r, at_once=True)
 
 
+class TestChangedBeforeTheWatches(GuardBase):
+    """The guard sets its watches once the command runs, and looks once
+    more then: a hard link to a protected file made outside after the
+    command's process made its last checks, before the watches are set,
+    stops the sandbox as a change the watches see would (exit 125, the
+    path named), and the command, which would write through the link a
+    moment later, does not. (A link detaches no mount, so the sandbox's
+    mount table, which the guard polls from before, does not show it.)
+
+    The moment is made certain: strace holds the guard at its first
+    inotify_add_watch(2) while the command has started (it says so in a
+    file), and the link is made then."""
+
+    DELAY_US = 700000
+
+    def test_a_change_before_the_watches_stops_the_sandbox(self):
+        strace = shutil.which("strace", path=te.SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to hold the guard at that moment")
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                lock = os.path.join(pr.proj, "Cargo.lock")
+                ready = os.path.join(pr.tmp, "ready")
+                token = "WATCH-%d-%s" % (os.getpid(), user)
+                # Writes through the link a while after the guard lets go
+                # of the watch.
+                cmd = ('touch "$TMPDIR/ready"; sleep %s; echo %s >> src/alias'
+                       % (2 * self.DELAY_US / 1e6, token))
+                argv = [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=inotify_add_watch",
+                        "-e", "inject=inotify_add_watch:delay_enter=%d:when=1" % self.DELAY_US
+                        ] + te.ralon_run("mount", cmd)
+                env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+                p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     errors="replace", preexec_fn=user_preexec(user))
+                try:
+                    deadline = time.monotonic() + 60
+                    while not os.path.exists(ready):
+                        self.assertLess(time.monotonic(), deadline, "the command never started")
+                        self.assertIsNone(p.poll(), "ralon ended before the command started")
+                        time.sleep(0.001)
+                    outside(user, pr.proj, "ln Cargo.lock src/alias", pr.env())
+                finally:
+                    out, err = p.communicate(timeout=te.TIMEOUT)
+                r = te.Result(p.returncode, out, err)
+                self.assertEqual(r.rc, STOPPED, r)
+                self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
+                self.assertIn(os.path.realpath(lock), r.stderr, r)
+                self.assertNotIn(token, te.read_text(lock), r)
+                self.assertNoLeftovers(token, r, at_once=True)
+
+
 class TestLeftovers(GuardBase):
     """ATTACKS #74: nothing the agent started outlives it."""
 

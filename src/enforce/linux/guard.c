@@ -393,15 +393,7 @@ static int compare_entries(const void *a, const void *b) {
  * each protected object itself. inotify follows inodes, whichever path the
  * change came through. Any failure (the watch limit) fails: a path left
  * unwatched could change unseen. */
-static int watch_all(Guard *g, Error *err) {
-  dir_watches_clear(g);
-  if (g->ino_fd >= 0) {
-    close(g->ino_fd);
-  }
-  g->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (g->ino_fd < 0) {
-    return error_set(err, errno, _("the guard cannot watch the protected paths: %m"));
-  }
+static int watch_add_all(Guard *g, Error *err) {
   _cleanup_free_ Entry *e = xcalloc(g->n_objs > 0 ? g->n_objs : 1, sizeof(Entry));
   for (size_t i = 0; i < g->n_objs; i++) {
     const char *p = g->objs[i].path;
@@ -439,6 +431,24 @@ static int watch_all(Guard *g, Error *err) {
     slot_for(g, wd)->obj = (int)i;
   }
   return 0;
+}
+
+static int watch_init(Guard *g, Error *err) {
+  g->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (g->ino_fd < 0) {
+    return error_set(err, errno, _("the guard cannot watch the protected paths: %m"));
+  }
+  return 0;
+}
+
+/* The watches again, in an inotify instance of their own. */
+static int watch_all(Guard *g, Error *err) {
+  dir_watches_clear(g);
+  if (g->ino_fd >= 0) {
+    close(g->ino_fd);
+    g->ino_fd = -1;
+  }
+  return watch_init(g, err) < 0 ? -1 : watch_add_all(g, err);
 }
 
 /* Whether an inotify event concerns a pin or a protected path. */
@@ -1187,11 +1197,12 @@ static int command_prepare(Guard *g, const GuardConfig *c, int sock, const char 
       return -1;
     }
   }
-  /* The guard has watched every pin and protected path since before the
-   * PID namespace was made: one changed between the binds and the watches
-   * is no longer the object that was bound, or no longer a mount point in
-   * the locked namespace (a change after the watches is theirs to find).
-   * Checked before the privileges go, as the guard would see them. */
+  /* A pin or protected path changed since the binds is no longer the
+   * object that was bound, or no longer a mount point in the locked
+   * namespace: refuse to run. (A change after this check is the guard's
+   * to find: it looks once more when its watches are set, once the
+   * command runs.) Checked before the privileges go, as the guard would
+   * see them. */
   if (check_at_start(g, fds[1]) > 0) {
     close_fds(fds, ELEMENTSOF(fds));
     g->start_changed = true;
@@ -2038,7 +2049,9 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
       g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, links, true};
     }
   }
-  if (watch_all(&g, err) < 0) {
+  /* The watches are set once the command runs (below); the inotify
+   * instance now, so that a limit of instances reached refuses to start. */
+  if (watch_init(&g, err) < 0) {
     goto out;
   }
   /* Signals for the command, and the command's own reports, come through
@@ -2121,6 +2134,22 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   }
   if (wait_locked(&g, err) < 0) {
     goto kill;
+  }
+  /* The watches, now that the command runs: set before it, they would
+   * delay its start, and the guard could not read them before its
+   * execve anyway. Its process checked every pin and protected path just
+   * before that; the guard looks once more once they are set, so that a
+   * change made in between stops the sandbox, as a change the watches
+   * see does (and as the events of one made before them, queued until
+   * now, did). A watch that cannot be set (the limit of watches) stops
+   * it too: a path left unwatched could change unseen. */
+  Error we = {0};
+  if (watch_add_all(&g, &we) < 0) {
+    ret->failure = xstrdup(we.message);
+    ret->stopped = true;
+    error_clear(&we);
+  } else if (check_identities(&g) > 0 || check_mounts(&g) > 0) {
+    ret->stopped = true;
   }
   int held[] = {g.proc_fd, g.mntns_fd};
   if (send_msg(g.init_sock, "P", 1, held, ELEMENTSOF(held)) < 0) {
