@@ -301,7 +301,6 @@ typedef struct {
   const GuardConfig *c;
   pid_t init_pid;
   int init_sock; /* to PID 1 (pid1.c) */
-  bool init_lingers; /* ends when this process does (end_through_init()) */
   pid_t cmd_pid;
   int cmd_sock;
   int sigfd;
@@ -1409,7 +1408,6 @@ static bool end_through_init(Guard *g) {
       return false;
     }
     g->init_pid = 0;
-    g->init_lingers = true;
     return true;
   }
   if (send_msg(g->init_sock, "K", 1, held, n_held) < 0) {
@@ -1423,7 +1421,6 @@ static bool end_through_init(Guard *g) {
   }
   /* Nothing but PID 1 is left, and it ends with this process. */
   g->init_pid = 0;
-  g->init_lingers = true;
   return true;
 }
 
@@ -1963,14 +1960,6 @@ static void guard_clear(Guard *g) {
   if (own_proc_fd >= 0) {
     close(own_proc_fd);
     own_proc_fd = -1;
-  }
-  /* Once the command has ended and PID 1 holds what is left, its socket
-   * stays open (close-on-exec) until this process exits: PID 1 then ends
-   * after it, and its exit, not this one's, frees the memory they share
-   * (the last user of an address space unmaps it, page by page), outside
-   * the time the caller waits for ralon. */
-  if (g->init_lingers) {
-    g->init_sock = -1;
   }
   for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
     if (*fds[i] >= 0) {
