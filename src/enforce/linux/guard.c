@@ -1395,20 +1395,18 @@ static bool end_through_init(Guard *g) {
   char b[8];
   /* PID 1 takes the inotify descriptor along: the last close of one
    * waits for the kernel's watch reaper (an SRCU grace period, 0.2-7 ms
-   * measured here), which its exit then pays, not the caller. */
+   * measured here), which its exit then pays, while the guard closes the
+   * rest (guard_clear() waits for PID 1 only after that). */
   int held[] = {g->ino_fd};
   size_t n_held = g->ino_fd >= 0 ? 1 : 0;
   /* Nothing but PID 1 left (the common end: the command's process
    * reaped, none other there, and only a process there could make one):
-   * PID 1 has nothing to end, and need not be waited for. A zombie not
-   * yet reaped is still listed, and goes the long way. */
+   * PID 1 has nothing to end; it ends when its socket closes, and
+   * guard_clear() waits for it then. A zombie not yet reaped is still
+   * listed, and goes the long way. */
   size_t others = 0;
   if (each_process(g, count_one, &others) == 0 && others == 0) {
-    if (send_msg(g->init_sock, "E", 1, held, n_held) < 0) {
-      return false;
-    }
-    g->init_pid = 0;
-    return true;
+    return send_msg(g->init_sock, "E", 1, held, n_held) >= 0;
   }
   if (send_msg(g->init_sock, "K", 1, held, n_held) < 0) {
     return false;
@@ -1419,8 +1417,8 @@ static bool end_through_init(Guard *g) {
   if (n != 1 || b[0] != 'k') {
     return false;
   }
-  /* Nothing but PID 1 is left, and it ends with this process. */
-  g->init_pid = 0;
+  /* Nothing but PID 1 is left, and it ends when its socket closes
+   * (guard_clear()). */
   return true;
 }
 
@@ -1966,6 +1964,16 @@ static void guard_clear(Guard *g) {
       close(*fds[i]);
       *fds[i] = -1;
     }
+  }
+  /* PID 1 ends on that close; nothing of the session outlives `ralon
+   * run`, so it is waited for (its exit closes the inotify instance and
+   * the last references to the sandbox's namespaces: the grace periods
+   * those take are the caller's time, as they must be). */
+  if (g->init_pid > 0) {
+    int st;
+    while (waitpid(g->init_pid, &st, __WALL) < 0 && errno == EINTR) {
+    }
+    g->init_pid = 0;
   }
   thaw(g);
   for (size_t i = 0; i < g->n_objs; i++) {

@@ -20,11 +20,13 @@
  *       as the kernel would end it with PID 1 (kill(-1) from PID 1 reaches
  *       every other process of the namespace, and what is orphaned is
  *       reparented here until none is left); answered "k", then it holds
- *       what it was handed until the guard has gone. Its exit frees the
+ *       what it was handed until the guard hangs up. Its exit frees the
  *       namespaces (a mount namespace's end waits for an RCU grace
- *       period), outside the time the caller waits for ralon;
+ *       period) while the guard closes its own descriptors; the guard
+ *       then waits for it, so that nothing of the session outlives
+ *       `ralon run`;
  *   "E": nothing but PID 1 is left: it only holds what it is handed (as
- *       after "k") until the guard has gone.
+ *       after "k") until the guard hangs up.
  * It ends when the guard hangs up.
  *
  * Where it shares the guard's memory (pid1_start()), everything it runs
@@ -552,8 +554,8 @@ pid_t pid1_start(int sock) {
   m->sock = sock;
 #ifdef PID1_SHARES_MEMORY
   if (!pid1_under_valgrind()) {
-    /* Never unmapped: PID 1 runs on it until it ends, which may be after
-     * this process has. */
+    /* Never unmapped: PID 1 runs on it until it ends (guard_clear()
+     * waits for that), and this process's exit unmaps it. */
     pid_t pid = clone(p1_clone_main, map + page + PID1_STACK, CLONE_VM | SIGCHLD, m);
     if (pid < 0) {
       int saved = errno;
