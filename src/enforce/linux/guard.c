@@ -1271,17 +1271,41 @@ static int command_start(void *arg) {
   _exit(127);
 }
 
-/* Starts command_start() on a stack of its own; returns when it has
- * executed the command or exited: its pid, or -1.
+#if defined(PID1_SHARES_MEMORY) && !defined(GUARD_ASAN)
+/* The gap between this process's frames in use and the top of the stack
+ * the command's process starts on (command_spawn_here()). */
+#define CMD_STACK_GAP (64u * 1024u)
+
+/* Starts command_start() on this process's own stack, CMD_STACK_GAP below
+ * this function's frame; returns when it has executed the command or
+ * exited: its pid, or -1.
  *
- * Nothing else may run on the guard's memory meanwhile: the guard is one
- * thread, and PID 1 a fork(2) with memory of its own. A process that
- * shares it and dies half-way through a step (a fault, SIGKILL by its pid
- * from outside) may leave the guard's heap in any state; before Linux
- * 5.16 a core-dumping signal there kills the guard too, and PID 1 and the
- * namespace with it. */
-static pid_t command_spawn(CommandStart *s) {
-#ifndef GUARD_ASAN
+ * Out of line, and with no locals, so that its frame is the lowest one in
+ * use: every frame of the guard's (guard_run()'s alone is about 10 KB) is
+ * above it. Below it only clone(3)'s own frame is written while the child
+ * runs; the gap (64 KiB, where a few hundred bytes are used) leaves room
+ * for that and for the frames of this function and clone() to grow in
+ * later builds, without the child's stack ever reaching the live Guard or
+ * clone()'s return address. Only where the stack grows down (x86-64 and
+ * arm64, PID1_SHARES_MEMORY). */
+__attribute__((noinline)) static pid_t command_spawn_here(CommandStart *s) {
+  uintptr_t top = ((uintptr_t)__builtin_frame_address(0) - CMD_STACK_GAP) & ~(uintptr_t)63u;
+  return clone(command_start, (void *)top, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+}
+#endif
+
+/* Starts command_start(); returns when it has executed the command or
+ * exited: its pid, or -1.
+ *
+ * The child runs in this process's memory until its execve, while this
+ * process waits (CLONE_VFORK); so does PID 1, concurrently, where it
+ * shares that memory (pid1.c), which is harmless: PID 1 touches no heap,
+ * stdio or errno of this process's. A process that shares it and dies
+ * half-way through a step (a fault, SIGKILL by its pid from outside) may
+ * leave the guard's heap in any state; before Linux 5.16 a core-dumping
+ * signal there kills the guard too, and PID 1 and the namespace with it. */
+__attribute__((noinline)) static pid_t command_spawn(CommandStart *s) {
+#if defined(PID1_SHARES_MEMORY) && !defined(GUARD_ASAN)
   if (!pid1_under_valgrind()) {
     /* On this process's own stack, well below the frames in use: it is
      * suspended until the child has gone, and the kernel grows the stack
@@ -1292,8 +1316,7 @@ static pid_t command_spawn(CommandStart *s) {
      * made, none unmapped (which, with PID 1 on another processor in the
      * same memory, flushes its TLB too), and pages this process touched
      * before cost no fault. */
-    uintptr_t top = ((uintptr_t)__builtin_frame_address(0) - 16384u) & ~(uintptr_t)63u;
-    return clone(command_start, (void *)top, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+    return command_spawn_here(s);
   }
 #endif
   /* A stack of its own where AddressSanitizer (which must see a stack

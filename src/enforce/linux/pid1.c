@@ -59,10 +59,6 @@
 /* PID 1's own stack. */
 #define PID1_STACK (64u * 1024u)
 
-#if (defined(__x86_64__) && !defined(__ILP32__)) || defined(__aarch64__)
-#define PID1_SHARES_MEMORY 1
-#endif
-
 /* Valgrind's header, where it was there at build time (pid1_under_valgrind()). */
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)

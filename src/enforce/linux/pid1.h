@@ -8,6 +8,13 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* Where PID 1 shares the guard's memory (pid1_start()), calling the
+ * kernel directly: x86-64 and arm64, whose stacks grow down (the guard's
+ * command_spawn() relies on that too). */
+#if (defined(__x86_64__) && !defined(__ILP32__)) || defined(__aarch64__)
+#define PID1_SHARES_MEMORY 1
+#endif
+
 /* The longest message PID 1 receives ("W" and the frozen state). */
 #define PID1_MSG_MAX (1024u * 1024u)
 
