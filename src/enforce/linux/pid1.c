@@ -40,6 +40,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,15 +241,8 @@ P1 long p1_recv(int sock, char *buf, size_t size, int *fds, size_t max_fds, size
 
 /* ---- the frozen sandbox's state ---------------------------------------- */
 
-typedef struct {
-  char procs[8192];
-  char tasks[4096];
-  char status[4096];
-} SnapshotScratch;
-
-/* One line of the state; false stops the walk. */
-typedef bool (*LineFn)(const char *line, size_t len, void *userdata);
-
+/* What getdents64(2) writes: records aligned for their 64-bit fields,
+ * read in place, so the buffers start aligned for them too. */
 struct p1_dirent {
   uint64_t d_ino;
   int64_t d_off;
@@ -256,6 +250,15 @@ struct p1_dirent {
   unsigned char d_type;
   char d_name[];
 };
+
+typedef struct {
+  _Alignas(struct p1_dirent) char procs[8192];
+  _Alignas(struct p1_dirent) char tasks[4096];
+  char status[4096];
+} SnapshotScratch;
+
+/* One line of the state; false stops the walk. */
+typedef bool (*LineFn)(const char *line, size_t len, void *userdata);
 
 P1 bool p1_is_number(const char *s) {
   if (*s == '\0') {
@@ -454,6 +457,17 @@ typedef struct {
   SnapshotScratch scratch;
   char msgs[2][PID1_MSG_MAX];
 } Pid1Memory;
+
+/* The getdents64(2) buffers, wherever the scratch is (mapped for PID 1
+ * after an int, or allocated), start where a record may be read. */
+_Static_assert(offsetof(Pid1Memory, scratch.procs) % _Alignof(struct p1_dirent) == 0,
+               "PID 1's getdents buffer for /proc is misaligned");
+_Static_assert(offsetof(Pid1Memory, scratch.tasks) % _Alignof(struct p1_dirent) == 0,
+               "PID 1's getdents buffer for tasks is misaligned");
+_Static_assert(offsetof(SnapshotScratch, tasks) % _Alignof(struct p1_dirent) == 0,
+               "the getdents buffer for tasks is misaligned");
+_Static_assert(_Alignof(SnapshotScratch) >= _Alignof(struct p1_dirent),
+               "the snapshot's scratch is not aligned for getdents records");
 
 ATTR_NORETURN P1 void p1_end(int sock, char *buf) {
   (void)SYS5(SYS_kill, -1, SIGKILL, 0, 0, 0);
