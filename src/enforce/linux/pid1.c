@@ -7,8 +7,11 @@
  * timer, a file notification sending SIGCONT) would run while the user
  * changes protected files, or while a stopped guard watches nothing, so
  * PID 1 then ends, and the kernel ends the namespace with it. Nothing
- * inside can stop or kill PID 1: from its own namespace only the signals
- * it has a handler for reach it, and it blocks every one.
+ * inside can stop or kill PID 1: the kernel drops a signal sent from the
+ * namespace to its init whose action there is the default
+ * (SIGNAL_UNKILLABLE), as SIGKILL's and SIGSTOP's always are, and PID 1
+ * sets no handler; every other signal it also blocks (SIGCHLD read from a
+ * signalfd), so none acts on it.
  *
  * The guard talks to it on its socket:
  *   "P" + the sandbox's /proc and mount namespace: held (so that the
@@ -31,8 +34,13 @@
  *
  * Where it shares the guard's memory (pid1_start()), everything it runs
  * is in this file, compiled without sanitizers (their run-time state is
- * the guard's thread's), and calls the kernel directly: a C library call
- * could write errno, which is the guard's, while the guard reads it. */
+ * the guard's thread's) and, where the compiler can leave it out (GCC 11,
+ * clang 11), without the stack protector (whose canary is read from the
+ * guard's thread-local storage, and whose failure calls the C library),
+ * and calls the kernel directly: a C library call could write errno,
+ * which is the guard's, while the guard reads it. (Where the stack
+ * protector stays, PID 1 reads the guard's canary, which is harmless,
+ * and a smashed stack of its would end in __stack_chk_fail(3).) */
 #include "enforce/linux/pid1.h"
 
 #include <errno.h>
@@ -78,7 +86,15 @@ bool pid1_under_valgrind(void) {
 /* Code that PID 1 runs: never instrumented (a sanitizer's state is per
  * thread, and PID 1 would share the guard's), and kept out of line so
  * that none of it is inlined into code that is. */
-#define P1 __attribute__((no_sanitize("address", "undefined"), noinline)) static
+#if defined(__has_attribute)
+#if __has_attribute(no_stack_protector)
+#define P1_NO_STACK_PROTECTOR __attribute__((no_stack_protector))
+#endif
+#endif
+#ifndef P1_NO_STACK_PROTECTOR
+#define P1_NO_STACK_PROTECTOR
+#endif
+#define P1 __attribute__((no_sanitize("address", "undefined"), noinline)) P1_NO_STACK_PROTECTOR static
 
 /* ---- the kernel, called directly ---------------------------------------
  * Each returns what the system call does, -errno on failure; none writes

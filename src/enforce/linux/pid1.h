@@ -11,7 +11,7 @@
 /* Where PID 1 shares the guard's memory (pid1_start()), calling the
  * kernel directly: x86-64 and arm64, whose stacks grow down (the guard's
  * command_spawn() relies on that too). */
-#if (defined(__x86_64__) && !defined(__ILP32__)) || defined(__aarch64__)
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(__ILP32__)
 #define PID1_SHARES_MEMORY 1
 #endif
 
@@ -25,7 +25,7 @@
  *
  * On x86-64 and arm64 it runs in this process's memory (clone(2) with
  * CLONE_VM, as a thread would, but in a process of its own): nothing of
- * the guard's memory is copied for it, or written-protected under the
+ * the guard's memory is copied for it, or write-protected under the
  * guard until its first write. It then makes every system call itself
  * (errno is this process's) and allocates nothing; the stack and buffers
  * it runs on are never unmapped. Elsewhere, and under Valgrind, it is a
