@@ -726,6 +726,49 @@ class TestChangedBeforeTheWatches(GuardBase):
                 self.assertNoLeftovers(token, r, at_once=True)
 
 
+class TestWatchLimit(GuardBase):
+    """A watch the guard cannot set once the command runs (the limit of
+    inotify watches, fs.inotify.max_user_watches, reached) stops the
+    sandbox (exit 125), and ralon says so and what to do about that limit,
+    not what to do about a change made outside, since none was. strace
+    makes the guard's first inotify_add_watch(2) fail with ENOSPC, as the
+    kernel does at the limit (lowering the limit itself would reach every
+    process of the user on the machine)."""
+
+    def test_the_watch_limit_stops_the_sandbox_and_says_so(self):
+        strace = shutil.which("strace", path=te.SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to make the guard's watch fail")
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                lock = os.path.join(pr.proj, "Cargo.lock")
+                out = os.path.join(pr.proj, "src", "after")
+                token = "WLIMIT-%d-%s" % (os.getpid(), user)
+                cmd = "sleep 2; echo %s > src/after; sleep 300 %s" % (token, token)
+                argv = [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=inotify_add_watch",
+                        "-e", "inject=inotify_add_watch:error=ENOSPC:when=1"
+                        ] + te.ralon_run("mount", cmd)
+                env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+                p = subprocess.run(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
+                                   capture_output=True, text=True, errors="replace",
+                                   preexec_fn=user_preexec(user), timeout=te.TIMEOUT)
+                r = te.Result(p.returncode, p.stdout, p.stderr)
+                self.assertEqual(r.rc, STOPPED, r)
+                self.assertRegex(r.stderr, r"(?m)^ralon: the guard stopped the sandbox: the guard "
+                                 r"cannot watch /\S*: the limit of inotify watches "
+                                 r"\(fs\.inotify\.max_user_watches\) is reached$", r)
+                self.assertIn("sysctl fs.inotify.max_user_watches", r.stderr, r)
+                self.assertIn("--backend landlock", r.stderr, r)
+                # Nothing changed outside: no advice about changes.
+                self.assertNotIn("ralon pause", r.stderr, r)
+                self.assertNotIn("changed outside", r.stderr, r)
+                # The command was stopped before it wrote.
+                self.assertFalse(os.path.exists(out), r)
+                self.assertNotIn(token, te.read_text(lock), r)
+                self.assertNoLeftovers(token, r, at_once=True)
+
+
 class TestLeftovers(GuardBase):
     """ATTACKS #74: nothing the agent started outlives it."""
 

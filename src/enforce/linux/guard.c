@@ -386,6 +386,18 @@ static int compare_entries(const void *a, const void *b) {
   return r != 0 ? r : strcmp(x->name, y->name);
 }
 
+/* A watch that could not be set on `path`: ENOSPC is the limit of
+ * watches a user may have (inotify_add_watch(2)), said as such. */
+static int watch_failed(Error *err, const char *path) {
+  if (errno == ENOSPC) {
+    return error_set(err, ENOSPC,
+                     _("the guard cannot watch %s: the limit of inotify watches "
+                       "(fs.inotify.max_user_watches) is reached"),
+                     path);
+  }
+  return error_set(err, errno, _("the guard cannot watch %s: %m"), path);
+}
+
 /* Watches each directory holding a pin or a protected path for the
  * entries that matter (created, deleted, moved in or out: a rename over a
  * protected file, RENAME_EXCHANGE, a pinned directory moved away), and
@@ -410,7 +422,7 @@ static int watch_add_all(Guard *g, Error *err) {
       d->dir = xstrndup(e[i].dir, e[i].dir_len);
       int wd = inotify_add_watch(g->ino_fd, d->dir, dir_mask);
       if (wd < 0) {
-        return error_set(err, errno, _("the guard cannot watch %s: %m"), d->dir);
+        return watch_failed(err, d->dir);
       }
       slot_for(g, wd)->dir = (int)(g->n_dirs - 1);
     }
@@ -425,7 +437,7 @@ static int watch_add_all(Guard *g, Error *err) {
     int wd = inotify_add_watch(g->ino_fd, g->objs[i].path,
                                IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW);
     if (wd < 0) {
-      return error_set(err, errno, _("the guard cannot watch %s: %m"), g->objs[i].path);
+      return watch_failed(err, g->objs[i].path);
     }
     slot_for(g, wd)->obj = (int)i;
   }
@@ -2166,6 +2178,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   Error we = {0};
   if (watch_add_all(&g, &we) < 0) {
     ret->failure = xstrdup(we.message);
+    ret->watch_limit = we.errnum == ENOSPC;
     ret->stopped = true;
     error_clear(&we);
   } else if (check_identities(&g) > 0 || check_mounts(&g) > 0) {
