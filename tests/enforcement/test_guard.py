@@ -619,12 +619,17 @@ class TestChangedAtStart(GuardBase):
     the name removed, which detaches its mount, and put back): only the
     second check sees that.
 
-    The moment is made certain: strace holds the command's process for a
-    while right after it has locked the namespace (when it opens its
-    /proc/self/ns/mnt for the guard, just before those checks), and the
-    change is made then."""
+    The moment is made certain: strace holds the command's process right
+    after it has locked the namespace (when it opens its /proc/self/ns/mnt
+    for the guard, just before those checks), the change is made then, and
+    only once it is done does the test let go: it kills strace, and the
+    kernel detaches and resumes every process strace traced. (A hold of a
+    fixed time, however long, could end before a slow outside change had.)
+    ralon runs under a shell that writes its exit status to a file, since
+    ralon is strace's child and strace is gone when ralon exits."""
 
-    DELAY_US = 300000
+    # Longer than any test: the hold ends when the test kills strace.
+    DELAY_US = 600000000
 
     def test_a_change_before_the_command_runs_refuses_to_run(self):
         strace = shutil.which("strace", path=te.SAFE_PATH)
@@ -641,11 +646,14 @@ class TestChangedAtStart(GuardBase):
                 lock = os.path.join(pr.proj, "Cargo.lock")
                 ino = os.stat(lock).st_ino
                 log = os.path.join(pr.tmp, "strace.log")
+                rc_file = os.path.join(pr.tmp, "ralon.rc")
                 token = "START-%d-%s" % (os.getpid(), user)
                 cmd = "echo '%s' >&2; echo %s >> Cargo.lock" % (te.STARTED, token)
-                argv = [strace, "-f", "-qq", "-o", log, "-e", "trace=openat", "-P",
-                        "/proc/self/ns/mnt", "-e",
-                        "inject=openat:delay_exit=%d" % self.DELAY_US] + te.ralon_run("mount", cmd)
+                argv = ([strace, "-f", "-qq", "-o", log, "-e", "trace=openat", "-P",
+                         "/proc/self/ns/mnt", "-e",
+                         "inject=openat:delay_exit=%d" % self.DELAY_US,
+                         "/bin/sh", "-c", '"$@"; echo $? > "$0"', rc_file]
+                        + te.ralon_run("mount", cmd))
                 # A sanitized build's leak checker cannot work under ptrace.
                 env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
                 p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
@@ -659,8 +667,11 @@ class TestChangedAtStart(GuardBase):
                         time.sleep(0.001)
                     outside(user, pr.proj, script, pr.env())
                 finally:
+                    # The hold ends here, the change made (or the test failed).
+                    p.kill()
                     out, err = p.communicate(timeout=te.TIMEOUT)
-                r = te.Result(p.returncode, out, err)
+                self.assertTrue(os.path.exists(rc_file), "ralon did not end: %r" % err)
+                r = te.Result(int(te.read_text(rc_file)), out, err)
                 self.assertNotIn(te.STARTED, r.stderr, r)
                 self.assertNotIn(token, te.read_text(lock), r)
                 if change == "unmounted":
