@@ -499,6 +499,13 @@ static void add_changed(Guard *g, const char *path) {
   r->changed[r->n_changed++] = xstrdup(path);
 }
 
+/* Whether what a path reaches now is still the object `o` was: the same
+ * device and inode, and (not a directory) no more links than it had: a
+ * link made outside is a name no mount covers. */
+static bool obj_unchanged(const Obj *o, dev_t dev, ino_t ino, mode_t mode, nlink_t nlink) {
+  return dev == o->dev && ino == o->ino && (S_ISDIR(mode) || nlink <= o->nlink);
+}
+
 /* Every pin and protected path must still be the object it was: one
  * replaced, moved away or removed outside has lost its mount. */
 static size_t check_identities(Guard *g) {
@@ -506,8 +513,8 @@ static size_t check_identities(Guard *g) {
   for (size_t i = 0; i < g->n_objs; i++) {
     struct stat st;
     const Obj *o = &g->objs[i];
-    if (fstatat(AT_FDCWD, o->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != o->dev ||
-        st.st_ino != o->ino || (!S_ISDIR(st.st_mode) && st.st_nlink > o->nlink)) {
+    if (fstatat(AT_FDCWD, o->path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        !obj_unchanged(o, st.st_dev, st.st_ino, st.st_mode, st.st_nlink)) {
       add_changed(g, o->path);
       bad++;
     }
@@ -562,15 +569,15 @@ static size_t check_at_start(Guard *g, int mountinfo_fd) {
   for (size_t i = 0; i < g->n_objs; i++) {
     const Obj *o = &g->objs[i];
     struct statx stx;
+    int root = 0;
     if (statx(AT_FDCWD, o->path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_NLINK,
               &stx) < 0 ||
-        makedev(stx.stx_dev_major, stx.stx_dev_minor) != o->dev || (ino_t)stx.stx_ino != o->ino ||
-        (!S_ISDIR(stx.stx_mode) && stx.stx_nlink > o->nlink) ||
-        ((stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) &&
-         !(stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT))) {
+        !obj_unchanged(o, makedev(stx.stx_dev_major, stx.stx_dev_minor), (ino_t)stx.stx_ino,
+                       stx.stx_mode, (nlink_t)stx.stx_nlink) ||
+        (root = statx_mount_root(&stx)) == 0) {
       add_changed(g, o->path);
       bad++;
-    } else if (!(stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT)) {
+    } else if (root < 0) {
       table = true;
     }
   }
@@ -1048,8 +1055,7 @@ static int identity_of(int fd, struct stat *st, bool *mount_root, bool *read_onl
   st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
   st->st_ino = (ino_t)stx.stx_ino;
   st->st_mode = stx.stx_mode;
-  *mount_root = !(stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) ||
-                (stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT);
+  *mount_root = statx_mount_root(&stx) != 0;
   struct statvfs vfs;
   if (fstatvfs(fd, &vfs) < 0) {
     return -errno;
