@@ -689,9 +689,15 @@ static void report_guard_stop(const Options *o, const Project *p, const GuardRes
                   "stopped"),
                 g->changed[i], o->paths[0]);
   }
-  print_note(_("change protected files under `ralon pause -- COMMAND` (or between `ralon "
-               "pause` and `ralon resume`), or use --backend landlock, whose rules follow the "
-               "files"));
+  if (g->watch_limit) {
+    /* Nothing changed: the guard could not watch every path. */
+    print_note(_("raise the limit (sysctl fs.inotify.max_user_watches=N, as root), or use "
+                 "--backend landlock, which needs no watches"));
+  } else {
+    print_note(_("change protected files under `ralon pause -- COMMAND` (or between `ralon "
+                 "pause` and `ralon resume`), or use --backend landlock, whose rules follow "
+                 "the files"));
+  }
   if (!log_enabled()) {
     return;
   }

@@ -31,6 +31,7 @@ import os
 import pty as pty_module
 import re
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -537,8 +538,16 @@ while True:
                                           stderr=subprocess.DEVNULL)
                 self.addCleanup(lambda t=tracer: (t.poll() is None and t.kill(), t.wait()))
                 time.sleep(0.5)
+                # What the waker is once the change has woken it, seen from
+                # outside while the pause lasts: no longer there (or a
+                # zombie) when PID 1 has ended the sandbox, rather than
+                # stopped again until the resume finds out.
+                during = os.path.join(pr.tmp, "waker-during-pause")
                 r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock && "
-                               "sleep 0.3 && echo user >> Cargo.lock")
+                               "sleep 0.3 && { cut -d' ' -f3 /proc/%d/stat 2>/dev/null || "
+                               "echo none; } > %s && echo user >> Cargo.lock"
+                               % (waker[0], shlex.quote(during)))
+                self.assertIn(te.read_text(during).strip(), ("none", "Z", "X"), r)
                 # PID 1 watched the frozen sandbox and ended it: there was
                 # nothing left to resume.
                 self.assertEqual(r.rc, 2, r)
@@ -605,29 +614,46 @@ class TestChangedAtStart(GuardBase):
     with the new file writable. The last checks before the execve (every
     pin and protected path still the object bound, still a mount point in
     the locked namespace) must refuse to run: exit 2, the path named, the
-    command never started.
+    command never started. Also when the object is the same one, under the
+    same name, with as many links, but no longer mounted on (a link made,
+    the name removed, which detaches its mount, and put back): only the
+    second check sees that.
 
-    The moment is made certain: strace holds the command's process for a
-    while right after it has locked the namespace (when it opens its
-    /proc/self/ns/mnt for the guard, just before those checks), and the
-    change is made then."""
+    The moment is made certain: strace holds the command's process right
+    after it has locked the namespace (when it opens its /proc/self/ns/mnt
+    for the guard, just before those checks), the change is made then, and
+    only once it is done does the test let go: it kills strace, and the
+    kernel detaches and resumes every process strace traced. (A hold of a
+    fixed time, however long, could end before a slow outside change had.)
+    ralon runs under a shell that writes its exit status to a file, since
+    ralon is strace's child and strace is gone when ralon exits."""
 
-    DELAY_US = 300000
+    # Longer than any test: the hold ends when the test kills strace.
+    DELAY_US = 600000000
 
     def test_a_change_before_the_command_runs_refuses_to_run(self):
         strace = shutil.which("strace", path=te.SAFE_PATH)
         if strace is None:
             self.skipTest("needs strace to hold ralon at that moment")
-        for user in self.mount_users():
-            with self.subTest(user=user):
+        changes = {
+            "replaced": "cp Cargo.lock x && mv x Cargo.lock",
+            "unmounted": "ln Cargo.lock x && rm Cargo.lock && ln x Cargo.lock && rm x",
+        }
+        for user, (change, script) in ((u, c) for u in self.mount_users()
+                                       for c in changes.items()):
+            with self.subTest(user=user, change=change):
                 pr = self.project_as(user)
                 lock = os.path.join(pr.proj, "Cargo.lock")
+                ino = os.stat(lock).st_ino
                 log = os.path.join(pr.tmp, "strace.log")
+                rc_file = os.path.join(pr.tmp, "ralon.rc")
                 token = "START-%d-%s" % (os.getpid(), user)
                 cmd = "echo '%s' >&2; echo %s >> Cargo.lock" % (te.STARTED, token)
-                argv = [strace, "-f", "-qq", "-o", log, "-e", "trace=openat", "-P",
-                        "/proc/self/ns/mnt", "-e",
-                        "inject=openat:delay_exit=%d" % self.DELAY_US] + te.ralon_run("mount", cmd)
+                argv = ([strace, "-f", "-qq", "-o", log, "-e", "trace=openat", "-P",
+                         "/proc/self/ns/mnt", "-e",
+                         "inject=openat:delay_exit=%d" % self.DELAY_US,
+                         "/bin/sh", "-c", '"$@"; echo $? > "$0"', rc_file]
+                        + te.ralon_run("mount", cmd))
                 # A sanitized build's leak checker cannot work under ptrace.
                 env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
                 p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
@@ -639,16 +665,118 @@ class TestChangedAtStart(GuardBase):
                         self.assertLess(time.monotonic(), deadline, "ralon never locked")
                         self.assertIsNone(p.poll(), "ralon ended before it locked")
                         time.sleep(0.001)
-                    outside(user, pr.proj, "cp Cargo.lock x && mv x Cargo.lock", pr.env())
+                    outside(user, pr.proj, script, pr.env())
                 finally:
+                    # The hold ends here, the change made (or the test failed).
+                    p.kill()
                     out, err = p.communicate(timeout=te.TIMEOUT)
-                r = te.Result(p.returncode, out, err)
+                self.assertTrue(os.path.exists(rc_file), "ralon did not end: %r" % err)
+                r = te.Result(int(te.read_text(rc_file)), out, err)
                 self.assertNotIn(te.STARTED, r.stderr, r)
                 self.assertNotIn(token, te.read_text(lock), r)
+                if change == "unmounted":
+                    st = os.stat(lock)
+                    self.assertEqual((st.st_ino, st.st_nlink), (ino, 1))
                 self.assertEqual(r.rc, 2, r)
                 self.assertRegex(r.stderr, r"(?m)^ralon: %s changed while ralon started, after it "
                                  r"was protected; refusing to run$"
                                  % re.escape(os.path.realpath(lock)), r)
+                self.assertNoLeftovers(token, r, at_once=True)
+
+
+class TestChangedBeforeTheWatches(GuardBase):
+    """The guard sets its watches once the command runs, and looks once
+    more then: a hard link to a protected file made outside after the
+    command's process made its last checks, before the watches are set,
+    stops the sandbox as a change the watches see would (exit 125, the
+    path named), and the command, which would write through the link a
+    moment later, does not. (A link detaches no mount, so the sandbox's
+    mount table, which the guard polls from before, does not show it.)
+
+    The moment is made certain: strace holds the guard at its first
+    inotify_add_watch(2) while the command has started (it says so in a
+    file), and the link is made then."""
+
+    DELAY_US = 700000
+
+    def test_a_change_before_the_watches_stops_the_sandbox(self):
+        strace = shutil.which("strace", path=te.SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to hold the guard at that moment")
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                lock = os.path.join(pr.proj, "Cargo.lock")
+                ready = os.path.join(pr.tmp, "ready")
+                token = "WATCH-%d-%s" % (os.getpid(), user)
+                # Writes through the link a while after the guard lets go
+                # of the watch.
+                cmd = ('touch "$TMPDIR/ready"; sleep %s; echo %s >> src/alias'
+                       % (2 * self.DELAY_US / 1e6, token))
+                argv = [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=inotify_add_watch",
+                        "-e", "inject=inotify_add_watch:delay_enter=%d:when=1" % self.DELAY_US
+                        ] + te.ralon_run("mount", cmd)
+                env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+                p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     errors="replace", preexec_fn=user_preexec(user))
+                try:
+                    deadline = time.monotonic() + 60
+                    while not os.path.exists(ready):
+                        self.assertLess(time.monotonic(), deadline, "the command never started")
+                        self.assertIsNone(p.poll(), "ralon ended before the command started")
+                        time.sleep(0.001)
+                    outside(user, pr.proj, "ln Cargo.lock src/alias", pr.env())
+                finally:
+                    out, err = p.communicate(timeout=te.TIMEOUT)
+                r = te.Result(p.returncode, out, err)
+                self.assertEqual(r.rc, STOPPED, r)
+                self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
+                self.assertIn(os.path.realpath(lock), r.stderr, r)
+                self.assertNotIn(token, te.read_text(lock), r)
+                self.assertNoLeftovers(token, r, at_once=True)
+
+
+class TestWatchLimit(GuardBase):
+    """A watch the guard cannot set once the command runs (the limit of
+    inotify watches, fs.inotify.max_user_watches, reached) stops the
+    sandbox (exit 125), and ralon says so and what to do about that limit,
+    not what to do about a change made outside, since none was. strace
+    makes the guard's first inotify_add_watch(2) fail with ENOSPC, as the
+    kernel does at the limit (lowering the limit itself would reach every
+    process of the user on the machine)."""
+
+    def test_the_watch_limit_stops_the_sandbox_and_says_so(self):
+        strace = shutil.which("strace", path=te.SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to make the guard's watch fail")
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                lock = os.path.join(pr.proj, "Cargo.lock")
+                out = os.path.join(pr.proj, "src", "after")
+                token = "WLIMIT-%d-%s" % (os.getpid(), user)
+                cmd = "sleep 2; echo %s > src/after; sleep 300 %s" % (token, token)
+                argv = [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=inotify_add_watch",
+                        "-e", "inject=inotify_add_watch:error=ENOSPC:when=1"
+                        ] + te.ralon_run("mount", cmd)
+                env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+                p = subprocess.run(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
+                                   capture_output=True, text=True, errors="replace",
+                                   preexec_fn=user_preexec(user), timeout=te.TIMEOUT)
+                r = te.Result(p.returncode, p.stdout, p.stderr)
+                self.assertEqual(r.rc, STOPPED, r)
+                self.assertRegex(r.stderr, r"(?m)^ralon: the guard stopped the sandbox: the guard "
+                                 r"cannot watch /\S*: the limit of inotify watches "
+                                 r"\(fs\.inotify\.max_user_watches\) is reached$", r)
+                self.assertIn("sysctl fs.inotify.max_user_watches", r.stderr, r)
+                self.assertIn("--backend landlock", r.stderr, r)
+                # Nothing changed outside: no advice about changes.
+                self.assertNotIn("ralon pause", r.stderr, r)
+                self.assertNotIn("changed outside", r.stderr, r)
+                # The command was stopped before it wrote.
+                self.assertFalse(os.path.exists(out), r)
+                self.assertNotIn(token, te.read_text(lock), r)
                 self.assertNoLeftovers(token, r, at_once=True)
 
 

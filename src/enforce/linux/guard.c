@@ -8,9 +8,11 @@
  *           with inotify and the sandbox's mount table, answers `ralon
  *           pause` and `ralon resume` on an abstract socket, relays job
  *           control and signals, and reports the command's status.
- *   init    PID 1 of a new PID namespace: reaps orphans; it dies with the
- *           guard (PR_SET_PDEATHSIG and a lifeline socket), and with it
- *           the kernel kills everything in the namespace.
+ *   init    PID 1 of a new PID namespace (pid1.c): reaps orphans; it dies
+ *           with the guard (PR_SET_PDEATHSIG and a lifeline socket), and
+ *           with it the kernel kills everything in the namespace. It runs
+ *           in the guard's memory (CLONE_VM), on a stack of its own, and
+ *           calls nothing but the kernel.
  *   command PID 2, the guard's child, in a process group of its own (so
  *           that kill(0, SIGSTOP) from inside cannot stop the guard), in
  *           the locked copy of the mount namespace (mount_lock()), with
@@ -73,6 +75,7 @@
 #include "enforce/linux/caps.h"
 #include "enforce/linux/landlock.h"
 #include "enforce/linux/mount.h"
+#include "enforce/linux/pid1.h"
 #include "enforce/linux/sys.h"
 #include "mounts.h"
 #include "path.h"
@@ -297,7 +300,7 @@ typedef struct {
 typedef struct {
   const GuardConfig *c;
   pid_t init_pid;
-  int init_sock; /* to PID 1 (init_child()) */
+  int init_sock; /* to PID 1 (pid1.c) */
   pid_t cmd_pid;
   int cmd_sock;
   int sigfd;
@@ -383,21 +386,25 @@ static int compare_entries(const void *a, const void *b) {
   return r != 0 ? r : strcmp(x->name, y->name);
 }
 
+/* A watch that could not be set on `path`: ENOSPC is the limit of
+ * watches a user may have (inotify_add_watch(2)), said as such. */
+static int watch_failed(Error *err, const char *path) {
+  if (errno == ENOSPC) {
+    return error_set(err, ENOSPC,
+                     _("the guard cannot watch %s: the limit of inotify watches "
+                       "(fs.inotify.max_user_watches) is reached"),
+                     path);
+  }
+  return error_set(err, errno, _("the guard cannot watch %s: %m"), path);
+}
+
 /* Watches each directory holding a pin or a protected path for the
  * entries that matter (created, deleted, moved in or out: a rename over a
  * protected file, RENAME_EXCHANGE, a pinned directory moved away), and
  * each protected object itself. inotify follows inodes, whichever path the
  * change came through. Any failure (the watch limit) fails: a path left
  * unwatched could change unseen. */
-static int watch_all(Guard *g, Error *err) {
-  dir_watches_clear(g);
-  if (g->ino_fd >= 0) {
-    close(g->ino_fd);
-  }
-  g->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (g->ino_fd < 0) {
-    return error_set(err, errno, _("the guard cannot watch the protected paths: %m"));
-  }
+static int watch_add_all(Guard *g, Error *err) {
   _cleanup_free_ Entry *e = xcalloc(g->n_objs > 0 ? g->n_objs : 1, sizeof(Entry));
   for (size_t i = 0; i < g->n_objs; i++) {
     const char *p = g->objs[i].path;
@@ -415,7 +422,7 @@ static int watch_all(Guard *g, Error *err) {
       d->dir = xstrndup(e[i].dir, e[i].dir_len);
       int wd = inotify_add_watch(g->ino_fd, d->dir, dir_mask);
       if (wd < 0) {
-        return error_set(err, errno, _("the guard cannot watch %s: %m"), d->dir);
+        return watch_failed(err, d->dir);
       }
       slot_for(g, wd)->dir = (int)(g->n_dirs - 1);
     }
@@ -430,11 +437,29 @@ static int watch_all(Guard *g, Error *err) {
     int wd = inotify_add_watch(g->ino_fd, g->objs[i].path,
                                IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW);
     if (wd < 0) {
-      return error_set(err, errno, _("the guard cannot watch %s: %m"), g->objs[i].path);
+      return watch_failed(err, g->objs[i].path);
     }
     slot_for(g, wd)->obj = (int)i;
   }
   return 0;
+}
+
+static int watch_init(Guard *g, Error *err) {
+  g->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (g->ino_fd < 0) {
+    return error_set(err, errno, _("the guard cannot watch the protected paths: %m"));
+  }
+  return 0;
+}
+
+/* The watches again, in an inotify instance of their own. */
+static int watch_all(Guard *g, Error *err) {
+  dir_watches_clear(g);
+  if (g->ino_fd >= 0) {
+    close(g->ino_fd);
+    g->ino_fd = -1;
+  }
+  return watch_init(g, err) < 0 ? -1 : watch_add_all(g, err);
 }
 
 /* Whether an inotify event concerns a pin or a protected path. */
@@ -474,6 +499,13 @@ static void add_changed(Guard *g, const char *path) {
   r->changed[r->n_changed++] = xstrdup(path);
 }
 
+/* Whether what a path reaches now is still the object `o` was: the same
+ * device and inode, and (not a directory) no more links than it had: a
+ * link made outside is a name no mount covers. */
+static bool obj_unchanged(const Obj *o, dev_t dev, ino_t ino, mode_t mode, nlink_t nlink) {
+  return dev == o->dev && ino == o->ino && (S_ISDIR(mode) || nlink <= o->nlink);
+}
+
 /* Every pin and protected path must still be the object it was: one
  * replaced, moved away or removed outside has lost its mount. */
 static size_t check_identities(Guard *g) {
@@ -481,8 +513,8 @@ static size_t check_identities(Guard *g) {
   for (size_t i = 0; i < g->n_objs; i++) {
     struct stat st;
     const Obj *o = &g->objs[i];
-    if (fstatat(AT_FDCWD, o->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != o->dev ||
-        st.st_ino != o->ino || (!S_ISDIR(st.st_mode) && st.st_nlink > o->nlink)) {
+    if (fstatat(AT_FDCWD, o->path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        !obj_unchanged(o, st.st_dev, st.st_ino, st.st_mode, st.st_nlink)) {
       add_changed(g, o->path);
       bad++;
     }
@@ -523,6 +555,33 @@ static size_t check_mounts_in(Guard *g, int fd) {
 
 static size_t check_mounts(Guard *g) {
   return check_mounts_in(g, g->mountinfo_fd);
+}
+
+/* Both, in the sandbox, before its command starts: one statx(2) a path,
+ * which says whether the object the path reaches is the root of a mount
+ * (Linux 5.8), rather than a read of the whole mount table (2.6 KB on a
+ * small machine, parsed and sorted: a quarter of a millisecond here). A
+ * path whose mount was detached reaches whatever is under it now, which
+ * is not. The table is read only where the kernel does not say. */
+static size_t check_at_start(Guard *g, int mountinfo_fd) {
+  size_t bad = 0;
+  bool table = false;
+  for (size_t i = 0; i < g->n_objs; i++) {
+    const Obj *o = &g->objs[i];
+    struct statx stx;
+    int root = 0;
+    if (statx(AT_FDCWD, o->path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_NLINK,
+              &stx) < 0 ||
+        !obj_unchanged(o, makedev(stx.stx_dev_major, stx.stx_dev_minor), (ino_t)stx.stx_ino,
+                       stx.stx_mode, (nlink_t)stx.stx_nlink) ||
+        (root = statx_mount_root(&stx)) == 0) {
+      add_changed(g, o->path);
+      bad++;
+    } else if (root < 0) {
+      table = true;
+    }
+  }
+  return bad + (table ? check_mounts_in(g, mountinfo_fd) : 0);
 }
 
 /* ---- the sandbox's processes ------------------------------------------ */
@@ -631,43 +690,10 @@ static const char *frozen_breach(void) {
            "notification?), so what changed meanwhile may have been written");
 }
 
-/* What the frozen sandbox looks like: each thread and how often it has
- * been scheduled. SIGSTOP is not a lock: the kernel itself can send a
- * stopped process SIGCONT (a POSIX timer, a file notification set up with
- * F_SETSIG), and it then runs while the user changes protected files. A
- * thread that ran, a thread that appeared or went, shows here. */
+/* What the frozen sandbox looks like (pid1_snapshot()). */
 typedef struct {
-  char *text; /* "pid/tid state switches\n" for each thread, in order */
+  char *text;
 } Snapshot;
-
-typedef struct {
-  FILE *out;
-  const char *pid;
-} SnapshotLine;
-
-static bool snapshot_task(int tasks, const char *tid, void *userdata) {
-  const SnapshotLine *l = userdata;
-  char status[4096];
-  if (read_task_file(tasks, tid, "status", status, sizeof(status)) <= 0) {
-    fprintf(l->out, "%s/%s gone\n", l->pid, tid);
-    return true;
-  }
-  const char *state = strstr(status, "\nState:\t");
-  const char *vol = strstr(status, "\nvoluntary_ctxt_switches:");
-  const char *invol = strstr(status, "\nnonvoluntary_ctxt_switches:");
-  unsigned long v = vol ? strtoul(vol + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : 0;
-  unsigned long iv =
-      invol ? strtoul(invol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10) : 0;
-  fprintf(l->out, "%s/%s %c %lu %lu\n", l->pid, tid, state ? state[8] : '?', v, iv);
-  return true;
-}
-
-static bool snapshot_one(Guard *g, const char *pid, int pfd, void *userdata) {
-  (void)g;
-  SnapshotLine l = {userdata, pid};
-  (void)each_task(pfd, snapshot_task, &l);
-  return false;
-}
 
 static int snapshot_take(int proc_fd, Snapshot *ret) {
   char *text = NULL;
@@ -676,7 +702,7 @@ static int snapshot_take(int proc_fd, Snapshot *ret) {
   if (f == NULL) {
     oom();
   }
-  int r = each_process_in(proc_fd, NULL, snapshot_one, f);
+  int r = pid1_snapshot(proc_fd, f);
   if (fclose(f) != 0) {
     oom();
   }
@@ -687,15 +713,6 @@ static int snapshot_take(int proc_fd, Snapshot *ret) {
 static void snapshot_clear(Snapshot *s) {
   free(s->text);
   s->text = NULL;
-}
-
-/* Whether nothing of the sandbox ran since `before` was taken. */
-static bool snapshot_unchanged(int proc_fd, const char *before) {
-  Snapshot now = {0};
-  bool same = snapshot_take(proc_fd, &now) == 0 && before != NULL && now.text != NULL &&
-              streq(before, now.text);
-  snapshot_clear(&now);
-  return same;
 }
 
 typedef struct {
@@ -1038,8 +1055,7 @@ static int identity_of(int fd, struct stat *st, bool *mount_root, bool *read_onl
   st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
   st->st_ino = (ino_t)stx.stx_ino;
   st->st_mode = stx.stx_mode;
-  *mount_root = !(stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) ||
-                (stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT);
+  *mount_root = statx_mount_root(&stx) != 0;
   struct statvfs vfs;
   if (fstatvfs(fd, &vfs) < 0) {
     return -errno;
@@ -1198,14 +1214,13 @@ static int command_prepare(Guard *g, const GuardConfig *c, int sock, const char 
       return -1;
     }
   }
-  /* The guard has watched every pin and protected path since before the
-   * PID namespace was made: one changed between the binds and the watches
-   * is no longer the object that was bound, or no longer a mount point in
-   * the locked namespace (a change after the watches is theirs to find).
-   * Checked before the privileges go, as the guard would see them. */
-  bool changed = check_identities(g) > 0;
-  changed = check_mounts_in(g, fds[1]) > 0 || changed;
-  if (changed) {
+  /* A pin or protected path changed since the binds is no longer the
+   * object that was bound, or no longer a mount point in the locked
+   * namespace: refuse to run. (A change after this check is the guard's
+   * to find: it looks once more when its watches are set, once the
+   * command runs.) Checked before the privileges go, as the guard would
+   * see them. */
+  if (check_at_start(g, fds[1]) > 0) {
     close_fds(fds, ELEMENTSOF(fds));
     g->start_changed = true;
     return 1;
@@ -1274,17 +1289,57 @@ static int command_start(void *arg) {
   _exit(127);
 }
 
-/* Starts command_start() on a stack of its own; returns when it has
- * executed the command or exited: its pid, or -1.
+#if defined(PID1_SHARES_MEMORY) && !defined(GUARD_ASAN)
+/* The gap between this process's frames in use and the top of the stack
+ * the command's process starts on (command_spawn_here()). */
+#define CMD_STACK_GAP (64u * 1024u)
+
+/* Starts command_start() on this process's own stack, CMD_STACK_GAP below
+ * this function's frame; returns when it has executed the command or
+ * exited: its pid, or -1.
  *
- * Nothing else may run on the guard's memory meanwhile: the guard is one
- * thread, and PID 1 a fork(2) with memory of its own. A process that
- * shares it and dies half-way through a step (a fault, SIGKILL by its pid
- * from outside) may leave the guard's heap in any state; before Linux
- * 5.16 a core-dumping signal there kills the guard too, and PID 1 and the
- * namespace with it. */
-static pid_t command_spawn(CommandStart *s) {
-  /* execvp(3) puts argc + 2 pointers on the stack for a file without
+ * Out of line, and with no locals, so that its frame is the lowest one in
+ * use: every frame of the guard's (guard_run()'s alone is about 10 KB) is
+ * above it. Below it only clone(3)'s own frame is written while the child
+ * runs; the gap (64 KiB, where a few hundred bytes are used) leaves room
+ * for that and for the frames of this function and clone() to grow in
+ * later builds, without the child's stack ever reaching the live Guard or
+ * clone()'s return address. Only where the stack grows down (x86-64 and
+ * arm64, PID1_SHARES_MEMORY). */
+__attribute__((noinline)) static pid_t command_spawn_here(CommandStart *s) {
+  uintptr_t top = ((uintptr_t)__builtin_frame_address(0) - CMD_STACK_GAP) & ~(uintptr_t)63u;
+  return clone(command_start, (void *)top, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+}
+#endif
+
+/* Starts command_start(); returns when it has executed the command or
+ * exited: its pid, or -1.
+ *
+ * The child runs in this process's memory until its execve, while this
+ * process waits (CLONE_VFORK); so does PID 1, concurrently, where it
+ * shares that memory (pid1.c), which is harmless: PID 1 touches no heap,
+ * stdio or errno of this process's. A process that shares it and dies
+ * half-way through a step (a fault, SIGKILL by its pid from outside) may
+ * leave the guard's heap in any state; before Linux 5.16 a core-dumping
+ * signal there kills the guard too, and PID 1 and the namespace with it. */
+__attribute__((noinline)) static pid_t command_spawn(CommandStart *s) {
+#if defined(PID1_SHARES_MEMORY) && !defined(GUARD_ASAN)
+  if (!pid1_under_valgrind()) {
+    /* On this process's own stack, well below the frames in use: it is
+     * suspended until the child has gone, and the kernel grows the stack
+     * for the child as for itself, with the gap below it that faults
+     * rather than reach other memory (execvp(3) puts argc + 2 pointers on
+     * it for a file without "#!": fewer bytes than the kernel put there
+     * for the same arguments at this process's own start). No mapping is
+     * made, none unmapped (which, with PID 1 on another processor in the
+     * same memory, flushes its TLB too), and pages this process touched
+     * before cost no fault. */
+    return command_spawn_here(s);
+  }
+#endif
+  /* A stack of its own where AddressSanitizer (which must see a stack
+   * switch, and whose poisoned frames the child never leaves) or Valgrind
+   * watches. execvp(3) puts argc + 2 pointers on it for a file without
    * "#!" (as posix_spawn(3) sizes its stack for them); pages never
    * touched cost nothing. Below it, a page that faults rather than reach
    * the guard's memory. */
@@ -1335,97 +1390,6 @@ static pid_t command_spawn(CommandStart *s) {
   return pid;
 }
 
-/* PID 1 of the sandbox: reaps what is orphaned there, and ends (and with
- * it every process of the namespace) when the guard does. While the
- * sandbox is frozen it also watches it: a process there woken by the
- * kernel (a timer, a file notification sending SIGCONT) would run while
- * the user changes protected files, or while a stopped guard watches
- * nothing, so PID 1 then ends, and the kernel ends the namespace with it.
- * Nothing inside can stop or kill PID 1: from its own namespace only the
- * signals it has a handler for reach it, and it has none. The guard talks
- * to it on `sock`: "P" with the sandbox's /proc, "W" and the frozen state
- * (snapshot_take()), "U" (answered "u") to stop watching before a thaw. */
-#define INIT_WATCH_MS 5
-
-/* "K": the command has ended, and so does everything it left behind, as
- * the kernel would end it with PID 1 (kill(-1) from PID 1 reaches every
- * other process of the namespace, and what is orphaned is reparented here
- * until none is left). "k" tells the guard, which then exits without
- * waiting for this process: its exit frees the namespaces (a mount
- * namespace's end waits for an RCU grace period), outside the time the
- * caller waits for ralon. It ends when the guard has gone. "E" instead
- * says that nothing but PID 1 is left: it only holds what it is handed
- * (as after "k") until the guard has gone. */
-ATTR_NORETURN static void init_end(void) {
-  (void)kill(-1, SIGKILL);
-  while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR) {
-  }
-  if (errno != ECHILD || send_msg(0, "k", 1, NULL, 0) < 0) {
-    _exit(1);
-  }
-  char b[8];
-  while (recv_msg(0, b, sizeof(b), NULL, 0, NULL) > 0) {
-  }
-  _exit(0);
-}
-
-ATTR_NORETURN static void init_child(int sock) {
-  (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  if (dup2(sock, 0) < 0) {
-    _exit(1);
-  }
-  (void)syscall(SYS_close_range, 1, ~0U, 0);
-  sigset_t all;
-  sigfillset(&all);
-  sigprocmask(SIG_BLOCK, &all, NULL);
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  int proc_fd = -1;
-  char *watching = NULL;
-  char *buf = xmalloc(MSG_MAX * 16);
-  for (;;) {
-    struct pollfd pf[2] = {{.fd = 0, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-    int r = poll(pf, sfd >= 0 ? 2 : 1, watching != NULL ? INIT_WATCH_MS : sfd >= 0 ? -1 : 1000);
-    if (r < 0 && errno != EINTR) {
-      _exit(1);
-    }
-    if (pf[0].revents != 0) {
-      int fds[2];
-      size_t n_fds = 0;
-      ssize_t n = recv_msg(0, buf, MSG_MAX * 16, fds, ELEMENTSOF(fds), &n_fds);
-      if (n <= 0) {
-        _exit(0); /* the guard is gone */
-      }
-      if (buf[0] == 'P' && n_fds == ELEMENTSOF(fds)) {
-        /* The sandbox's /proc, and its mount namespace, held so that the
-         * guard's exit does not free it (see init_end()). */
-        proc_fd = fds[0];
-      } else if (buf[0] == 'K') {
-        init_end();
-      } else if (buf[0] == 'E') {
-        /* Its descriptor is held, unread, until the guard hangs up. */
-      } else if (buf[0] == 'W') {
-        free(watching);
-        watching = xstrdup(buf + 1);
-      } else if (buf[0] == 'U') {
-        free(watching);
-        watching = NULL;
-        (void)send_msg(0, "u", 1, NULL, 0);
-      }
-    }
-    if (watching != NULL && (proc_fd < 0 || !snapshot_unchanged(proc_fd, watching))) {
-      _exit(3); /* something ran: the namespace ends with its PID 1 */
-    }
-    struct signalfd_siginfo si;
-    while (sfd >= 0 && read(sfd, &si, sizeof(si)) > 0) {
-    }
-    while (waitpid(-1, NULL, WNOHANG | __WALL) > 0) {
-    }
-  }
-}
-
 /* ---- the guard -------------------------------------------------------- */
 
 static void stop_sandbox(Guard *g) {
@@ -1466,26 +1430,24 @@ static bool count_one(Guard *g, const char *pid, int pfd, void *userdata) {
 }
 
 /* The end of a session whose command has ended: PID 1 ends what is left
- * in the namespace, and says so (init_end()). false when it did not (it
+ * in the namespace, and says so ("K", pid1.c). false when it did not (it
  * had ended): then the kernel has ended the namespace with it. */
 static bool end_through_init(Guard *g) {
   char b[8];
   /* PID 1 takes the inotify descriptor along: the last close of one
    * waits for the kernel's watch reaper (an SRCU grace period, 0.2-7 ms
-   * measured here), which its exit then pays, not the caller. */
+   * measured here), which its exit then pays, while the guard closes the
+   * rest (guard_clear() waits for PID 1 only after that). */
   int held[] = {g->ino_fd};
   size_t n_held = g->ino_fd >= 0 ? 1 : 0;
   /* Nothing but PID 1 left (the common end: the command's process
    * reaped, none other there, and only a process there could make one):
-   * PID 1 has nothing to end, and need not be waited for. A zombie not
-   * yet reaped is still listed, and goes the long way. */
+   * PID 1 has nothing to end; it ends when its socket closes, and
+   * guard_clear() waits for it then. A zombie not yet reaped is still
+   * listed, and goes the long way. */
   size_t others = 0;
   if (each_process(g, count_one, &others) == 0 && others == 0) {
-    if (send_msg(g->init_sock, "E", 1, held, n_held) < 0) {
-      return false;
-    }
-    g->init_pid = 0;
-    return true;
+    return send_msg(g->init_sock, "E", 1, held, n_held) >= 0;
   }
   if (send_msg(g->init_sock, "K", 1, held, n_held) < 0) {
     return false;
@@ -1496,8 +1458,8 @@ static bool end_through_init(Guard *g) {
   if (n != 1 || b[0] != 'k') {
     return false;
   }
-  /* Nothing but PID 1 is left, and it ends with this process. */
-  g->init_pid = 0;
+  /* Nothing but PID 1 is left, and it ends when its socket closes
+   * (guard_clear()). */
   return true;
 }
 
@@ -1560,7 +1522,7 @@ static void job_stop(Guard *g, int sig) {
   relay_stop(g, sig);
   size_t before = g->res->n_changed;
   bool changed = check_identities(g) > 0 || check_mounts(g) > 0;
-  if (!unwatch_frozen(g) || (changed && !snapshot_unchanged(g->proc_fd, g->frozen_state))) {
+  if (!unwatch_frozen(g) || (changed && !pid1_snapshot_unchanged(g->proc_fd, g->frozen_state))) {
     /* Something inside ran while a protected path changed outside. */
     error_set(&e, EBUSY, "%s", frozen_breach());
     fail_closed(g, &e);
@@ -1785,7 +1747,7 @@ static void handle_inotify(Guard *g) {
 static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char ***ret_missing,
                   size_t *ret_n_missing, Error *err) {
   size_t killed = 0;
-  if (!unwatch_frozen(g) || !snapshot_unchanged(g->proc_fd, g->frozen_state)) {
+  if (!unwatch_frozen(g) || !pid1_snapshot_unchanged(g->proc_fd, g->frozen_state)) {
     /* What changed meanwhile may have been written: name it. */
     (void)check_identities(g);
     return error_set(err, EBUSY, "%s", frozen_breach());
@@ -2027,7 +1989,7 @@ static void guard_clear(Guard *g) {
   /* The socket to PID 1 last: PID 1 ends when it closes, and until then
    * holds its own references to the sandbox's namespaces and /proc (and,
    * after "K", to the inotify instance), so that none of these closes is
-   * the last one, which would wait for a grace period (see init_end()). */
+   * the last one, which would wait for a grace period (pid1.c, "K"). */
   int *fds[] = {&g->cmd_sock,  &g->sigfd,  &g->ino_fd,    &g->mountinfo_fd, &g->proc_fd,
                 &g->mntns_fd, &g->listen_fd, &g->pidns_fd, &g->tty,       &g->init_sock};
   for (size_t i = 0; i < g->n_clients; i++) {
@@ -2043,6 +2005,16 @@ static void guard_clear(Guard *g) {
       close(*fds[i]);
       *fds[i] = -1;
     }
+  }
+  /* PID 1 ends on that close; nothing of the session outlives `ralon
+   * run`, so it is waited for (its exit closes the inotify instance and
+   * the last references to the sandbox's namespaces: the grace periods
+   * those take are the caller's time, as they must be). */
+  if (g->init_pid > 0) {
+    int st;
+    while (waitpid(g->init_pid, &st, __WALL) < 0 && errno == EINTR) {
+    }
+    g->init_pid = 0;
   }
   thaw(g);
   for (size_t i = 0; i < g->n_objs; i++) {
@@ -2115,7 +2087,9 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
       g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, links, true};
     }
   }
-  if (watch_all(&g, err) < 0) {
+  /* The watches are set once the command runs (below); the inotify
+   * instance now, so that a limit of instances reached refuses to start. */
+  if (watch_init(&g, err) < 0) {
     goto out;
   }
   /* Signals for the command, and the command's own reports, come through
@@ -2152,17 +2126,12 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     goto restore;
   }
-  fflush(stdout);
-  fflush(stderr);
-  g.init_pid = fork();
+  g.init_pid = pid1_start(lifeline[0]);
   if (g.init_pid < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
     close(lifeline[0]);
     close(lifeline[1]);
     goto restore;
-  }
-  if (g.init_pid == 0) {
-    init_child(lifeline[0]);
   }
   close(lifeline[0]);
   /* To hold the frozen sandbox's threads by their pids here (a kernel
@@ -2204,6 +2173,23 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   if (wait_locked(&g, err) < 0) {
     goto kill;
   }
+  /* The watches, now that the command runs: set before it, they would
+   * delay its start, and the guard could not read them before its
+   * execve anyway. Its process checked every pin and protected path just
+   * before that; the guard looks once more once they are set, so that a
+   * change made in between stops the sandbox, as a change the watches
+   * see does (and as the events of one made before them, queued until
+   * now, did). A watch that cannot be set (the limit of watches) stops
+   * it too: a path left unwatched could change unseen. */
+  Error we = {0};
+  if (watch_add_all(&g, &we) < 0) {
+    ret->failure = xstrdup(we.message);
+    ret->watch_limit = we.errnum == ENOSPC;
+    ret->stopped = true;
+    error_clear(&we);
+  } else if (check_identities(&g) > 0 || check_mounts(&g) > 0) {
+    ret->stopped = true;
+  }
   int held[] = {g.proc_fd, g.mntns_fd};
   if (send_msg(g.init_sock, "P", 1, held, ELEMENTSOF(held)) < 0) {
     error_set(err, errno, _("cannot start the sandbox: %m"));
@@ -2225,7 +2211,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   }
   if (g.paused && !ret->stopped) {
     /* A frozen command does not end: PID 1 ended the sandbox, having
-     * found something in it running (init_child()). */
+     * found something in it running (pid1.c). */
     (void)check_identities(&g);
     ret->failure =
         xstrdup(frozen_breach());

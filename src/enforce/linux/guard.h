@@ -52,6 +52,9 @@ typedef struct {
   size_t n_changed;
   /* Why, when the guard itself failed and stopped the sandbox for it. */
   char *failure;
+  /* That failure was the limit of inotify watches
+   * (fs.inotify.max_user_watches), reached once the command ran. */
+  bool watch_limit;
 } GuardResult;
 
 /* Sets up the sandbox, starts argv in it and guards it until it ends.

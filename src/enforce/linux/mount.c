@@ -43,8 +43,7 @@ static int open_checked(const char *path, struct stat *st, bool *mount_root, str
   st->st_mode = stx.stx_mode;
   /* Before Linux 5.8 the kernel does not say: the remount and umount
    * checks stand alone then. */
-  *mount_root = !(stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) ||
-                (stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT);
+  *mount_root = statx_mount_root(&stx) != 0;
   if (vfs != NULL && fstatvfs(fd, vfs) < 0) {
     return error_set(err, errno, _("cannot check %s after mounting: %m"), path);
   }

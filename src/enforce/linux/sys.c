@@ -414,8 +414,7 @@ int sys_stat_aliased(int fd, const char *name, struct stat *st, bool *aliased) {
   st->st_nlink = (nlink_t)stx.stx_nlink;
   /* A kernel older than 5.8 does not say what is a mount point: a
    * mounted file then has only its link count to tell. */
-  bool mount_root = (stx.stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT) != 0 &&
-                    (stx.stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT) != 0;
+  bool mount_root = statx_mount_root(&stx) > 0;
   *aliased = !S_ISDIR(stx.stx_mode) && (stx.stx_nlink > 1 || mount_root);
   return 0;
 }

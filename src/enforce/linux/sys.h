@@ -45,6 +45,16 @@ struct open_how {
 /* <linux/stat.h> from Linux 5.8. */
 #define RALON_STATX_ATTR_MOUNT_ROOT 0x00002000ULL
 
+/* Whether what statx(2) looked at is the root of a mount: 1 or 0, or -1
+ * when the kernel does not say (before Linux 5.8), which each caller
+ * decides for itself. */
+static inline int statx_mount_root(const struct statx *stx) {
+  if (!(stx->stx_attributes_mask & RALON_STATX_ATTR_MOUNT_ROOT)) {
+    return -1;
+  }
+  return (stx->stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
 /* struct landlock_ruleset_attr as of ABI 6; the kernel accepts a shorter
  * size from older callers, and we pass only what the running ABI knows. */
 struct ralon_landlock_ruleset_attr {
