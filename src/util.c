@@ -75,13 +75,18 @@ void *xmalloc(size_t n) {
   return p;
 }
 
-void prefault(void *p, size_t n) {
-#ifdef MADV_POPULATE_WRITE
-  static uintptr_t page;
+static size_t page_size(void) {
+  static size_t page;
   if (page == 0) {
     long ps = sysconf(_SC_PAGESIZE);
-    page = ps > 0 ? (uintptr_t)ps : 4096;
+    page = ps > 0 ? (size_t)ps : 4096;
   }
+  return page;
+}
+
+void prefault(void *p, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+  uintptr_t page = page_size();
   uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
   uintptr_t end = ((uintptr_t)p + n) & ~(page - 1);
   if (end > start) {
@@ -98,7 +103,7 @@ void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done
   if (at < *done || at >= total) {
     return;
   }
-  size_t more = at > 4096 ? at : 4096;
+  size_t more = at > page_size() ? at : page_size();
   size_t upto = total - at < more ? total : at + more;
   prefault((char *)array + at, upto - at);
   *done = upto;
