@@ -15,7 +15,8 @@
  * guarded: the same binds in the shape of the mount backend's guard: a PID
  * namespace whose PID 1 lives until this process lets it go, CMD as this
  * process's second child (PID 2 there, started as ralon starts it, in this
- * process's memory until its execve) with a /proc of that namespace and
+ * process's memory until its execve; PID 1 shares it too, as ralon's
+ * does) with a /proc of that namespace and
  * the mounts locked, and this process waiting for CMD, then ending PID 1
  * and reaping it. Three processes and one execve, as ralon and
  * `bwrap --unshare-pid` have; no watches, no checks, no socket.
@@ -298,7 +299,20 @@ static int command(void *arg) {
   _exit(127);
 }
 
-/* PID 1 ends when its end of the lifeline is closed. */
+/* PID 1 ends when its end of the lifeline is closed. It shares the
+ * caller's memory, so it calls the kernel directly (errno is the
+ * caller's) and ends with the raw exit, never exit(3). */
+static int init_main(void *arg) {
+  const int *fds = arg;
+  char c;
+  syscall(SYS_close, fds[1]);
+  /* No handler is set, so nothing interrupts it: it returns at the
+   * hang-up. */
+  (void)syscall(SYS_read, fds[0], &c, 1);
+  syscall(SYS_exit, 0);
+  return 0;
+}
+
 static int floor_guarded(char **paths, int n, char **cmd) {
   floor_binds(paths, n);
   if (unshare(CLONE_NEWPID) < 0) {
@@ -308,16 +322,16 @@ static int floor_guarded(char **paths, int n, char **cmd) {
   if (pipe2(lifeline, O_CLOEXEC) < 0) {
     die("pipe");
   }
-  pid_t init = fork();
+  /* In this process's memory, as ralon's guard starts its PID 1
+   * (src/enforce/linux/pid1.c): nothing this process writes later is
+   * copied for it. */
+  static char init_stack[64 * 1024];
+  static int init_fds[2];
+  init_fds[0] = lifeline[0];
+  init_fds[1] = lifeline[1];
+  pid_t init = clone(init_main, init_stack + sizeof(init_stack), CLONE_VM | SIGCHLD, init_fds);
   if (init < 0) {
-    die("fork");
-  }
-  if (init == 0) {
-    char c;
-    close(lifeline[1]);
-    while (read(lifeline[0], &c, 1) < 0 && errno == EINTR) {
-    }
-    _exit(0);
+    die("clone (pid 1)");
   }
   close(lifeline[0]);
   /* Started as ralon starts it, sharing this process's memory until its

@@ -89,6 +89,41 @@ class Floor(unittest.TestCase):
         self.assertEqual(r.stdout.split(), ["/proc/1", "/proc/2"])
 
     @unittest.skipUnless(namespaces_work(), "no user namespaces")
+    def test_guarded_pid1_shares_the_floors_memory(self):
+        # As ralon's guard starts its PID 1 (clone(CLONE_VM)): a forked
+        # PID 1 would make every page the floor writes afterwards a copy,
+        # a cost ralon does not pay. kcmp(KCMP_VM) from outside says
+        # whether two processes share one address space.
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        SYS_kcmp, KCMP_VM = 312, 1
+        if os.uname().machine != "x86_64":
+            self.skipTest("kcmp's number is x86-64's here")
+        d, locked = self.project()
+        fifo = os.path.join(d, "ready")
+        os.mkfifo(fifo)
+        p = subprocess.Popen([self.floor, "guarded", locked, "--", "sh", "-c",
+                              'echo > "$1"; read x < "$1"', "sh", fifo])
+        try:
+            with open(fifo) as f:
+                f.read()
+            with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                children = [int(c) for c in f.read().split()]
+            self.assertEqual(len(children), 2, children)
+            shared = []
+            for c in children:
+                r = libc.syscall(SYS_kcmp, p.pid, c, KCMP_VM, 0, 0)
+                self.assertGreaterEqual(r, 0, os.strerror(ctypes.get_errno()))
+                shared.append(r == 0)
+            # PID 1 shares it; the command, past its execve, does not.
+            self.assertEqual(sorted(shared), [False, True], children)
+        finally:
+            with open(fifo, "w") as f:
+                f.write("\n")
+            p.wait(timeout=30)
+        self.assertEqual(p.returncode, 0)
+
+    @unittest.skipUnless(namespaces_work(), "no user namespaces")
     def test_guarded_passes_the_status_on(self):
         d, locked = self.project()
         r = subprocess.run([self.floor, "guarded", locked, "--", "sh", "-c", "exit 7"])
