@@ -9,7 +9,7 @@
  *
  * mount: a user and mount namespace (uid/gid maps), / made private, each
  * PATH bound onto itself and remounted read-only (keeping the flags the
- * kernel locks), a second user and mount namespace to lock the mounts,
+ * kernel locks), a second user and mount namespace (the same maps) to lock the mounts,
  * then CMD. No pinning of ancestors, no verification.
  *
  * guarded: the same binds in the shape of the mount backend's guard: a PID
@@ -105,6 +105,9 @@ static void write_file(const char *path, const char *s) {
   close(fd);
 }
 
+/* A user and mount namespace in which this process keeps its own uid
+ * and gid (a command that saw itself as the overflow uid would find no
+ * home directory, and every file owned by someone else). */
 static void enter_namespaces(void) {
   char map[64];
   uid_t uid = getuid();
@@ -149,10 +152,10 @@ static void floor_binds(char **paths, int n) {
   }
 }
 
+/* The copy that locks the mounts is a user namespace too, with the same
+ * maps, as ralon's (and bwrap --unshare-user's) must be. */
 static void floor_lock(void) {
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
-    die("unshare (lock)");
-  }
+  enter_namespaces();
 }
 
 static void floor_mount(char **paths, int n) {

@@ -89,6 +89,19 @@ class Floor(unittest.TestCase):
         self.assertEqual(r.stdout.split(), ["/proc/1", "/proc/2"])
 
     @unittest.skipUnless(namespaces_work(), "no user namespaces")
+    def test_namespace_modes_keep_the_callers_ids(self):
+        # The locking copy maps the caller's uid and gid, as ralon's must
+        # (unmapped, the command would be the overflow uid): writing the
+        # maps is part of the floor's cost.
+        for mode in ("mount", "guarded"):
+            with self.subTest(mode=mode):
+                d, locked = self.project()
+                r = subprocess.run([self.floor, mode, locked, "--", "sh", "-c", "id -u; id -g"],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(r.stdout.split(), [str(os.getuid()), str(os.getgid())])
+
+    @unittest.skipUnless(namespaces_work(), "no user namespaces")
     def test_guarded_pid1_shares_the_floors_memory(self):
         # As ralon's guard starts its PID 1 (clone(CLONE_VM)): a forked
         # PID 1 would make every page the floor writes afterwards a copy,
