@@ -9,8 +9,8 @@
  *
  * mount: a user and mount namespace (uid/gid maps), / made private, each
  * PATH bound onto itself and remounted read-only (keeping the flags the
- * kernel locks), a second user and mount namespace (the same maps) to lock the mounts,
- * then CMD. No pinning of ancestors, no verification.
+ * kernel locks), a second user and mount namespace (the same maps) to
+ * lock the mounts, then CMD. No pinning of ancestors, no verification.
  *
  * guarded: the same binds in the shape of the mount backend's guard: a PID
  * namespace whose PID 1 lives until this process lets it go, CMD as this
