@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -113,15 +114,27 @@ class Floor(unittest.TestCase):
         if os.uname().machine != "x86_64":
             self.skipTest("kcmp's number is x86-64's here")
         d, locked = self.project()
-        fifo = os.path.join(d, "ready")
-        os.mkfifo(fifo)
-        p = subprocess.Popen([self.floor, "guarded", locked, "--", "sh", "-c",
-                              'echo > "$1"; read x < "$1"', "sh", fifo])
+        # The command sleeps until the test ends it; meanwhile the floor has
+        # its two children: PID 1 and the command, past its execve.
+        p = subprocess.Popen([self.floor, "guarded", locked, "--", "sleep", "30"])
         try:
-            with open(fifo) as f:
-                f.read()
-            with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
-                children = [int(c) for c in f.read().split()]
+            def comm(pid):
+                try:
+                    with open("/proc/%d/comm" % pid) as f:
+                        return f.read().strip()
+                except OSError:
+                    return None
+
+            children = []
+            deadline = time.monotonic() + 20
+            # Until the command has executed sleep: before its execve it
+            # shares the floor's memory too.
+            while p.poll() is None and time.monotonic() < deadline:
+                with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                    children = [int(c) for c in f.read().split()]
+                if len(children) == 2 and "sleep" in [comm(c) for c in children]:
+                    break
+                time.sleep(0.02)
             self.assertEqual(len(children), 2, children)
             shared = []
             for c in children:
@@ -131,10 +144,8 @@ class Floor(unittest.TestCase):
             # PID 1 shares it; the command, past its execve, does not.
             self.assertEqual(sorted(shared), [False, True], children)
         finally:
-            with open(fifo, "w") as f:
-                f.write("\n")
+            p.kill()
             p.wait(timeout=30)
-        self.assertEqual(p.returncode, 0)
 
     @unittest.skipUnless(namespaces_work(), "no user namespaces")
     def test_guarded_passes_the_status_on(self):
