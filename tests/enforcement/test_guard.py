@@ -780,6 +780,69 @@ class TestWatchLimit(GuardBase):
                 self.assertNoLeftovers(token, r, at_once=True)
 
 
+class TestDetachSeenByTheMountCheck(GuardBase):
+    """The guard learns of a protected file replaced outside twice: the
+    kernel detaches the file's mount (an event on the sandbox's mount
+    table) and the directory's watch reports the new name. Either must stop
+    the sandbox alone. Here the guard is blind to the second: strace makes
+    every inotify_add_watch(2) report success without setting a watch, so
+    only the mount check can stop the racer. It asks the kernel about each
+    mount by its id (statmount(2)) where it can; the second row makes the
+    namespace's id unknown (every ioctl(2) fails), so that it reads the
+    mount table instead. A check that misses the detached mount lets the
+    agent run to its end (exit 0) with the file writable."""
+
+    def test_a_detached_mount_stops_the_sandbox(self):
+        strace = shutil.which("strace", path=te.SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to blind the guard's watches")
+        ways = {
+            "by mount id": [],
+            "by the mount table": ["-e", "trace=inotify_add_watch,ioctl",
+                                   "-e", "inject=ioctl:error=ENOTTY"],
+        }
+        for user in self.mount_users():
+            for way, extra in ways.items():
+                with self.subTest(user=user, way=way):
+                    pr = self.project_as(user)
+                    chown_all(pr, user)
+                    token = "DETACH-%d-%s" % (os.getpid(), user)
+                    ready = os.path.join(pr.tmp, "ready")
+                    # Ends by itself after a while: a guard that never
+                    # stops it shows as exit 0, not as a hung test.
+                    script = ('touch "$TMPDIR/ready"; end=$(($(date +%%s) + 20)); '
+                              'while [ "$(date +%%s)" -lt "$end" ]; do '
+                              '{ echo %s >> Cargo.lock; } 2>/dev/null; done; : %s'
+                              % (MARK, token))
+                    trace = extra or ["-e", "trace=inotify_add_watch"]
+                    argv = ([strace, "-f", "-qq", "-o", "/dev/null"] + trace
+                            + ["-e", "inject=inotify_add_watch:retval=1"]
+                            + te.ralon_run("mount", script))
+                    env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+                    p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True, errors="replace",
+                                         preexec_fn=user_preexec(user))
+                    try:
+                        deadline = time.monotonic() + 60
+                        while not os.path.exists(ready):
+                            self.assertIsNone(p.poll(), "ralon ended before the agent ran")
+                            self.assertLess(time.monotonic(), deadline, "the agent never ran")
+                            time.sleep(0.01)
+                        outside(user, pr.proj,
+                                "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
+                                pr.env())
+                        out, err = p.communicate(timeout=te.TIMEOUT)
+                    finally:
+                        if p.poll() is None:
+                            p.kill()
+                            p.communicate()
+                    r = te.Result(p.returncode, out, err)
+                    self.assertEqual(r.rc, STOPPED, r)
+                    self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
+                    self.assertNoLeftovers(token, r, at_once=True)
+
+
 class TestLeftovers(GuardBase):
     """ATTACKS #74: nothing the agent started outlives it."""
 

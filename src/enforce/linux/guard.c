@@ -282,6 +282,9 @@ typedef struct {
   ino_t ino;
   nlink_t nlink; /* a file's links: one made outside is a way around the mount */
   bool target;   /* a protected path (read-only); else a pinned directory */
+  /* Its mount in the sandbox (statx_mount_id()), as the command's process
+   * found it before its execve, or as a resume put it; 0: not known. */
+  uint64_t mnt_id;
 } Obj;
 
 typedef struct {
@@ -309,6 +312,9 @@ typedef struct {
   int proc_fd;
   int mntns_fd;
   struct stat mntns_st;
+  /* The sandbox's mount namespace's id, when the guard can ask the kernel
+   * about mounts in it by id (check_mounts()); 0: it reads the table. */
+  uint64_t mntns_id;
   int listen_fd;
   int clients[MAX_CLIENTS];
   size_t n_clients;
@@ -553,8 +559,30 @@ static size_t check_mounts_in(Guard *g, int fd) {
   return bad;
 }
 
+/* Whether every pin's and protected path's mount is still in the sandbox.
+ * Asked of the kernel by the mounts' ids where it can say (Linux 6.11;
+ * about 1.4 µs a mount here); else read from the sandbox's mount table,
+ * which the kernel writes out as text, a line for every mount of the
+ * namespace, ours included (0.1-0.2 ms at one path here): that is the
+ * guard's reaction time to a protected file replaced outside, whose mount
+ * the kernel detaches first. */
 static size_t check_mounts(Guard *g) {
-  return check_mounts_in(g, g->mountinfo_fd);
+  bool by_id = g->mntns_id != 0;
+  for (size_t i = 0; i < g->n_objs && by_id; i++) {
+    by_id = g->objs[i].mnt_id != 0;
+  }
+  size_t bad = 0;
+  for (size_t i = 0; i < g->n_objs && by_id; i++) {
+    int r = sys_mount_in_ns(g->objs[i].mnt_id, g->mntns_id);
+    if (r == 0) {
+      add_changed(g, g->objs[i].path);
+      bad++;
+    } else if (r < 0) {
+      by_id = false;
+      g->mntns_id = 0; /* and the table from now on */
+    }
+  }
+  return by_id ? bad : bad + check_mounts_in(g, g->mountinfo_fd);
 }
 
 /* Both, in the sandbox, before its command starts: one statx(2) a path,
@@ -567,11 +595,11 @@ static size_t check_at_start(Guard *g, int mountinfo_fd) {
   size_t bad = 0;
   bool table = false;
   for (size_t i = 0; i < g->n_objs; i++) {
-    const Obj *o = &g->objs[i];
+    Obj *o = &g->objs[i];
     struct statx stx;
     int root = 0;
-    if (statx(AT_FDCWD, o->path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_NLINK,
-              &stx) < 0 ||
+    if (statx(AT_FDCWD, o->path, AT_SYMLINK_NOFOLLOW,
+              STATX_TYPE | STATX_INO | STATX_NLINK | RALON_STATX_MNT_ID_UNIQUE, &stx) < 0 ||
         !obj_unchanged(o, makedev(stx.stx_dev_major, stx.stx_dev_minor), (ino_t)stx.stx_ino,
                        stx.stx_mode, (nlink_t)stx.stx_nlink) ||
         (root = statx_mount_root(&stx)) == 0) {
@@ -580,6 +608,9 @@ static size_t check_at_start(Guard *g, int mountinfo_fd) {
     } else if (root < 0) {
       table = true;
     }
+    /* The mount the path reaches in the sandbox: for the guard's later
+     * checks (check_mounts()). This process runs in the guard's memory. */
+    o->mnt_id = root > 0 ? statx_mount_id(&stx) : 0;
   }
   return bad + (table ? check_mounts_in(g, mountinfo_fd) : 0);
 }
@@ -1044,11 +1075,14 @@ typedef struct {
   uint64_t dev;
   uint64_t ino;
   uint64_t nlink;
+  uint64_t mnt_id; /* its mount (statx_mount_id()), 0: not known */
 } Reprotected;
 
-static int identity_of(int fd, struct stat *st, bool *mount_root, bool *read_only) {
+static int identity_of(int fd, struct stat *st, bool *mount_root, bool *read_only,
+                       uint64_t *mnt_id) {
   struct statx stx;
-  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO, &stx) < 0) {
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+            STATX_TYPE | STATX_INO | RALON_STATX_MNT_ID_UNIQUE, &stx) < 0) {
     return -errno;
   }
   memset(st, 0, sizeof(*st));
@@ -1056,6 +1090,7 @@ static int identity_of(int fd, struct stat *st, bool *mount_root, bool *read_onl
   st->st_ino = (ino_t)stx.stx_ino;
   st->st_mode = stx.stx_mode;
   *mount_root = statx_mount_root(&stx) != 0;
+  *mnt_id = statx_mount_root(&stx) > 0 ? statx_mount_id(&stx) : 0;
   struct statvfs vfs;
   if (fstatvfs(fd, &vfs) < 0) {
     return -errno;
@@ -1079,7 +1114,7 @@ static Reprotected reprotect_one(const Obj *o, int64_t deadline) {
   }
   struct stat st;
   bool root, ro;
-  int r = identity_of(fd, &st, &root, &ro);
+  int r = identity_of(fd, &st, &root, &ro, &res.mnt_id);
   if (r < 0) {
     res.status = r;
     return res;
@@ -1115,7 +1150,7 @@ static Reprotected reprotect_one(const Obj *o, int64_t deadline) {
    * new mount. */
   _cleanup_close_ int again = sys_open_no_symlinks(o->path);
   struct stat st2;
-  if (again < 0 || identity_of(again, &st2, &root, &ro) < 0 || !root ||
+  if (again < 0 || identity_of(again, &st2, &root, &ro, &res.mnt_id) < 0 || !root ||
       (o->target && !ro) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
     res.status = -ESTALE;
     return res;
@@ -1821,6 +1856,7 @@ static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char **
       o->dev = (dev_t)res[i].dev;
       o->ino = (ino_t)res[i].ino;
       o->nlink = (nlink_t)res[i].nlink;
+      o->mnt_id = res[i].mnt_id;
     }
     g->objs[keep++] = *o;
   }
@@ -1982,6 +2018,16 @@ static int wait_locked(Guard *g, Error *err) {
   if (fstat(g->mntns_fd, &g->mntns_st) < 0) {
     return error_set(err, errno, _("cannot look at the sandbox's namespace: %m"));
   }
+  /* Its mounts are asked about by id (check_mounts()) once the kernel has
+   * said of each that it is there: it also says "not there" of every
+   * mount of a namespace this process may not ask about. One gone
+   * already leaves it to the table, which finds it missing too. */
+  uint64_t id = sys_mount_ns_id(g->mntns_fd);
+  bool by_id = id != 0;
+  for (size_t i = 0; i < g->n_objs && by_id; i++) {
+    by_id = g->objs[i].mnt_id != 0 && sys_mount_in_ns(g->objs[i].mnt_id, id) == 1;
+  }
+  g->mntns_id = by_id ? id : 0;
   return 0;
 }
 
@@ -2076,7 +2122,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
       error_set(err, errno, _("cannot check %s after mounting: %m"), c->plan->pinned[i]);
       goto out;
     }
-    g.objs[g.n_objs++] = (Obj){xstrdup(c->plan->pinned[i]), st.st_dev, st.st_ino, 0, false};
+    g.objs[g.n_objs++] = (Obj){xstrdup(c->plan->pinned[i]), st.st_dev, st.st_ino, 0, false, 0};
   }
   for (size_t i = 0; i < c->plan->n_targets; i++) {
     const PlanTarget *t = &c->plan->targets[i];
@@ -2084,7 +2130,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     if (!t->missing) {
       /* Links made before the start are the audit's to report. */
       nlink_t links = lstat(t->path, &st) == 0 ? st.st_nlink : 1;
-      g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, links, true};
+      g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, links, true, 0};
     }
   }
   /* The watches are set once the command runs (below); the inotify

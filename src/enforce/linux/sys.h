@@ -55,6 +55,31 @@ static inline int statx_mount_root(const struct statx *stx) {
   return (stx->stx_attributes & RALON_STATX_ATTR_MOUNT_ROOT) != 0;
 }
 
+/* <linux/stat.h> from Linux 6.8: the mount's id, never reused while the
+ * system runs (stx_mnt_id then holds it). */
+#define RALON_STATX_MNT_ID_UNIQUE 0x00004000U
+
+/* The id of the mount statx(2) looked at, which the kernel never gives
+ * another mount while the system runs, or 0 when it does not say (before
+ * Linux 6.8). */
+static inline uint64_t statx_mount_id(const struct statx *stx) {
+  return (stx->stx_mask & RALON_STATX_MNT_ID_UNIQUE) ? stx->stx_mnt_id : 0;
+}
+
+/* The id of the mount namespace `ns_fd` (an open /proc/PID/ns/mnt), or 0
+ * when the kernel does not say (NS_GET_MNTNS_ID, Linux 6.11). */
+uint64_t sys_mount_ns_id(int ns_fd);
+
+/* Whether the mount with unique id `mnt_id` (statx_mount_id()) is in the
+ * mount namespace with id `ns_id` (sys_mount_ns_id()): 1 or 0, asked of
+ * the kernel directly (statmount(2), Linux 6.11) rather than read from a
+ * mount table; -errno when it cannot say (ENOSYS before Linux 6.8). A
+ * mount detached, as the kernel detaches one whose mount point is
+ * renamed over or removed, is in no namespace. The kernel also answers
+ * 0 for a namespace the caller has no CAP_SYS_ADMIN over: a caller
+ * first asks about a mount it knows is there. */
+int sys_mount_in_ns(uint64_t mnt_id, uint64_t ns_id);
+
 /* struct landlock_ruleset_attr as of ABI 6; the kernel accepts a shorter
  * size from older callers, and we pass only what the running ABI knows. */
 struct ralon_landlock_ruleset_attr {
