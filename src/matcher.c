@@ -666,6 +666,18 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, const
   m->literal = xcalloc((n + 63) / 64 + 1, sizeof(uint64_t));
   size_t cap_general = 0;
   for (size_t i = 0; i < n; i++) {
+    if (i % 64 == 0 && i + 64 <= n && plain != NULL && plain[i / 64] == UINT64_MAX &&
+        m->alt_pattern == NULL && m->alt_ref == NULL && !(flags & MATCHER_CASEFOLD)) {
+      /* 64 literal paths in their normal form, each its own one
+       * alternative, after patterns that were too: what the loop below
+       * would record for them, without reading their texts (a policy of
+       * ten thousand paths is mostly such words). */
+      m->literal[i / 64] = UINT64_MAX;
+      m->n_alts += 64;
+      m->n_literal_alts += 64;
+      i += 63;
+      continue;
+    }
     const char *pat = pattern_text(m, i);
     if (m->pattern_alts != NULL) {
       m->pattern_alts[i] = (uint32_t)m->n_alts;
