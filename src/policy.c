@@ -511,8 +511,14 @@ static const bool not_plain[256] = {
  * unchanged, and the matcher accept it: one look at each byte instead.
  * Anything else takes the whole way. */
 static bool plain_literal(const char *s, size_t n) {
-  if (n == 0 || n >= PATH_MAX || strchr(" \t\r\n!~/", s[0]) != NULL ||
-      strchr(" \t\r\n/", s[n - 1]) != NULL) {
+  if (n == 0 || n >= PATH_MAX) {
+    return false;
+  }
+  /* Tested one by one: strchr(3) calls cost more, for every pattern. */
+  char first = s[0], last = s[n - 1];
+  if (first == ' ' || first == '\t' || first == '\r' || first == '\n' || first == '!' ||
+      first == '~' || first == '/' || last == ' ' || last == '\t' || last == '\r' ||
+      last == '\n' || last == '/') {
     return false;
   }
   size_t components = 1, seg = 0;
@@ -923,6 +929,15 @@ static int parse_events(Parse *ps_, size_t len, unsigned flags, Policy **ret) {
   if (!yaml_parser_initialize(&ps.parser)) {
     oom();
   }
+  /* libyaml holds what it reads in two buffers of its own (16 KiB raw,
+   * 48 KiB decoded, of which it fills the raw size at most): as many of
+   * their pages as the input will fill are mapped in at once, a fault
+   * each costing more. A short policy fills less than a page of each,
+   * and nothing is. */
+  size_t raw = (size_t)(ps.parser.raw_buffer.end - ps.parser.raw_buffer.start);
+  size_t decoded = (size_t)(ps.parser.buffer.end - ps.parser.buffer.start);
+  prefault(ps.parser.raw_buffer.start, len < raw ? len : raw);
+  prefault(ps.parser.buffer.start, len < raw && len < decoded ? len : raw < decoded ? raw : decoded);
   if (ps.stream != NULL) {
     /* What a file holds is read as UTF-8, a byte order mark left out as
      * libyaml's detection would (stream_read), but no other encoding

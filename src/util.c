@@ -98,13 +98,20 @@ void prefault(void *p, size_t n) {
 #endif
 }
 
-void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done) {
+void prefault_ahead_step(void *array, size_t n, size_t size, size_t cap, size_t *done) {
   size_t at = n * size, total = cap * size;
   if (at < *done || at >= total) {
     return;
   }
-  size_t more = at > page_size() ? at : page_size();
+  size_t page = page_size();
+  size_t more = at > page ? at : page;
   size_t upto = total - at < more ? total : at + more;
+  /* To a page boundary: prefault() maps whole pages only, and the next
+   * call starts where this one ends, so a page across that end would be
+   * mapped in by neither (one fault a call, where an array is not
+   * page-aligned, as malloc's are not). */
+  uintptr_t end = ((uintptr_t)array + upto + page - 1) & ~(page - 1);
+  upto = end - (uintptr_t)array < total ? end - (uintptr_t)array : total;
   prefault((char *)array + at, upto - at);
   *done = upto;
 }

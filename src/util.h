@@ -91,8 +91,17 @@ void prefault(void *p, size_t n);
 /* prefault() for an array of `cap` entries of `size` bytes filled from its
  * start, called before entry `n` is written: once entries reach what is
  * mapped in (*done bytes), as much again as is filled is (at least a
- * page), so what is mapped in and not used stays below what is. */
-void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done);
+ * page, and on to the end of the page that ends in), so what is mapped in
+ * and not used stays below what is, plus a page. */
+void prefault_ahead_step(void *array, size_t n, size_t size, size_t cap, size_t *done);
+/* prefault_ahead_step() where entry `n` is past what is mapped in: called
+ * once for every entry of an array of thousands. */
+static inline void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done) {
+  /* Mostly nothing to do: told without a call. */
+  if (n * size >= *done) {
+    prefault_ahead_step(array, n, size, cap, done);
+  }
+}
 
 /* Grows *array (holding *n of size `size`) by one element and returns a
  * pointer to the new, zeroed element. Capacity doubles. */

@@ -86,39 +86,58 @@ START_TEST(test_prefault_keeps_contents) {
 }
 END_TEST
 
-START_TEST(test_prefault_ahead) {
+/* Filling an array of a hundred pages from `off` bytes into a mapping
+ * (0: page-aligned; otherwise as malloc's are): every page is mapped in
+ * before its first entry is written, by a few calls. */
+static void fill_ahead(size_t off) {
   size_t ps = page();
-  size_t size = 8, cap = 100 * ps / size; /* a hundred pages of entries */
-  char *a = mmap(NULL, cap * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ck_assert_ptr_ne(a, MAP_FAILED);
+  size_t size = 8, cap = (100 * ps - off) / size; /* a hundred pages of entries */
+  char *m = mmap(NULL, 100 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(m, MAP_FAILED);
+  char *a = m + off;
   size_t done = 0, calls = 0, last = 0;
+  bool populate = populate_supported();
   for (size_t n = 0; n < cap; n++) {
     prefault_ahead(a, n, size, cap, &done);
     if (done != last) {
       calls++;
       /* Ahead of the entry about to be written, by at least a page, and
-       * never more than the entries so far again (or a page). */
+       * never more than the entries so far again (or a page), and the
+       * rest of the page that ends in. */
       ck_assert_uint_gt(done, n * size);
       size_t filled = n * size;
-      ck_assert_uint_le(done, filled + (filled > ps ? filled : ps));
+      ck_assert_uint_le(done, filled + (filled > ps ? filled : ps) + ps);
       last = done;
     }
     ck_assert_uint_gt(done, n * size);
     ck_assert_uint_le(done, cap * size);
-    memset(a + n * size, 1, size);
+    char *at = a + n * size;
+    if (populate && ((uintptr_t)at % ps == 0 || n == 0)) {
+      /* Mapped in before anything is written there. */
+      char *pg = (char *)((uintptr_t)at & ~(uintptr_t)(ps - 1));
+      ck_assert_msg(resident(pg, 1) == 1 || n == 0, "page of entry %zu (off %zu) not mapped in", n,
+                    off);
+    }
+    memset(at, 1, size);
   }
   ck_assert_uint_eq(done, cap * size);
   /* Doubling: a few calls for a hundred pages, not one a page. */
   ck_assert_uint_le(calls, 9);
   ck_assert_uint_ge(calls, 7);
-  if (populate_supported()) {
-    ck_assert_uint_eq(resident(a, 64), 64);
+  if (populate) {
+    ck_assert_uint_eq(resident(m, 64), 64);
   }
   /* Past what is mapped in, nothing more: n beyond cap is ignored. */
   size_t before = done;
   prefault_ahead(a, cap, size, cap, &done);
   ck_assert_uint_eq(done, before);
-  munmap(a, cap * size);
+  munmap(m, 100 * ps);
+}
+
+START_TEST(test_prefault_ahead) {
+  fill_ahead(0);
+  fill_ahead(24);
+  fill_ahead(page() - 8);
 }
 END_TEST
 
