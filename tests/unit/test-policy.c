@@ -1467,6 +1467,35 @@ static void assert_hint_changes_nothing(const char *row, const Policy *p) {
   }
 }
 
+/* Whole words of plain patterns (the matcher records 64 at once), some
+ * literal patterns not in their normal form among them, then braces (after
+ * which patterns are alternatives no more one for one) and another word of
+ * plain ones. */
+START_TEST(test_plain_hint_many) {
+  size_t cap = 64 * 1024, len = 0;
+  _cleanup_free_ char *text = xmalloc(cap);
+  len += (size_t)snprintf(text + len, cap - len, "protect:\n");
+  for (size_t i = 1; i < 300; i++) {
+    const char *before = i == 131 ? "./" : "", *mid = i == 140 ? "/" : "";
+    const char *after = i == 150 ? "/" : "";
+    if (i == 190) {
+      len += (size_t)snprintf(text + len, cap - len, "  - d/{f%zu,g}.c\n", i);
+    } else {
+      len += (size_t)snprintf(text + len, cap - len, "  - %sd/%sf%zu.c%s\n", before, mid, i, after);
+    }
+  }
+  _cleanup_policy_ Policy *p = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(policy_parse_flags(FILE_NAME, text, len, POLICY_DUPLICATES, &p, &err), 0);
+  ck_assert_uint_eq(p->n_patterns, 300);
+  ck_assert_uint_eq(p->plain[0], UINT64_MAX);
+  ck_assert_uint_eq(p->plain[1], UINT64_MAX);
+  ck_assert(!plain_bit(p, 131));
+  ck_assert(plain_bit(p, 132));
+  assert_hint_changes_nothing("many", p);
+}
+END_TEST
+
 START_TEST(test_plain_hint_good_rows) {
   const GoodRow *row = &good_rows[_i];
   for (unsigned flags = 0; flags <= POLICY_DUPLICATES; flags += POLICY_DUPLICATES) {
@@ -1589,6 +1618,7 @@ static Suite *policy_suite(void) {
   tcase_add_test(tc, test_parse_positions);
   tcase_add_test(tc, test_parse_root);
   tcase_add_test(tc, test_parse_length);
+  tcase_add_test(tc, test_plain_hint_many);
   tcase_add_loop_test(tc, test_plain_hint_good_rows, 0, (int)ELEMENTSOF(good_rows));
   tcase_add_test(tc, test_plain_marks_and_duplicates);
   tcase_add_test(tc, test_plain_marks_many);
