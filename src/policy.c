@@ -830,26 +830,31 @@ typedef struct Stream {
 static int stream_read(void *data, unsigned char *buffer, size_t size, size_t *size_read) {
   Stream *s = data;
   size_t got = 0;
-  /* The first bytes, three at least when the file has them: a byte order
-   * mark is left out, as libyaml's detection leaves it (its marks then
-   * count from the character after it, as for a text). */
-  for (size_t want = s->started ? 1 : (size < 3 ? size : 3); got < want;) {
-    ssize_t r = read(s->fd, buffer + got, size - got);
-    if (r < 0 && errno == EINTR) {
-      continue;
+  bool end = false;
+  /* Some bytes (0 only at the end), the first time three at least when
+   * the file has them: a byte order mark is left out, as libyaml's
+   * detection leaves it (its marks then count from the character after
+   * it, as for a text), and what follows it read. */
+  for (size_t want = s->started ? 1 : (size < 3 ? size : 3);;) {
+    while (got < want && !end) {
+      ssize_t r = read(s->fd, buffer + got, size - got);
+      if (r < 0 && errno == EINTR) {
+        continue;
+      }
+      if (r < 0) {
+        return 0;
+      }
+      end = r == 0;
+      got += (size_t)r;
     }
-    if (r < 0) {
-      return 0;
-    }
-    if (r == 0) {
+    if (s->started || got < 3 || memcmp(buffer, "\xEF\xBB\xBF", 3) != 0) {
       break;
     }
-    got += (size_t)r;
-  }
-  if (!s->started && got >= 3 && memcmp(buffer, "\xEF\xBB\xBF", 3) == 0) {
     memmove(buffer, buffer + 3, got - 3);
     got -= 3;
     s->total += 3;
+    s->started = true;
+    want = 1;
   }
   s->started = true;
   s->total += got;
