@@ -495,12 +495,15 @@ static int parse_version(Parse *ps, const yaml_event_t *ev, unsigned *ret) {
   return 0;
 }
 
-/* Bytes that keep a pattern from being a plain literal: ones normalising
- * changes or refuses (`\\`, NUL, `:`) and wildcards and braces, which
- * the matcher has to read. */
-static const bool not_plain[256] = {
-    ['\0'] = true, ['\\'] = true, [':'] = true, ['*'] = true,
-    ['?'] = true,  ['['] = true,   ['{'] = true, ['}'] = true,
+/* Bytes that keep a pattern from being a plain literal (NOT_PLAIN): ones
+ * normalising changes or refuses (`\\`, NUL, `:`) and wildcards and
+ * braces, which the matcher has to read; and the separator (SEPARATOR),
+ * where a component ends. One look a byte tells both. */
+enum { NOT_PLAIN = 1, SEPARATOR = 2 };
+static const unsigned char plain_class[256] = {
+    ['\0'] = NOT_PLAIN, ['\\'] = NOT_PLAIN, [':'] = NOT_PLAIN, ['*'] = NOT_PLAIN,
+    ['?'] = NOT_PLAIN,  ['['] = NOT_PLAIN,   ['{'] = NOT_PLAIN, ['}'] = NOT_PLAIN,
+    ['/'] = SEPARATOR,
 };
 
 /* Whether the `n` bytes at `s` are a literal path in its normal form, as
@@ -523,19 +526,20 @@ static bool plain_literal(const char *s, size_t n) {
   }
   size_t components = 1, seg = 0;
   for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (not_plain[c]) {
+    unsigned char k = plain_class[(unsigned char)s[i]];
+    if (k == 0) {
+      continue;
+    }
+    if (k == NOT_PLAIN) {
       return false;
     }
-    if (c == '/') {
-      /* The component s[seg, i): empty, `.` or `..`. */
-      size_t len = i - seg;
-      if (len == 0 || (s[seg] == '.' && (len == 1 || (len == 2 && s[seg + 1] == '.')))) {
-        return false;
-      }
-      components++;
-      seg = i + 1;
+    /* A separator: the component s[seg, i) is empty, `.` or `..`? */
+    size_t len = i - seg;
+    if (len == 0 || (s[seg] == '.' && (len == 1 || (len == 2 && s[seg + 1] == '.')))) {
+      return false;
     }
+    components++;
+    seg = i + 1;
   }
   size_t len = n - seg;
   if (s[seg] == '.' && (len == 1 || (len == 2 && s[seg + 1] == '.'))) {
