@@ -620,7 +620,7 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p) {
       /* Its own normal form, valid as it stands, beside the ones before:
        * the pages they fill are mapped in a few at a time. (A file grown
        * since its size was taken may not fit: the arena then.) */
-      prefault_ahead(ps->copies, ps->copies_used, 1, ps->copies_cap, &ps->copies_ahead);
+      prefault_ahead(ps->copies, ps->copies_used + n, 1, ps->copies_cap, &ps->copies_ahead);
       pattern = declared = ps->copies + ps->copies_used;
       memcpy(pattern, v, n);
       pattern[n] = '\0';
@@ -946,7 +946,8 @@ static int parse_events(Parse *ps_, size_t len, unsigned flags, Policy **ret) {
   size_t raw = (size_t)(ps.parser.raw_buffer.end - ps.parser.raw_buffer.start);
   size_t decoded = (size_t)(ps.parser.buffer.end - ps.parser.buffer.start);
   prefault(ps.parser.raw_buffer.start, len < raw ? len : raw);
-  prefault(ps.parser.buffer.start, len < raw && len < decoded ? len : raw < decoded ? raw : decoded);
+  size_t fill = raw + page_size(); /* what is left of the last fill, and the next */
+  prefault(ps.parser.buffer.start, len < fill && len < decoded ? len : fill < decoded ? fill : decoded);
   if (ps.stream != NULL) {
     /* What a file holds is read as UTF-8, a byte order mark left out as
      * libyaml's detection would (stream_read), but no other encoding
