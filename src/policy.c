@@ -869,7 +869,7 @@ static int stream_read(void *data, unsigned char *buffer, size_t size, size_t *s
   return 1;
 }
 
-static int parse_events(Parse *ps, size_t len, unsigned flags, Policy **ret);
+static int parse_events(Parse ps, size_t len, unsigned flags, Policy **ret);
 
 static int parse_text(const char *file, const char *text, size_t len, unsigned flags,
                       Policy **ret, Error *err) {
@@ -903,13 +903,13 @@ static int parse_text(const char *file, const char *text, size_t len, unsigned f
   }
 
   Parse ps = {.file = file, .text = text, .len = len, .err = err};
-  return parse_events(&ps, len, flags, ret);
+  return parse_events(ps, len, flags, ret);
 }
 
-/* The policy in the events of ps->parser's input, a text or a file of
- * `len` bytes (an upper bound of the items' number). */
-static int parse_events(Parse *ps_, size_t len, unsigned flags, Policy **ret) {
-  Parse ps = *ps_;
+/* The policy in what `ps` is to read, its text or its stream: `len`
+ * bytes, the text's or the file's size when it was looked at (what bounds
+ * the number of items and the copies' size). */
+static int parse_events(Parse ps, size_t len, unsigned flags, Policy **ret) {
   const char *file = ps.file;
   Error *err = ps.err;
   _cleanup_policy_ Policy *p = xcalloc(1, sizeof(Policy));
@@ -947,7 +947,8 @@ static int parse_events(Parse *ps_, size_t len, unsigned flags, Policy **ret) {
   size_t decoded = (size_t)(ps.parser.buffer.end - ps.parser.buffer.start);
   prefault(ps.parser.raw_buffer.start, len < raw ? len : raw);
   size_t fill = raw + page_size(); /* what is left of the last fill, and the next */
-  prefault(ps.parser.buffer.start, len < fill && len < decoded ? len : fill < decoded ? fill : decoded);
+  fill = fill < decoded ? fill : decoded;
+  prefault(ps.parser.buffer.start, len < fill ? len : fill);
   if (ps.stream != NULL) {
     /* What a file holds is read as UTF-8, a byte order mark left out as
      * libyaml's detection would (stream_read), but no other encoding
@@ -1022,7 +1023,7 @@ static int parse_stream(const char *file, int fd, size_t size, unsigned flags, P
   Stream s = {.fd = fd};
   Error scratch = {0};
   Parse ps = {.file = file, .stream = &s, .err = &scratch};
-  int r = parse_events(&ps, size, flags, ret);
+  int r = parse_events(ps, size, flags, ret);
   error_clear(&scratch);
   return r;
 }

@@ -913,7 +913,8 @@ START_TEST(test_load_streams) {
   _cleanup_free_ char *text = xmalloc(cap);
   len += (size_t)snprintf(text + len, cap - len, "\xEF\xBB\xBFversion: 1\nprotect:\n");
   for (size_t i = 0; i < n; i++) {
-    len += (size_t)snprintf(text + len, cap - len, i % 7 == 3 ? "  - './src/f%zu.c'\n" : "  - src/f%zu.c\n", i);
+    len += (size_t)snprintf(text + len, cap - len,
+                            i % 7 == 3 ? "  - './src/f%zu.c'\n" : "  - src/f%zu.c\n", i);
   }
   ck_assert_uint_gt(len, 4 * 16384);
   assert_load_agrees(dir, "many", text, len);
