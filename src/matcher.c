@@ -666,6 +666,18 @@ int matcher_new_strided(const char *const *first, size_t stride, size_t n, const
   m->literal = xcalloc((n + 63) / 64 + 1, sizeof(uint64_t));
   size_t cap_general = 0;
   for (size_t i = 0; i < n; i++) {
+    if (i % 64 == 0 && i + 64 <= n && plain != NULL && plain[i / 64] == UINT64_MAX &&
+        m->alt_pattern == NULL && m->alt_ref == NULL && !(flags & MATCHER_CASEFOLD)) {
+      /* 64 literal paths in their normal form, each its own one
+       * alternative, after patterns that were too: what the loop below
+       * would record for them, without reading their texts (a policy of
+       * ten thousand paths is mostly such words). */
+      m->literal[i / 64] = UINT64_MAX;
+      m->n_alts += 64;
+      m->n_literal_alts += 64;
+      i += 63;
+      continue;
+    }
     const char *pat = pattern_text(m, i);
     if (m->pattern_alts != NULL) {
       m->pattern_alts[i] = (uint32_t)m->n_alts;
@@ -954,24 +966,28 @@ static int run_alternative(const Matcher *m, size_t a, const char *rel, bool bel
 /* Literal alternative `a` against `rel`, component by component, without
  * the trie: 1 when it names `rel` or an ancestor, -1 when it names
  * something strictly below `rel`, else 0. */
+/* literal_compare() of a plain pattern's text `s` (a literal path in its
+ * normal form: no empty or `.` component to skip), byte by byte, which is
+ * the same as component by component. A policy of ten thousand paths is
+ * compared with each one when a path is protected by none. */
+static inline int plain_compare(const char *s, const char *c) {
+  size_t k = 0;
+  while (s[k] != '\0' && s[k] == c[k]) {
+    k++;
+  }
+  if (s[k] == '\0') {
+    return c[k] == '\0' || c[k] == '/' ? 1 : 0;
+  }
+  /* `rel` ends where a component of the pattern starts. */
+  return c[k] == '\0' && (k == 0 || s[k] == '/' || c[k - 1] == '/') ? -1 : 0;
+}
+
 static int literal_compare(const Matcher *m, size_t a, const char *rel) {
   m->trie->ops++;
   const char *s = alt_text(m, a), *c = rel;
   size_t i = alt_pattern(m, a);
   if (m->plain != NULL && (m->plain[i / 64] >> (i % 64)) & 1) {
-    /* Its own text, with no empty or `.` component to skip: compared
-     * byte by byte, which is the same as component by component. A
-     * policy of ten thousand paths is compared with each one when a
-     * path is protected by none. */
-    size_t k = 0;
-    while (s[k] != '\0' && s[k] == c[k]) {
-      k++;
-    }
-    if (s[k] == '\0') {
-      return c[k] == '\0' || c[k] == '/' ? 1 : 0;
-    }
-    /* `rel` ends where a component of the pattern starts. */
-    return c[k] == '\0' && (k == 0 || s[k] == '/' || c[k - 1] == '/') ? -1 : 0;
+    return plain_compare(s, c);
   }
   for (;;) {
     size_t len = next_component(&s);
@@ -1037,6 +1053,24 @@ long matcher_match(const Matcher *m, const char *rel) {
   if (use_trie(m)) {
     uint32_t end;
     found = trie_walk(m, rel, &end, NULL, NULL);
+  } else if (m->alt_ref == NULL && m->alt_pattern == NULL && m->plain != NULL) {
+    /* Every alternative is its pattern's own text (no braces, every one
+     * a literal): what literal_compare() does, with nothing to look up
+     * for the plain ones, which are most. */
+    uint64_t plain_compared = 0;
+    for (size_t a = 0; a < m->n_alts && found < 0; a++) {
+      int r;
+      if ((m->plain[a / 64] >> (a % 64)) & 1) {
+        plain_compared++;
+        r = plain_compare(pattern_text(m, a), rel);
+      } else {
+        r = literal_compare(m, a, rel);
+      }
+      if (r == 1) {
+        found = (long)a;
+      }
+    }
+    m->trie->ops += plain_compared;
   } else {
     /* In order: the first that matches is the lowest. */
     for (size_t a = 0; a < m->n_alts && found < 0; a++) {

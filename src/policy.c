@@ -204,14 +204,15 @@ typedef struct {
   const char *file;
   const char *text;
   size_t len;
-  /* `text` when the policy may keep it (policy_load's buffer): a pattern
-   * written in its normal form, alone on its line, is then the text
-   * itself, its newline made its NUL, instead of a copy. Every byte
-   * before `ascii` is ASCII, so libyaml's marks (characters) are byte
-   * offsets there. */
-  char *own;
-  size_t ascii;
-  bool own_used;
+  /* Or the file, read through libyaml's own buffer (policy_load): no text
+   * to quote, so any refusal is left to the whole text's reading
+   * (parse_text), which says what is wrong and where. */
+  struct Stream *stream;
+  /* Where patterns written in their normal form (most) are copied to, one
+   * after the other: `cap` bytes, of which `used` are, and `ahead` mapped
+   * in (prefault_ahead). They are in the policy's `text` afterwards. */
+  char *copies;
+  size_t copies_cap, copies_used, copies_ahead;
   yaml_parser_t parser;
   Error *err;
   /* Entries of the policy's arrays (`cap` each), and the bytes of each
@@ -261,12 +262,10 @@ static const char *text_at(const Parse *ps, const yaml_mark_t *m) {
   if (ps->len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
     s += 3;
   }
-  /* A NUL is a newline a pattern took as its end (Parse.own): the text
-   * had none when parsing began. */
   for (size_t line = 0; line < m->line && s < end; s++) {
-    line += *s == '\n' || *s == '\0';
+    line += *s == '\n';
   }
-  for (size_t col = 0; s < end && *s != '\n' && *s != '\0'; s++) {
+  for (size_t col = 0; s < end && *s != '\n'; s++) {
     if (((unsigned char)*s & 0xC0) != 0x80 && col++ == m->column) {
       return s;
     }
@@ -354,6 +353,9 @@ static int fail_friendly(Parse *ps) {
  * aliases and anchors (the "billion laughs"), tags. */
 static int next_event(Parse *ps, yaml_event_t *ev) {
   if (!yaml_parser_parse(&ps->parser, ev)) {
+    if (ps->stream != NULL) {
+      return -1; /* no text to point at: parse_text says what it is */
+    }
     if (fail_friendly(ps) < 0) {
       return -1;
     }
@@ -493,12 +495,15 @@ static int parse_version(Parse *ps, const yaml_event_t *ev, unsigned *ret) {
   return 0;
 }
 
-/* Bytes that keep a pattern from being a plain literal: ones normalising
- * changes or refuses (`\\`, NUL, `:`) and wildcards and braces, which
- * the matcher has to read. */
-static const bool not_plain[256] = {
-    ['\0'] = true, ['\\'] = true, [':'] = true, ['*'] = true,
-    ['?'] = true,  ['['] = true,   ['{'] = true, ['}'] = true,
+/* Bytes that keep a pattern from being a plain literal (NOT_PLAIN): ones
+ * normalising changes or refuses (`\\`, NUL, `:`) and wildcards and
+ * braces, which the matcher has to read; and the separator (SEPARATOR),
+ * where a component ends. One look a byte tells both. */
+enum { NOT_PLAIN = 1, SEPARATOR = 2 };
+static const unsigned char plain_class[256] = {
+    ['\0'] = NOT_PLAIN, ['\\'] = NOT_PLAIN, [':'] = NOT_PLAIN, ['*'] = NOT_PLAIN,
+    ['?'] = NOT_PLAIN,  ['['] = NOT_PLAIN,   ['{'] = NOT_PLAIN, ['}'] = NOT_PLAIN,
+    ['/'] = SEPARATOR,
 };
 
 /* Whether the `n` bytes at `s` are a literal path in its normal form, as
@@ -509,25 +514,32 @@ static const bool not_plain[256] = {
  * unchanged, and the matcher accept it: one look at each byte instead.
  * Anything else takes the whole way. */
 static bool plain_literal(const char *s, size_t n) {
-  if (n == 0 || n >= PATH_MAX || strchr(" \t\r\n!~/", s[0]) != NULL ||
-      strchr(" \t\r\n/", s[n - 1]) != NULL) {
+  if (n == 0 || n >= PATH_MAX) {
+    return false;
+  }
+  /* Tested one by one: strchr(3) calls cost more, for every pattern. */
+  char first = s[0], last = s[n - 1];
+  if (first == ' ' || first == '\t' || first == '\r' || first == '\n' || first == '!' ||
+      first == '~' || first == '/' || last == ' ' || last == '\t' || last == '\r' ||
+      last == '\n' || last == '/') {
     return false;
   }
   size_t components = 1, seg = 0;
   for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (not_plain[c]) {
+    unsigned char k = plain_class[(unsigned char)s[i]];
+    if (k == 0) {
+      continue;
+    }
+    if (k == NOT_PLAIN) {
       return false;
     }
-    if (c == '/') {
-      /* The component s[seg, i): empty, `.` or `..`. */
-      size_t len = i - seg;
-      if (len == 0 || (s[seg] == '.' && (len == 1 || (len == 2 && s[seg + 1] == '.')))) {
-        return false;
-      }
-      components++;
-      seg = i + 1;
+    /* A separator: the component s[seg, i) is empty, `.` or `..`? */
+    size_t len = i - seg;
+    if (len == 0 || (s[seg] == '.' && (len == 1 || (len == 2 && s[seg + 1] == '.')))) {
+      return false;
     }
+    components++;
+    seg = i + 1;
   }
   size_t len = n - seg;
   if (s[seg] == '.' && (len == 1 || (len == 2 && s[seg + 1] == '.'))) {
@@ -603,16 +615,16 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p) {
     const char *v = (const char *)ev.data.scalar.value;
     size_t n = ev.data.scalar.length;
     char *pattern, *declared = NULL;
-    size_t at = ev.start_mark.index, end = ev.end_mark.index;
     bool plain = plain_literal(v, n);
-    if (plain && ps->own != NULL &&
-        ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && end <= ps->ascii && end < ps->len &&
-        end - at == n && ps->own[end] == '\n' && memcmp(ps->own + at, v, n) == 0) {
-      /* Its own normal form, alone on its line in the file's text: libyaml
-       * has read past its newline, which becomes its end. */
-      ps->own[end] = '\0';
-      ps->own_used = true;
-      pattern = declared = ps->own + at;
+    if (plain && n < ps->copies_cap - ps->copies_used) {
+      /* Its own normal form, valid as it stands, beside the ones before:
+       * the pages they fill are mapped in a few at a time. (A file grown
+       * since its size was taken may not fit: the arena then.) */
+      prefault_ahead(ps->copies, ps->copies_used + n, 1, ps->copies_cap, &ps->copies_ahead);
+      pattern = declared = ps->copies + ps->copies_used;
+      memcpy(pattern, v, n);
+      pattern[n] = '\0';
+      ps->copies_used += n + 1;
     } else if (plain) {
       /* its own normal form, valid as it stands */
       pattern = declared = arena_strndup(&p->strings, v, n);
@@ -804,9 +816,62 @@ int policy_parse(const char *file, const char *text, size_t len, Policy **ret, E
   return policy_parse_flags(file, text, len, POLICY_POSITIONS, ret, err);
 }
 
-/* policy_parse, keeping `own` (`text`, policy_load's buffer) in the
- * policy when patterns point into it. */
-static int parse_text(const char *file, const char *text, char *own, size_t len, unsigned flags,
+/* A policy file read by libyaml as it parses, in its own buffer: the file
+ * is never held whole (a policy of ten thousand paths is 160 KB, forty
+ * pages, and a page first touched costs as much as thousands of
+ * instructions). What parse_text refuses before parsing, this refuses
+ * too: more than POLICY_MAX_SIZE bytes here, and libyaml's reader
+ * itself every byte sequence that is not UTF-8 and every control
+ * character, NUL among them. */
+typedef struct Stream {
+  int fd;
+  size_t total; /* bytes read */
+  bool started;
+} Stream;
+
+/* libyaml's read handler: 1 with *size_read bytes (0 at the end), or 0
+ * on an error (a read error, or a file grown past the limit). */
+static int stream_read(void *data, unsigned char *buffer, size_t size, size_t *size_read) {
+  Stream *s = data;
+  size_t got = 0;
+  bool end = false;
+  /* Some bytes (0 only at the end), the first time three at least when
+   * the file has them: a byte order mark is left out, as libyaml's
+   * detection leaves it (its marks then count from the character after
+   * it, as for a text), and what follows it read. */
+  for (size_t want = s->started ? 1 : (size < 3 ? size : 3);;) {
+    while (got < want && !end) {
+      ssize_t r = read(s->fd, buffer + got, size - got);
+      if (r < 0 && errno == EINTR) {
+        continue;
+      }
+      if (r < 0) {
+        return 0;
+      }
+      end = r == 0;
+      got += (size_t)r;
+    }
+    if (s->started || got < 3 || memcmp(buffer, "\xEF\xBB\xBF", 3) != 0) {
+      break;
+    }
+    memmove(buffer, buffer + 3, got - 3);
+    got -= 3;
+    s->total += 3;
+    s->started = true;
+    want = 1;
+  }
+  s->started = true;
+  s->total += got;
+  if (s->total > POLICY_MAX_SIZE) {
+    return 0;
+  }
+  *size_read = got;
+  return 1;
+}
+
+static int parse_events(Parse ps, size_t len, unsigned flags, Policy **ret);
+
+static int parse_text(const char *file, const char *text, size_t len, unsigned flags,
                       Policy **ret, Error *err) {
   unsigned line, col;
 
@@ -837,18 +902,28 @@ static int parse_text(const char *file, const char *text, char *own, size_t len,
                      file, POLICY_EXAMPLE);
   }
 
+  Parse ps = {.file = file, .text = text, .len = len, .err = err};
+  return parse_events(ps, len, flags, ret);
+}
+
+/* The policy in what `ps` is to read, its text or its stream: `len`
+ * bytes, the text's or the file's size when it was looked at (what bounds
+ * the number of items and the copies' size). */
+static int parse_events(Parse ps, size_t len, unsigned flags, Policy **ret) {
+  const char *file = ps.file;
+  Error *err = ps.err;
   _cleanup_policy_ Policy *p = xcalloc(1, sizeof(Policy));
   /* Allocated once, for as many patterns as the text could hold: past
    * malloc's threshold for mapping (128 KiB) what is not used is never
    * touched, and what is, is mapped in as the patterns come
    * (add_pattern). */
-  Parse ps = {.file = file,
-              .text = text,
-              .len = len,
-              .own = own,
-              .ascii = ascii,
-              .err = err,
-              .cap = most_items(len)};
+  ps.cap = most_items(len);
+  /* Patterns written in their normal form take no more than the text
+   * does (each at least a byte, its NUL, shorter than its item): copied
+   * one after the other, into pages that past malloc's threshold for
+   * mapping are touched only as far as they are filled. */
+  ps.copies_cap = len + 1;
+  ps.copies = xmalloc(ps.copies_cap);
   p->patterns = xreallocarray(NULL, ps.cap, sizeof(PolicyPattern));
   if (flags & POLICY_POSITIONS) {
     p->positions = xreallocarray(NULL, ps.cap, sizeof(PolicyPosition));
@@ -863,9 +938,28 @@ static int parse_text(const char *file, const char *text, char *own, size_t len,
   if (!yaml_parser_initialize(&ps.parser)) {
     oom();
   }
-  /* The text is known to be UTF-8 (checked above); libyaml's detection
-   * also skips a byte order mark. */
-  yaml_parser_set_input_string(&ps.parser, (const unsigned char *)text, len);
+  /* libyaml holds what it reads in two buffers of its own (16 KiB raw,
+   * 48 KiB decoded, of which it fills the raw size at most): as many of
+   * their pages as the input will fill are mapped in at once, a fault
+   * each costing more. A short policy fills less than a page of each,
+   * and nothing is. */
+  size_t raw = (size_t)(ps.parser.raw_buffer.end - ps.parser.raw_buffer.start);
+  size_t decoded = (size_t)(ps.parser.buffer.end - ps.parser.buffer.start);
+  prefault(ps.parser.raw_buffer.start, len < raw ? len : raw);
+  size_t fill = raw + page_size(); /* what is left of the last fill, and the next */
+  fill = fill < decoded ? fill : decoded;
+  prefault(ps.parser.buffer.start, len < fill ? len : fill);
+  if (ps.stream != NULL) {
+    /* What a file holds is read as UTF-8, a byte order mark left out as
+     * libyaml's detection would (stream_read), but no other encoding
+     * detected: a UTF-16 file is refused, as by parse_text. */
+    yaml_parser_set_encoding(&ps.parser, YAML_UTF8_ENCODING);
+    yaml_parser_set_input(&ps.parser, stream_read, ps.stream);
+  } else {
+    /* The text is known to be UTF-8 (checked above); libyaml's detection
+     * also skips a byte order mark. */
+    yaml_parser_set_input_string(&ps.parser, (const unsigned char *)ps.text, ps.len);
+  }
 
   int r = 0;
   yaml_event_t ev;
@@ -891,6 +985,10 @@ static int parse_text(const char *file, const char *text, char *own, size_t len,
 
 out:
   yaml_parser_delete(&ps.parser);
+  if (r < 0 || ps.copies_used == 0) {
+    free(ps.copies);
+    ps.copies = NULL;
+  }
   if (r < 0) {
     return -1;
   }
@@ -898,7 +996,7 @@ out:
     remove_duplicates(p);
   }
   p->n_declared = p->n_patterns - 1;
-  p->text = ps.own_used ? own : NULL;
+  p->text = ps.copies;
   *ret = steal_pointer(&p);
   return 0;
 }
@@ -910,11 +1008,24 @@ int policy_matcher(const Policy *p, unsigned flags, Matcher **ret, Error *err) {
 
 int policy_parse_flags(const char *file, const char *text, size_t len, unsigned flags,
                        Policy **ret, Error *err) {
-  return parse_text(file, text, NULL, len, flags, ret, err);
+  return parse_text(file, text, len, flags, ret, err);
 }
 
 int policy_load(const char *file, Policy **ret, Error *err) {
   return policy_load_flags(file, POLICY_POSITIONS, ret, err);
+}
+
+/* The policy in the file open at `fd` (of `size` bytes by its fstat(2)),
+ * read as libyaml parses it: 0, or -1 for anything this way does not
+ * take (a bad policy, a read error), which parse_text is then to read
+ * and say. */
+static int parse_stream(const char *file, int fd, size_t size, unsigned flags, Policy **ret) {
+  Stream s = {.fd = fd};
+  Error scratch = {0};
+  Parse ps = {.file = file, .stream = &s, .err = &scratch};
+  int r = parse_events(ps, size, flags, ret);
+  error_clear(&scratch);
+  return r;
 }
 
 int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err) {
@@ -929,6 +1040,17 @@ int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err
   if (!S_ISREG(st.st_mode)) {
     return error_set(err, EINVAL, _("%s is not a regular file"), file);
   }
+  if ((uintmax_t)st.st_size <= POLICY_MAX_SIZE &&
+      parse_stream(file, fd, (size_t)st.st_size, flags, ret) == 0) {
+    (*ret)->file_dev = st.st_dev;
+    (*ret)->file_ino = st.st_ino;
+    return 0;
+  }
+  /* Refused, or not read: the whole text read again from its start, whose
+   * reading says what is wrong and where, quoting it. */
+  if (lseek(fd, 0, SEEK_SET) < 0) {
+    return error_set(err, errno, _("cannot read %s: %m"), file);
+  }
   _cleanup_free_ char *text = NULL;
   size_t len = 0;
   int r = read_fd_limited_stat(fd, &st, POLICY_MAX_SIZE, &text, &len);
@@ -942,12 +1064,10 @@ int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err
     errno = -r;
     return error_set(err, -r, _("cannot read %s: %m"), file);
   }
-  if (parse_text(file, text, text, len, flags, ret, err) < 0) {
+  if (parse_text(file, text, len, flags, ret, err) < 0) {
     return -1;
   }
-  if ((*ret)->text == text) {
-    text = NULL; /* the policy's now: its patterns point into it */
-  }
+  (*ret)->read_whole = true;
   (*ret)->file_dev = st.st_dev;
   (*ret)->file_ino = st.st_ino;
   return 0;

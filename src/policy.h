@@ -67,10 +67,13 @@ typedef struct {
    * (matcher_new_strided). NULL where nothing is known. */
   uint64_t *plain;
   Arena strings;     /* every pattern's and declared string */
-  /* The text policy_load read, when patterns point into it (each one
-   * written in its normal form, alone on its line: its newline made its
-   * NUL), or NULL. Freed with the policy. */
+  /* The patterns written in their normal form (most), copied one after
+   * the other, each with its NUL, or NULL. Freed with the policy. */
   char *text;
+  /* policy_load read the file whole, a second time, because reading it
+   * as libyaml parsed it failed (a file that changed between the two):
+   * what the tests check is the exception. */
+  bool read_whole;
   /* Work parsing did beyond libyaml's (slots of the duplicate check's
    * index probed): what the tests hold the growth of, never a time. */
   uint64_t operations;

@@ -75,7 +75,7 @@ void *xmalloc(size_t n) {
   return p;
 }
 
-static size_t page_size(void) {
+size_t page_size(void) {
   static size_t page;
   if (page == 0) {
     long ps = sysconf(_SC_PAGESIZE);
@@ -98,15 +98,26 @@ void prefault(void *p, size_t n) {
 #endif
 }
 
-void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done) {
+void prefault_ahead_step(void *array, size_t n, size_t size, size_t cap, size_t *done) {
   size_t at = n * size, total = cap * size;
-  if (at < *done || at >= total) {
+  if (at + size <= *done || at >= total) {
     return;
   }
-  size_t more = at > page_size() ? at : page_size();
+  size_t page = page_size();
+  size_t more = at > page ? at : page;
   size_t upto = total - at < more ? total : at + more;
-  prefault((char *)array + at, upto - at);
-  *done = upto;
+  /* From the page entry `n` starts on (an entry may begin before *done
+   * and end past it) to a page boundary: prefault() maps whole pages
+   * only, and the next call starts where this one ends, so a page across
+   * that end would be mapped in by neither (one fault a call, where an
+   * array is not page-aligned, as malloc's are not). The pages the array
+   * starts and ends in the middle of are the process's memory as a
+   * whole (a mapping is made of whole pages). */
+  uintptr_t base = (uintptr_t)array;
+  uintptr_t from = (base + at) & ~(uintptr_t)(page - 1);
+  uintptr_t end = (base + upto + page - 1) & ~(uintptr_t)(page - 1);
+  prefault((void *)from, end - from);
+  *done = end - base < total ? end - base : total;
 }
 
 void *xcalloc(size_t n, size_t size) {

@@ -82,6 +82,8 @@ char *xstrndup(const char *s, size_t n) __attribute__((malloc, nonnull));
 char *xasprintf(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((malloc));
 ATTR_NORETURN void oom(void);
 
+/* The system's page size (sysconf(3), asked once). */
+size_t page_size(void);
 /* Maps in the whole pages of [p, p + n), writable, in one system call
  * (MADV_POPULATE_WRITE), for memory about to be written from end to end:
  * a page fault per page costs more, by far on a virtual machine. Nothing
@@ -89,10 +91,21 @@ ATTR_NORETURN void oom(void);
  * 5.14) the pages are faulted in one by one when touched, as without it. */
 void prefault(void *p, size_t n);
 /* prefault() for an array of `cap` entries of `size` bytes filled from its
- * start, called before entry `n` is written: once entries reach what is
- * mapped in (*done bytes), as much again as is filled is (at least a
- * page), so what is mapped in and not used stays below what is. */
-void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done);
+ * start, called before entry `n` is written: once an entry reaches past
+ * what is mapped in (*done bytes), the page it starts on and as much
+ * again as is filled are (at least a page, and on to the end of the page
+ * that ends in), so what is mapped in and not used stays below what is,
+ * plus a page. For items of different lengths, an array of bytes: called
+ * for the last byte of each. */
+void prefault_ahead_step(void *array, size_t n, size_t size, size_t cap, size_t *done);
+/* prefault_ahead_step() where entry `n` is past what is mapped in: called
+ * once for every entry of an array of thousands. */
+static inline void prefault_ahead(void *array, size_t n, size_t size, size_t cap, size_t *done) {
+  /* Mostly nothing to do: told without a call. */
+  if (n * size + size > *done) {
+    prefault_ahead_step(array, n, size, cap, done);
+  }
+}
 
 /* Grows *array (holding *n of size `size`) by one element and returns a
  * pointer to the new, zeroed element. Capacity doubles. */

@@ -99,7 +99,10 @@ static int decide(const Decider *d, const char *base, const char *arg, bool entr
     /* A component longer than NAME_MAX names no file (a string under a
      * path key that is really code): the name as written is all there is. */
     res = d->canon_root && resolved ? path_relative(d->canon_root, resolved) : NULL;
-    res_idx = res ? matcher_match(d->matcher, res) : -1;
+    /* The same name as written (no link on the way, as mostly) has had
+     * its answer: a lookup compares with every pattern until the matcher
+     * has its index. */
+    res_idx = res == NULL || (lex != NULL && streq(res, lex)) ? -1 : matcher_match(d->matcher, res);
   }
 
   if (lex_idx >= 0) {

@@ -836,7 +836,9 @@ static void assert_load_agrees(const char *dir, const char *name, const char *te
   for (size_t i = 0; i < loaded->n_patterns; i++) {
     ck_assert_int_eq(plain_bit(loaded, i), plain_bit(parsed, i));
   }
-  ck_assert_ptr_null(parsed->text);
+  /* Read as libyaml parsed it, not whole a second time. */
+  ck_assert_msg(!loaded->read_whole, "%s: read whole", name);
+  ck_assert(!parsed->read_whole);
   policy_free(loaded);
   policy_free(parsed);
 }
@@ -870,9 +872,10 @@ START_TEST(test_load_agrees_with_parse) {
 }
 END_TEST
 
-/* Which patterns point into the text policy_load keeps: those written in
- * their normal form, alone on an ASCII line ending in a newline. */
-START_TEST(test_load_points_into_text) {
+/* Patterns written in their normal form (as most are) are copied one
+ * after the other into the policy's `text`, each with its NUL; the others
+ * (normalised, or written as they are not) into its arena. */
+START_TEST(test_load_copies_plain_patterns) {
   _cleanup_free_ char *dir = make_tmpdir();
   _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
   static const char text[] = "protect:\n  - src/a.c\n  - 'src/b.c'\n  - src/c.c # c\n  - ./src/d.c\n"
@@ -881,14 +884,70 @@ START_TEST(test_load_points_into_text) {
   _cleanup_policy_ Policy *p = NULL;
   _cleanup_error_ Error err = {0};
   ck_assert_int_eq(policy_load(file, &p, &err), 0);
-  assert_patterns("in place", p, LIST("src/a.c", "src/b.c", "src/c.c", "src/d.c", "src/e.c",
-                                      "src/g.c"));
+  assert_patterns("copied", p, LIST("src/a.c", "src/b.c", "src/c.c", "src/d.c", "src/e.c",
+                                    "src/g.c"));
   ck_assert_ptr_nonnull(p->text);
-  const bool inside[] = {false, true, false, false, false, false, false};
+  const bool inside[] = {false, true, true, true, false, true, true};
+  const char *next = p->text;
   for (size_t i = 0; i < p->n_patterns; i++) {
     const char *s = p->patterns[i].pattern;
     bool in = s >= p->text && s < p->text + sizeof(text);
     ck_assert_msg(in == inside[i], "`%s`: in the text %d", s, in);
+    if (in) {
+      ck_assert_ptr_eq(s, next);
+      next = s + strlen(s) + 1;
+    }
+  }
+  rm_rf(dir);
+}
+END_TEST
+
+/* Read as libyaml parses it, in its buffer of 16 KiB: a policy of many
+ * buffers' worth reads as its whole text does, a byte order mark left out
+ * (the positions count from the character after it), and what the whole
+ * text's reading refuses anywhere in it, past the first buffer too, is
+ * refused with the same message. */
+START_TEST(test_load_streams) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  size_t n = 5000, cap = 32 * n + 64, len = 0;
+  _cleanup_free_ char *text = xmalloc(cap);
+  len += (size_t)snprintf(text + len, cap - len, "\xEF\xBB\xBFversion: 1\nprotect:\n");
+  for (size_t i = 0; i < n; i++) {
+    len += (size_t)snprintf(text + len, cap - len,
+                            i % 7 == 3 ? "  - './src/f%zu.c'\n" : "  - src/f%zu.c\n", i);
+  }
+  ck_assert_uint_gt(len, 4 * 16384);
+  assert_load_agrees(dir, "many", text, len);
+  assert_load_agrees(dir, "many, no mark", text + 3, len - 3);
+  _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
+  Policy *p = NULL;
+  _cleanup_error_ Error e = {0};
+  ck_assert_int_eq(policy_load(file, &p, &e), 0);
+  ck_assert_uint_eq(p->n_patterns, n + 1);
+  ck_assert_str_eq(p->patterns[n].pattern, "src/f4999.c");
+  ck_assert_uint_eq(p->positions[1].line, 3);
+  ck_assert_uint_eq(p->positions[1].column, 5);
+  policy_free(p);
+  static const char mark[] = "\xEF\xBB\xBFprotect: [src/a.c, b]\n";
+  assert_load_agrees(dir, "mark", mark, sizeof(mark) - 1);
+  /* UTF-16, which libyaml would read by its byte order mark: not here. */
+  char utf16[64];
+  static const char u[] = "protect: [a]\n";
+  utf16[0] = '\xFF';
+  utf16[1] = '\xFE';
+  for (size_t i = 0; i < sizeof(u) - 1; i++) {
+    utf16[2 + 2 * i] = u[i];
+    utf16[3 + 2 * i] = '\0';
+  }
+  assert_load_agrees(dir, "UTF-16", utf16, 2 * sizeof(u));
+  /* Refused far into the file: by libyaml's reader (not UTF-8, a control
+   * character, NUL among them) or by ralon (a pattern, a second key). */
+  static const char *const late[] = {"  - \xC3\n", "  - a\x01b\n", "  - a\x00b\n", "  - ../x\n",
+                                     "  - \xED\xA0\x80\n", "version: 1\n", "  - *x\n"};
+  for (size_t i = 0; i < ELEMENTSOF(late); i++) {
+    size_t extra = i == 2 ? 8 : strlen(late[i]);
+    memcpy(text + len, late[i], extra);
+    assert_load_agrees(dir, late[i], text, len + extra);
   }
   rm_rf(dir);
 }
@@ -1409,6 +1468,35 @@ static void assert_hint_changes_nothing(const char *row, const Policy *p) {
   }
 }
 
+/* Whole words of plain patterns (the matcher records 64 at once), some
+ * literal patterns not in their normal form among them, then braces (after
+ * which patterns are alternatives no more one for one) and another word of
+ * plain ones. */
+START_TEST(test_plain_hint_many) {
+  size_t cap = 64 * 1024, len = 0;
+  _cleanup_free_ char *text = xmalloc(cap);
+  len += (size_t)snprintf(text + len, cap - len, "protect:\n");
+  for (size_t i = 1; i < 300; i++) {
+    const char *before = i == 131 ? "./" : "", *mid = i == 140 ? "/" : "";
+    const char *after = i == 150 ? "/" : "";
+    if (i == 190) {
+      len += (size_t)snprintf(text + len, cap - len, "  - d/{f%zu,g}.c\n", i);
+    } else {
+      len += (size_t)snprintf(text + len, cap - len, "  - %sd/%sf%zu.c%s\n", before, mid, i, after);
+    }
+  }
+  _cleanup_policy_ Policy *p = NULL;
+  _cleanup_error_ Error err = {0};
+  ck_assert_int_eq(policy_parse_flags(FILE_NAME, text, len, POLICY_DUPLICATES, &p, &err), 0);
+  ck_assert_uint_eq(p->n_patterns, 300);
+  ck_assert_uint_eq(p->plain[0], UINT64_MAX);
+  ck_assert_uint_eq(p->plain[1], UINT64_MAX);
+  ck_assert(!plain_bit(p, 131));
+  ck_assert(plain_bit(p, 132));
+  assert_hint_changes_nothing("many", p);
+}
+END_TEST
+
 START_TEST(test_plain_hint_good_rows) {
   const GoodRow *row = &good_rows[_i];
   for (unsigned flags = 0; flags <= POLICY_DUPLICATES; flags += POLICY_DUPLICATES) {
@@ -1531,6 +1619,7 @@ static Suite *policy_suite(void) {
   tcase_add_test(tc, test_parse_positions);
   tcase_add_test(tc, test_parse_root);
   tcase_add_test(tc, test_parse_length);
+  tcase_add_test(tc, test_plain_hint_many);
   tcase_add_loop_test(tc, test_plain_hint_good_rows, 0, (int)ELEMENTSOF(good_rows));
   tcase_add_test(tc, test_plain_marks_and_duplicates);
   tcase_add_test(tc, test_plain_marks_many);
@@ -1553,7 +1642,8 @@ static Suite *policy_suite(void) {
   tc = tcase_create("files");
   tcase_add_test(tc, test_load);
   tcase_add_test(tc, test_load_agrees_with_parse);
-  tcase_add_test(tc, test_load_points_into_text);
+  tcase_add_test(tc, test_load_copies_plain_patterns);
+  tcase_add_test(tc, test_load_streams);
   tcase_add_test(tc, test_load_size_limit);
   tcase_add_test(tc, test_load_not_a_file);
   tcase_add_test(tc, test_find_walks_up);
