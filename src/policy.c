@@ -618,8 +618,10 @@ static int parse_protect(Parse *ps, const yaml_event_t *start, Policy *p) {
     bool plain = plain_literal(v, n);
     if (plain && n < ps->copies_cap - ps->copies_used) {
       /* Its own normal form, valid as it stands, beside the ones before:
-       * the pages they fill are mapped in a few at a time. (A file grown
-       * since its size was taken may not fit: the arena then.) */
+       * the pages they fill are mapped in a few at a time. One that does
+       * not fit goes to the arena: a file grown since its size was taken,
+       * or escapes that make a quoted pattern longer than its text (`\L`,
+       * two characters, is three bytes). */
       prefault_ahead(ps->copies, ps->copies_used + n, 1, ps->copies_cap, &ps->copies_ahead);
       pattern = declared = ps->copies + ps->copies_used;
       memcpy(pattern, v, n);
@@ -918,10 +920,11 @@ static int parse_events(Parse ps, size_t len, unsigned flags, Policy **ret) {
    * touched, and what is, is mapped in as the patterns come
    * (add_pattern). */
   ps.cap = most_items(len);
-  /* Patterns written in their normal form take no more than the text
-   * does (each at least a byte, its NUL, shorter than its item): copied
-   * one after the other, into pages that past malloc's threshold for
-   * mapping are touched only as far as they are filled. */
+  /* Patterns written in their normal form, copied one after the other
+   * into pages that past malloc's threshold for mapping are touched only
+   * as far as they are filled: mostly no more than the text (each at
+   * least a byte, its NUL, shorter than its item); what does not fit
+   * goes to the arena (parse_protect). */
   ps.copies_cap = len + 1;
   ps.copies = xmalloc(ps.copies_cap);
   p->patterns = xreallocarray(NULL, ps.cap, sizeof(PolicyPattern));
@@ -1019,13 +1022,32 @@ int policy_load(const char *file, Policy **ret, Error *err) {
  * read as libyaml parses it: 0, or -1 for anything this way does not
  * take (a bad policy, a read error), which parse_text is then to read
  * and say. */
-static int parse_stream(const char *file, int fd, size_t size, unsigned flags, Policy **ret) {
+/* The policy in file `fd` as libyaml reads it, `st` what fstat(2) said of
+ * it first. A file changed while it was read (the user's editor writing
+ * it in place: the parse reads it in pieces) could give a policy that was
+ * never on disk, the start of one version and the rest of another, or the
+ * start alone: so it counts only when as many bytes were read as the file
+ * had, and the file still has that size and the times it had. Otherwise,
+ * or refused, -1, and the caller reads it whole. */
+static int parse_stream(const char *file, int fd, const struct stat *st, unsigned flags,
+                        Policy **ret) {
   Stream s = {.fd = fd};
   Error scratch = {0};
   Parse ps = {.file = file, .stream = &s, .err = &scratch};
-  int r = parse_events(ps, size, flags, ret);
+  int r = parse_events(ps, (size_t)st->st_size, flags, ret);
   error_clear(&scratch);
-  return r;
+  if (r < 0) {
+    return -1;
+  }
+  struct stat now;
+  if (s.total != (size_t)st->st_size || fstat(fd, &now) < 0 || now.st_size != st->st_size ||
+      now.st_mtim.tv_sec != st->st_mtim.tv_sec || now.st_mtim.tv_nsec != st->st_mtim.tv_nsec ||
+      now.st_ctim.tv_sec != st->st_ctim.tv_sec || now.st_ctim.tv_nsec != st->st_ctim.tv_nsec) {
+    policy_free(*ret);
+    *ret = NULL;
+    return -1;
+  }
+  return 0;
 }
 
 int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err) {
@@ -1040,14 +1062,14 @@ int policy_load_flags(const char *file, unsigned flags, Policy **ret, Error *err
   if (!S_ISREG(st.st_mode)) {
     return error_set(err, EINVAL, _("%s is not a regular file"), file);
   }
-  if ((uintmax_t)st.st_size <= POLICY_MAX_SIZE &&
-      parse_stream(file, fd, (size_t)st.st_size, flags, ret) == 0) {
+  if ((uintmax_t)st.st_size <= POLICY_MAX_SIZE && parse_stream(file, fd, &st, flags, ret) == 0) {
     (*ret)->file_dev = st.st_dev;
     (*ret)->file_ino = st.st_ino;
     return 0;
   }
-  /* Refused, or not read: the whole text read again from its start, whose
-   * reading says what is wrong and where, quoting it. */
+  /* Refused, not read, or changed while it was read: the whole text read
+   * again from its start, whose reading says what is wrong and where,
+   * quoting it. */
   if (lseek(fd, 0, SEEK_SET) < 0) {
     return error_set(err, errno, _("cannot read %s: %m"), file);
   }

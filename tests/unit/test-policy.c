@@ -2,6 +2,7 @@
 /* policy.c: the strict agent.lock reader (ARCHITECTURE.md §2), pattern
  * normalisation, discovery on real directories and the starter policy. */
 #include <check.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -808,11 +810,10 @@ START_TEST(test_load) {
 }
 END_TEST
 
-/* policy_load keeps the file's text, and a pattern written in its normal
- * form alone on its line is that text (its newline made its end) instead
- * of a copy. Whatever the text, what it reads (patterns, positions, or
- * the message of a refusal, which quotes the text) is what policy_parse
- * reads from the same bytes, which never points into them. */
+/* policy_load reads the file as libyaml parses it, never whole (unless
+ * it refuses it, to quote it). Whatever the text, what it reads
+ * (patterns, positions, or the message of a refusal, which quotes the
+ * text) is what policy_parse reads from the same bytes. */
 static void assert_load_agrees(const char *dir, const char *name, const char *text, size_t len) {
   _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
   write_file(file, text, len);
@@ -930,6 +931,19 @@ START_TEST(test_load_streams) {
   policy_free(p);
   static const char mark[] = "\xEF\xBB\xBFprotect: [src/a.c, b]\n";
   assert_load_agrees(dir, "mark", mark, sizeof(mark) - 1);
+  /* Escapes that make a pattern longer than its text (`\L`, U+2028: two
+   * characters, three bytes), more than the whole file: to the arena, not
+   * past the copies' buffer (which AddressSanitizer would see). */
+  size_t nl = 1300, elen = 0;
+  _cleanup_free_ char *escaped = xmalloc(2 * nl + 32);
+  elen += (size_t)snprintf(escaped, 32, "protect: [\"");
+  for (size_t i = 0; i < nl; i++) {
+    escaped[elen++] = '\\';
+    escaped[elen++] = i % 2 ? 'L' : 'P';
+  }
+  memcpy(escaped + elen, "\", a]\n", 6);
+  elen += 6;
+  assert_load_agrees(dir, "escapes", escaped, elen);
   /* UTF-16, which libyaml would read by its byte order mark: not here. */
   char utf16[64];
   static const char u[] = "protect: [a]\n";
@@ -949,6 +963,94 @@ START_TEST(test_load_streams) {
     memcpy(text + len, late[i], extra);
     assert_load_agrees(dir, late[i], text, len + extra);
   }
+  rm_rf(dir);
+}
+END_TEST
+
+/* An editor that writes agent.lock in place (the same file, truncated and
+ * written again) while policy_load reads it: this program's read(2), in
+ * front of the C library's, rewrites the file once `swap.after` of its
+ * reads of that file have returned. */
+static struct {
+  int after; /* -1: nothing to do */
+  ino_t ino;
+  const char *file;
+  const char *text;
+  size_t len;
+} swap = {.after = -1};
+
+ssize_t read(int fd, void *buf, size_t count) {
+  struct stat st;
+  if (swap.after >= 0 && fstat(fd, &st) == 0 && st.st_ino == swap.ino && swap.after-- == 0) {
+    int w = open(swap.file, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (w >= 0) {
+      (void)!write(w, swap.text, swap.len);
+      close(w);
+    }
+  }
+  return syscall(SYS_read, fd, buf, count);
+}
+
+/* What policy_load reads of a file changed while it read it is one whole
+ * version, the one on disk when it looked again: never the start of the
+ * old one with the rest of the new, nor the start alone. */
+static void assert_load_after_swap(const char *dir, const char *name, const char *old, size_t old_len,
+                                   const char *text, size_t len) {
+  _cleanup_free_ char *file = xasprintf("%s/agent.lock", dir);
+  write_file(file, old, old_len);
+  struct stat st;
+  ck_assert_int_eq(stat(file, &st), 0);
+  swap.after = 1;
+  swap.ino = st.st_ino;
+  swap.file = file;
+  swap.text = text;
+  swap.len = len;
+  Policy *loaded = NULL, *parsed = NULL;
+  _cleanup_error_ Error e1 = {0};
+  _cleanup_error_ Error e2 = {0};
+  int r1 = policy_load(file, &loaded, &e1);
+  ck_assert_msg(swap.after < 0, "%s: the file was not changed while it was read", name);
+  swap.after = -1;
+  int r2 = policy_parse(file, text, len, &parsed, &e2);
+  ck_assert_msg(r1 == r2, "%s: load %d, parse of the new text %d", name, r1, r2);
+  if (r1 < 0) {
+    ck_assert_str_eq(e1.message, e2.message);
+    return;
+  }
+  ck_assert_msg(loaded->read_whole, "%s: the changed file was taken as streamed", name);
+  ck_assert_uint_eq(loaded->n_patterns, parsed->n_patterns);
+  for (size_t i = 0; i < loaded->n_patterns; i++) {
+    ck_assert_str_eq(loaded->patterns[i].pattern, parsed->patterns[i].pattern);
+    ck_assert_uint_eq(loaded->positions[i].line, parsed->positions[i].line);
+  }
+  policy_free(loaded);
+  policy_free(parsed);
+}
+
+START_TEST(test_load_changed_while_read) {
+  _cleanup_free_ char *dir = make_tmpdir();
+  /* Three of libyaml's 16 KiB reads: comment lines, then the patterns. */
+  size_t n = 3000, cap = 40000 + 24 * n, len = 0;
+  _cleanup_free_ char *old = xmalloc(cap);
+  len += (size_t)snprintf(old + len, cap - len, "protect:\n");
+  while (len < 20000) {
+    len += (size_t)snprintf(old + len, cap - len, "  # %s\n",
+                            "a comment of the kind a policy may begin with, at some length");
+  }
+  size_t comments = len;
+  for (size_t i = 0; i < n; i++) {
+    len += (size_t)snprintf(old + len, cap - len, "  - src/f%04zu.c\n", i);
+  }
+  /* The same patterns without the comments. Read on from the old file's
+   * offset, the new one's last patterns would be taken for the policy. */
+  _cleanup_free_ char *shorter = xasprintf("protect:\n%s", old + comments);
+  assert_load_after_swap(dir, "shorter", old, len, shorter, strlen(shorter));
+  /* Emptied: what the first read found would be a policy by itself. */
+  assert_load_after_swap(dir, "emptied", shorter, strlen(shorter), "", 0);
+  /* Grown: read on, it would give the new one's patterns, but from a
+   * file that was not what it was when its size was taken. */
+  _cleanup_free_ char *longer = xasprintf("%s  - more.c\n", old);
+  assert_load_after_swap(dir, "longer", old, len, longer, strlen(longer));
   rm_rf(dir);
 }
 END_TEST
@@ -1419,12 +1521,14 @@ END_TEST
 /* The matcher's answers for pattern set `p`, with the policy's word on
  * which patterns are plain literal paths and without it, agree for paths
  * around each pattern. */
-static void assert_hint_changes_nothing(const char *row, const Policy *p) {
+/* With matcher flags `mflags` (case folded too: there the plain marks
+ * must not put a pattern where only exact bytes match). */
+static void assert_hint_changes_nothing_flags(const char *row, const Policy *p, unsigned mflags) {
   _cleanup_matcher_ Matcher *hinted = NULL, *read = NULL;
   _cleanup_error_ Error err = {0};
-  ck_assert_int_eq(policy_matcher(p, 0, &hinted, &err), 0);
+  ck_assert_int_eq(policy_matcher(p, mflags, &hinted, &err), 0);
   ck_assert_int_eq(matcher_new_strided((const char *const *)&p->patterns[0].pattern,
-                                       sizeof(PolicyPattern), p->n_patterns, NULL, 0, &read, &err),
+                                       sizeof(PolicyPattern), p->n_patterns, NULL, mflags, &read, &err),
                    0);
   for (size_t i = 0; i < p->n_patterns; i++) {
     const char *pat = p->patterns[i].pattern;
@@ -1434,9 +1538,13 @@ static void assert_hint_changes_nothing(const char *row, const Policy *p) {
                         *longer = xasprintf("%sx", pat), *parent = path_dirname(pat),
                         *slash = xasprintf("%s/", pat), *parent_slash = xasprintf("%s/", parent),
                         *dot = xasprintf("./%s", pat), *twice = xasprintf("%s//x", pat),
-                        *shorter = xstrndup(pat, strlen(pat) - 1);
-    const char *probes[] = {pat,   below, above, longer, parent, slash, parent_slash, dot,
-                            twice, shorter, "",  "/",    "a",    "agent.lock", "zz/y"};
+                        *shorter = xstrndup(pat, strlen(pat) - 1), *upper = xstrdup(pat);
+    for (char *c = upper; *c != '\0'; c++) {
+      *c = (char)toupper((unsigned char)*c);
+    }
+    const char *probes[] = {pat,     below, above, longer, parent,       slash,  parent_slash, dot,
+                            twice,   shorter, upper, "",    "/",         "a",    "agent.lock",
+                            "zz/y"};
     for (size_t k = 0; k < ELEMENTSOF(probes); k++) {
       ck_assert_msg(matcher_match(hinted, probes[k]) == matcher_match(read, probes[k]),
                     "%s: `%s` against `%s`", row, probes[k], pat);
@@ -1446,9 +1554,9 @@ static void assert_hint_changes_nothing(const char *row, const Policy *p) {
       /* The first lookups compare with each pattern (no index yet): a
        * fresh pair of matchers for each. */
       _cleanup_matcher_ Matcher *h1 = NULL, *r1 = NULL;
-      ck_assert_int_eq(policy_matcher(p, 0, &h1, &err), 0);
+      ck_assert_int_eq(policy_matcher(p, mflags, &h1, &err), 0);
       ck_assert_int_eq(matcher_new_strided((const char *const *)&p->patterns[0].pattern,
-                                           sizeof(PolicyPattern), p->n_patterns, NULL, 0, &r1,
+                                           sizeof(PolicyPattern), p->n_patterns, NULL, mflags, &r1,
                                            &err),
                        0);
       ck_assert_msg(matcher_match(h1, probes[k]) == matcher_match(r1, probes[k]),
@@ -1466,6 +1574,11 @@ static void assert_hint_changes_nothing(const char *row, const Policy *p) {
       ck_assert_int_eq(matcher_check_pattern(pat, &why), 0);
     }
   }
+}
+
+static void assert_hint_changes_nothing(const char *row, const Policy *p) {
+  assert_hint_changes_nothing_flags(row, p, 0);
+  assert_hint_changes_nothing_flags(row, p, MATCHER_CASEFOLD);
 }
 
 /* Whole words of plain patterns (the matcher records 64 at once), some
@@ -1644,6 +1757,7 @@ static Suite *policy_suite(void) {
   tcase_add_test(tc, test_load_agrees_with_parse);
   tcase_add_test(tc, test_load_copies_plain_patterns);
   tcase_add_test(tc, test_load_streams);
+  tcase_add_test(tc, test_load_changed_while_read);
   tcase_add_test(tc, test_load_size_limit);
   tcase_add_test(tc, test_load_not_a_file);
   tcase_add_test(tc, test_find_walks_up);
