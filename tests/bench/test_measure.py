@@ -166,5 +166,22 @@ class Growth(unittest.TestCase):
         self.assertIn("no sizes", self.growth_of(line("check-10", 1, 1)))
 
 
+class Tail(unittest.TestCase):
+    """The runs a median hides: those over twice it are counted and shown
+    with the mean; none, nothing is added to the line."""
+
+    def test_runs_over_twice_the_median(self):
+        times = [0.0026] * 17 + [0.016, 0.019, 0.0053]  # seconds
+        median = 2.6
+        self.assertEqual(measure.slow_runs(times, median), 3)
+        self.assertEqual(measure.tail(times, median),
+                         "; mean 4.225, 3 of 20 runs over twice the median")
+
+    def test_no_tail(self):
+        times = [0.0026] * 19 + [0.0052]  # exactly twice: not over
+        self.assertEqual(measure.slow_runs(times, 2.6), 0)
+        self.assertEqual(measure.tail(times, 2.6), "")
+
+
 if __name__ == "__main__":
     unittest.main()
