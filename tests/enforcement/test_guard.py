@@ -397,6 +397,30 @@ class TestPause(GuardBase):
                 self.assertEqual(te.read_text(os.path.join(pr.proj, "Cargo.lock")),
                                  "# LOCK file\n")
 
+    def test_the_watches_hold_after_resumes(self):
+        """Each resume watches anew, in an instance of its own, and retires
+        the one before. A backup by rename made outside after two resumes
+        produces no mount event: only the watches can see it, so the
+        sandbox must stop. An agent that ends by itself (exit 0) means the
+        guard no longer watched."""
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                chown_all(pr, user)
+                s = Session(self, pr, user, "mount",
+                            'touch "$TMPDIR/ready"; sleep 20; : %s' % MARK)
+                s.wait_ready()
+                for _ in range(2):
+                    r = self.pause(pr, user, "true")
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertIn("1 sandbox(es) thawed", r.stdout, r)
+                outside(user, pr.proj, "mv Cargo.lock Cargo.lock~ && echo new > Cargo.lock",
+                        pr.env())
+                res = s.wait()
+                self.assertEqual(res.rc, STOPPED, res)
+                self.assertRegex(res.stderr, STOP_LINE % re.escape(pr.proj), res)
+                self.assertNoLeftovers(MARK, res, at_once=True)
+
     def test_nested_namespace_made_before_the_pause_is_stopped(self):
         for user in self.mount_users():
             with self.subTest(user=user):

@@ -113,10 +113,14 @@ static int64_t now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+static void sleep_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
   while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
   }
+}
+
+static void sleep_ms(long ms) {
+  sleep_us(ms * 1000);
 }
 
 static int pidfd_signal(int pidfd, int sig) {
@@ -308,6 +312,9 @@ typedef struct {
   int cmd_sock;
   int sigfd;
   int ino_fd;
+  /* The instance a resume replaced, its watches removed: closed at the
+   * end, or at the next resume (watches_end()). */
+  int retired_ino_fd;
   int mountinfo_fd;
   int proc_fd;
   int mntns_fd;
@@ -458,13 +465,41 @@ static int watch_init(Guard *g, Error *err) {
   return 0;
 }
 
-/* The watches again, in an inotify instance of their own. */
-static int watch_all(Guard *g, Error *err) {
-  dir_watches_clear(g);
-  if (g->ino_fd >= 0) {
-    close(g->ino_fd);
-    g->ino_fd = -1;
+/* The watches' end, once no event of theirs will be read: the command
+ * has ended, or the sandbox is stopped (it ends, whatever happens), or a
+ * resume has set new ones. Each watch is removed here, and the instance
+ * is closed only later: at the end once PID 1 has ended (guard_clear()),
+ * or, replaced by a resume, at the next resume or the end. The kernel
+ * frees a removed watch's parts after an SRCU grace period, in two works
+ * begun together, and the last close of an instance waits for the one
+ * that frees its watches (fsnotify_destroy_group()). Of two such waits
+ * begun together, the later is a normal grace period instead of an
+ * expedited one: 12-28 ms here, where an expedited one takes 0.05-0.1
+ * ms. Closed with its watches on, the instance paid that in half the
+ * runs or more (and every resume paid 6-14 ms); removed while PID 1
+ * ends, in 3 to 16 runs in 100, by how busy the processors are. */
+static void watches_end(Guard *g) {
+  for (size_t i = 0; i < g->n_slots && g->ino_fd >= 0; i++) {
+    if (g->slots[i].dir >= 0 || g->slots[i].obj >= 0) {
+      (void)inotify_rm_watch(g->ino_fd, (int)i);
+      g->slots[i] = (WatchSlot){-1, -1};
+    }
   }
+}
+
+/* The watches again, in an inotify instance of their own; the one they
+ * replace is retired (watches_end()). */
+static int watch_all(Guard *g, Error *err) {
+  /* The one retired before first: closed after the removal below, its
+   * close would wait for that removal's grace period (the kernel's
+   * reaper of removed watches is one for all instances). */
+  if (g->retired_ino_fd >= 0) {
+    close(g->retired_ino_fd);
+  }
+  watches_end(g);
+  dir_watches_clear(g);
+  g->retired_ino_fd = g->ino_fd;
+  g->ino_fd = -1;
   return watch_init(g, err) < 0 ? -1 : watch_add_all(g, err);
 }
 
@@ -875,6 +910,7 @@ static void thaw(Guard *g) {
 static int freeze(Guard *g, Error *err) {
   FreezePass p = {0};
   int64_t deadline = now_ms() + FREEZE_MS;
+  long wait_us = 50;
   for (;;) {
     p.running = false;
     int r = each_process(g, freeze_one, &p);
@@ -895,7 +931,10 @@ static int freeze(Guard *g, Error *err) {
                          "uninterruptible system call?)"),
                        FREEZE_MS / 1000);
     }
-    sleep_ms(1);
+    /* A process stops within microseconds of SIGSTOP, unless it is in
+     * an uninterruptible call: the first passes come soon after. */
+    sleep_us(wait_us);
+    wait_us = wait_us < 1000 ? wait_us * 2 : 1000;
   }
   free(p.pids);
   hold_frozen(g);
@@ -1464,24 +1503,6 @@ static bool count_one(Guard *g, const char *pid, int pfd, void *userdata) {
   return false;
 }
 
-/* The watches' end, once the command has ended: no event is read after
- * that (the sandbox ends, whatever happens). Each watch is removed here,
- * and the instance is closed last, once PID 1 has ended (guard_clear()).
- * The kernel frees a removed watch's parts after an SRCU grace period,
- * in two works begun together, and the last close of an instance waits
- * for the one that frees its watches (fsnotify_destroy_group()). Of two
- * such waits begun together, the later is a normal grace period instead
- * of an expedited one: 12-28 ms here, where an expedited one takes
- * 0.05-0.1 ms. Closed with its watches on, the instance paid that in
- * half the runs or more; with their parts freed while PID 1 ends, in 3
- * to 16 in 100, by how busy the processors are. */
-static void watches_end(Guard *g) {
-  for (size_t i = 0; i < g->n_slots && g->ino_fd >= 0; i++) {
-    if (g->slots[i].dir >= 0 || g->slots[i].obj >= 0) {
-      (void)inotify_rm_watch(g->ino_fd, (int)i);
-    }
-  }
-}
 
 /* The end of a session whose command has ended: PID 1 ends what is left
  * in the namespace, and says so ("K", pid1.c). false when it did not (it
@@ -2077,9 +2098,12 @@ static void guard_clear(Guard *g) {
     }
     g->init_pid = 0;
   }
-  if (g->ino_fd >= 0) {
-    close(g->ino_fd);
-    g->ino_fd = -1;
+  int *inos[] = {&g->ino_fd, &g->retired_ino_fd};
+  for (size_t i = 0; i < ELEMENTSOF(inos); i++) {
+    if (*inos[i] >= 0) {
+      close(*inos[i]);
+      *inos[i] = -1;
+    }
   }
   thaw(g);
   for (size_t i = 0; i < g->n_objs; i++) {
@@ -2115,9 +2139,9 @@ bool guard_forks_into_sandbox(void) {
 
 int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
-  Guard g = {.c = c, .cmd_sock = -1, .init_sock = -1, .sigfd = -1, .ino_fd = -1, .mountinfo_fd = -1,
-             .proc_fd = -1, .mntns_fd = -1, .listen_fd = -1, .tty = -1,
-             .hold_fd = -1, .pidns_fd = -1, .res = ret};
+  Guard g = {.c = c, .cmd_sock = -1, .init_sock = -1, .sigfd = -1, .ino_fd = -1,
+             .retired_ino_fd = -1, .mountinfo_fd = -1, .proc_fd = -1, .mntns_fd = -1,
+             .listen_fd = -1, .tty = -1, .hold_fd = -1, .pidns_fd = -1, .res = ret};
   int r = -1;
   _cleanup_free_ char *cwd = getcwd(NULL, 0);
   if (cwd == NULL) {
@@ -2272,6 +2296,8 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
    * left behind. */
   if (ret->stopped || g.paused || !g.cmd_done || !end_through_init(&g)) {
     stop_sandbox(&g);
+    /* Once the kill is sent, not before: it must not wait. */
+    watches_end(&g);
     reap_all(&g);
   }
   if (g.paused && !ret->stopped) {
