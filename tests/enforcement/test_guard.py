@@ -407,8 +407,9 @@ class TestPause(GuardBase):
             with self.subTest(user=user):
                 pr = self.project_as(user)
                 chown_all(pr, user)
+                token = "RESUMES-%d-%s" % (os.getpid(), user)
                 s = Session(self, pr, user, "mount",
-                            'touch "$TMPDIR/ready"; sleep 20; : %s' % MARK)
+                            'touch "$TMPDIR/ready"; sleep 20; : %s' % token)
                 s.wait_ready()
                 for _ in range(2):
                     r = self.pause(pr, user, "true")
@@ -419,7 +420,7 @@ class TestPause(GuardBase):
                 res = s.wait()
                 self.assertEqual(res.rc, STOPPED, res)
                 self.assertRegex(res.stderr, STOP_LINE % re.escape(pr.proj), res)
-                self.assertNoLeftovers(MARK, res, at_once=True)
+                self.assertNoLeftovers(token, res, at_once=True)
 
     def test_nested_namespace_made_before_the_pause_is_stopped(self):
         for user in self.mount_users():
