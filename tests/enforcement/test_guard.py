@@ -397,30 +397,46 @@ class TestPause(GuardBase):
                 self.assertEqual(te.read_text(os.path.join(pr.proj, "Cargo.lock")),
                                  "# LOCK file\n")
 
+    # After resumes, changes that only some of the watches see: a backup by
+    # rename (the directory's watch and the file's own), a hard link made
+    # in another directory (the file's own watch only: its link count), a
+    # pinned directory moved away (its parent's watch only). None of them
+    # makes a mount event.
+    AFTER_RESUMES = [
+        ("backup_by_rename", "mv Cargo.lock Cargo.lock~ && echo new > Cargo.lock"),
+        ("hard_link_elsewhere", "ln Cargo.lock src/alias"),
+        ("pinned_directory_moved", "mv conf conf.moved && mkdir conf"),
+    ]
+
     def test_the_watches_hold_after_resumes(self):
-        """Each resume watches anew, in an instance of its own, and retires
-        the one before. A backup by rename made outside after two resumes
-        produces no mount event: only the watches can see it, so the
-        sandbox must stop. An agent that ends by itself (exit 0) means the
-        guard no longer watched."""
+        """Each resume sets the watches anew, in the guard's one inotify
+        instance. After two, each change of AFTER_RESUMES made outside must
+        stop the sandbox; an agent that ends by itself (exit 0) means the
+        guard no longer watched what saw it. And the guard holds one
+        instance, not one a resume (the user's limit of instances is
+        shared with the user's editors)."""
         for user in self.mount_users():
-            with self.subTest(user=user):
-                pr = self.project_as(user)
-                chown_all(pr, user)
-                token = "RESUMES-%d-%s" % (os.getpid(), user)
-                s = Session(self, pr, user, "mount",
-                            'touch "$TMPDIR/ready"; sleep 20; : %s' % token)
-                s.wait_ready()
-                for _ in range(2):
-                    r = self.pause(pr, user, "true")
-                    self.assertEqual(r.rc, 0, r)
-                    self.assertIn("1 sandbox(es) thawed", r.stdout, r)
-                outside(user, pr.proj, "mv Cargo.lock Cargo.lock~ && echo new > Cargo.lock",
-                        pr.env())
-                res = s.wait()
-                self.assertEqual(res.rc, STOPPED, res)
-                self.assertRegex(res.stderr, STOP_LINE % re.escape(pr.proj), res)
-                self.assertNoLeftovers(token, res, at_once=True)
+            for name, change in self.AFTER_RESUMES:
+                with self.subTest(user=user, change=name):
+                    pr = self.project_as(user)
+                    chown_all(pr, user)
+                    token = "RESUMES-%d-%s" % (os.getpid(), user)
+                    s = Session(self, pr, user, "mount",
+                                'touch "$TMPDIR/ready"; sleep 20; : %s' % token)
+                    s.wait_ready()
+                    for _ in range(2):
+                        r = self.pause(pr, user, "true")
+                        self.assertEqual(r.rc, 0, r)
+                        self.assertIn("1 sandbox(es) thawed", r.stdout, r)
+                    instances = [fd for fd in os.listdir("/proc/%d/fd" % s.proc.pid)
+                                 if os.readlink("/proc/%d/fd/%s" % (s.proc.pid, fd))
+                                 == "anon_inode:inotify"]
+                    self.assertEqual(len(instances), 1, instances)
+                    outside(user, pr.proj, change, pr.env())
+                    res = s.wait()
+                    self.assertEqual(res.rc, STOPPED, res)
+                    self.assertRegex(res.stderr, STOP_LINE % re.escape(pr.proj), res)
+                    self.assertNoLeftovers(token, res, at_once=True)
 
     def test_nested_namespace_made_before_the_pause_is_stopped(self):
         for user in self.mount_users():
@@ -580,6 +596,83 @@ while True:
                 self.assertEqual(res.rc, STOPPED, res)
                 self.assertIn("ran while it was frozen", res.stderr, res)
                 self.assertNoLeftovers(MARK, res)
+
+    def test_a_failed_resume_ends_the_frozen_sandbox(self):
+        """A resume that fails leaves a changed path unprotected, so the
+        guard stops the sandbox: what was frozen must be killed where it
+        stands, never continued first. A process in a session of its own
+        (setsid) counts in a file and appends to Cargo.lock; the pause
+        records the count while frozen, then replaces Cargo.lock, and strace
+        makes the resume fail at its first step (pipe2(2), which the guard
+        calls only there). The count must not have moved, the user's new
+        Cargo.lock must hold none of the agent's lines, and `ralon run` must
+        end (a thread the guard held that died before it let go is its to
+        collect)."""
+        strace = shutil.which("strace", path=te.SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to make the resume fail")
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                chown_all(pr, user)
+                token = "FAILRESUME-%d-%s" % (os.getpid(), user)
+                progress = os.path.join(pr.tmp, "progress")
+                script = ("setsid sh -c 'while :; do echo x >> \"$TMPDIR/progress\"; "
+                          "{ echo %s >> Cargo.lock; } 2>/dev/null; done' & "
+                          "touch \"$TMPDIR/ready\"; sleep 30; : %s" % (MARK, token))
+                log = os.path.join(pr.tmp, "strace.log")
+                argv = ([strace, "-qq", "-o", log, "-e", "trace=pipe2,pidfd_send_signal",
+                         "-e", "inject=pipe2:error=EMFILE"] + te.ralon_run("mount", script))
+                env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+                # A group of its own, so that a guard that hangs can be
+                # killed with strace (it holds the pipes open).
+                p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, errors="replace", preexec_fn=user_preexec(user),
+                                     start_new_session=True)
+                try:
+                    deadline = time.monotonic() + 60
+                    while not (os.path.exists(progress) and os.path.getsize(progress) > 0):
+                        self.assertIsNone(p.poll(), "ralon ended before the agent ran")
+                        self.assertLess(time.monotonic(), deadline, "the agent never ran")
+                        time.sleep(0.01)
+                    r = self.pause(pr, user, 'wc -c < "$TMPDIR/progress" > "$TMPDIR/frozen" && '
+                                   "cp Cargo.lock x.tmp && echo new >> x.tmp && "
+                                   "mv x.tmp Cargo.lock")
+                    self.assertNotEqual(r.rc, 0, r)
+                    try:
+                        out, err = p.communicate(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(p.pid, signal.SIGKILL)
+                        out, err = p.communicate()
+                        self.fail("ralon run did not end after the failed resume: %s" % err)
+                finally:
+                    if p.poll() is None:
+                        os.killpg(p.pid, signal.SIGKILL)
+                        p.communicate()
+                res = te.Result(p.returncode, out, err)
+                self.assertEqual(res.rc, STOPPED, res)
+                self.assertEqual(os.path.getsize(progress),
+                                 int(te.read_text(os.path.join(pr.tmp, "frozen")).strip()),
+                                 "a frozen process ran after the failed resume: %r" % (res,))
+                self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")), res)
+                self.assertNoLeftovers(token, res, at_once=True)
+                # Whether a frozen process gets to run in that moment is a
+                # race; the order of the guard's signals is not. After the
+                # failure, each frozen process is killed before any is
+                # continued.
+                trace = te.read_text(log)
+                self.assertRegex(trace, r"pipe2\(.*= -1 EMFILE", trace)
+                after = trace[re.search(r"pipe2\(.*= -1 EMFILE", trace).end():]
+                signals = re.findall(r"pidfd_send_signal\((\d+), (SIG[A-Z]+)", after)
+                killed = {fd for fd, sig in signals if sig == "SIGKILL"}
+                self.assertTrue(killed, trace)
+                seen_kill = set()
+                for fd, sig in signals:
+                    if sig == "SIGKILL":
+                        seen_kill.add(fd)
+                    elif sig == "SIGCONT":
+                        self.assertIn(fd, seen_kill, "continued before it was killed:\n" + trace)
 
     def test_nothing_to_pause(self):
         pr = self.project_as(te.ME)
@@ -857,6 +950,71 @@ class TestDetachSeenByTheMountCheck(GuardBase):
                         outside(user, pr.proj,
                                 "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
                                 pr.env())
+                        out, err = p.communicate(timeout=te.TIMEOUT)
+                    finally:
+                        if p.poll() is None:
+                            p.kill()
+                            p.communicate()
+                    r = te.Result(p.returncode, out, err)
+                    self.assertEqual(r.rc, STOPPED, r)
+                    self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
+                    self.assertNoLeftovers(token, r, at_once=True)
+
+
+class TestChangedAtTheEnd(GuardBase):
+    """A protected file replaced outside just as the command ends: the
+    guard has read the command's end but not yet the change, and its loop
+    is over. Its last look, once nothing is left in the sandbox, must
+    still stop the sandbox (exit 125, the path named): the agent may have
+    written the file in the moment before it ended. strace holds the guard
+    at its first wait4(2), where it collects the ended command, while the
+    change is made; the second row also blinds the guard's watches
+    (inotify_add_watch(2) reports success without setting a watch), so
+    that only the mount table can tell. A guard without the last look
+    lets the run end as the agent's own (exit 0)."""
+
+    HOLD_US = 4000000
+
+    def test_a_change_as_the_command_ends_stops_the_sandbox(self):
+        strace = shutil.which("strace", path=te.SAFE_PATH)
+        if strace is None:
+            self.skipTest("needs strace to hold the guard at that moment")
+        ways = {
+            "by the watches": ["-e", "trace=wait4"],
+            "by the mount table": ["-e", "trace=wait4,inotify_add_watch",
+                                   "-e", "inject=inotify_add_watch:retval=1"],
+        }
+        for user in self.mount_users():
+            for way, trace in ways.items():
+                with self.subTest(user=user, way=way):
+                    pr = self.project_as(user)
+                    chown_all(pr, user)
+                    token = "ATEND-%d-%s" % (os.getpid(), user)
+                    done = os.path.join(pr.tmp, "done")
+                    script = ('touch "$TMPDIR/ready"; sleep 0.3; touch "$TMPDIR/done"; : %s'
+                              % token)
+                    # No -f: only the guard is traced (its first wait4 is
+                    # the one that collects the command).
+                    argv = ([strace, "-qq", "-o", "/dev/null"] + trace
+                            + ["-e", "inject=wait4:delay_enter=%d:when=1" % self.HOLD_US]
+                            + te.ralon_run("mount", script))
+                    env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+                    p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True, errors="replace",
+                                         preexec_fn=user_preexec(user))
+                    try:
+                        deadline = time.monotonic() + 60
+                        while not os.path.exists(done):
+                            self.assertIsNone(p.poll(), "ralon ended before the agent did")
+                            self.assertLess(time.monotonic(), deadline, "the agent never ended")
+                            time.sleep(0.01)
+                        # The command has ended; the guard is held.
+                        time.sleep(0.5)
+                        outside(user, pr.proj,
+                                "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
+                                pr.env())
+                        self.assertIsNone(p.poll(), "the guard was not held: test invalid")
                         out, err = p.communicate(timeout=te.TIMEOUT)
                     finally:
                         if p.poll() is None:

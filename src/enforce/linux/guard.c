@@ -312,9 +312,6 @@ typedef struct {
   int cmd_sock;
   int sigfd;
   int ino_fd;
-  /* The instance a resume replaced, its watches removed: closed at the
-   * end, or at the next resume (watches_end()). */
-  int retired_ino_fd;
   int mountinfo_fd;
   int proc_fd;
   int mntns_fd;
@@ -465,19 +462,20 @@ static int watch_init(Guard *g, Error *err) {
   return 0;
 }
 
-/* The watches' end, once no event of theirs will be read: the command
- * has ended, or the sandbox is stopped (it ends, whatever happens), or a
- * resume has set new ones. Each watch is removed here, and the instance
- * is closed only later: at the end once PID 1 has ended (guard_clear()),
- * or, replaced by a resume, at the next resume or the end. The kernel
- * frees a removed watch's parts after an SRCU grace period, in two works
- * begun together, and the last close of an instance waits for the one
- * that frees its watches (fsnotify_destroy_group()). Of two such waits
- * begun together, the later is a normal grace period instead of an
- * expedited one: 12-28 ms here, where an expedited one takes 0.05-0.1
- * ms. Closed with its watches on, the instance paid that in half the
- * runs or more (and every resume paid 6-14 ms); removed while PID 1
- * ends, in 3 to 16 runs in 100, by how busy the processors are. */
+/* The watches' end, once no event of theirs will be read: the session
+ * has ended and had its last look (end_through_init()), or the sandbox
+ * is stopped, or a resume sets new ones (watch_all()). Each watch is
+ * removed here; the instance is closed once PID 1 has ended
+ * (guard_clear()). The kernel frees a removed watch's parts after an
+ * SRCU grace period, in two works begun together, and the last close of
+ * an instance waits for the one that frees its watches
+ * (fsnotify_destroy_group()). Of two such waits begun together, the
+ * later is a normal grace period instead of an expedited one: 12-28 ms
+ * here, where an expedited one takes 0.05-0.1 ms. Closed with its
+ * watches on, the instance paid that in half the runs or more (and every
+ * resume that replaced its instance paid 6-14 ms); with the watches
+ * removed before PID 1 ends, in 3 to 16 runs in 100, by how busy the
+ * processors are. */
 static void watches_end(Guard *g) {
   for (size_t i = 0; i < g->n_slots && g->ino_fd >= 0; i++) {
     if (g->slots[i].dir >= 0 || g->slots[i].obj >= 0) {
@@ -487,20 +485,24 @@ static void watches_end(Guard *g) {
   }
 }
 
-/* The watches again, in an inotify instance of their own; the one they
- * replace is retired (watches_end()). */
+/* The watches again, in the same instance: a second one, even for a
+ * moment, could meet the user's limit of instances
+ * (fs.inotify.max_user_instances, which the user's editors share), and
+ * closing the old one would wait for a grace period (watches_end()).
+ * What the old watches queued, their removal's IN_IGNORED too, is read
+ * and dropped: the caller checks every identity once the new ones are
+ * set. New watches get new descriptors (the kernel hands them out in
+ * turn), so an old one's event, if any came, finds no slot. */
 static int watch_all(Guard *g, Error *err) {
-  /* The one retired before first: closed after the removal below, its
-   * close would wait for that removal's grace period (the kernel's
-   * reaper of removed watches is one for all instances). */
-  if (g->retired_ino_fd >= 0) {
-    close(g->retired_ino_fd);
+  if (g->ino_fd < 0) {
+    return watch_init(g, err) < 0 ? -1 : watch_add_all(g, err);
   }
   watches_end(g);
+  char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+  while (read(g->ino_fd, buf, sizeof(buf)) > 0) {
+  }
   dir_watches_clear(g);
-  g->retired_ino_fd = g->ino_fd;
-  g->ino_fd = -1;
-  return watch_init(g, err) < 0 ? -1 : watch_add_all(g, err);
+  return watch_add_all(g, err);
 }
 
 /* Whether an inotify event concerns a pin or a protected path. */
@@ -1475,24 +1477,44 @@ static void stop_sandbox(Guard *g) {
   if (g->init_pid > 0) {
     (void)kill(g->init_pid, SIGKILL);
   }
+  /* A frozen sandbox is stopped where a protected path may be left
+   * unprotected (a resume that failed): what was frozen is killed where
+   * it stands, not continued until PID 1's end reaches it (a process in
+   * a group of its own would run meanwhile). SIGKILL ends a process held
+   * by ptrace too. */
+  for (size_t i = 0; i < g->n_frozen; i++) {
+    (void)pidfd_signal(g->frozen[i], SIGKILL);
+  }
   thaw(g);
 }
 
 /* Waits for the command and PID 1 (which the kernel ends with all else in
- * the namespace). */
+ * the namespace), collecting every other child on the way: a thread the
+ * guard held by ptrace that died before it let go is the guard's to
+ * collect (release_held() could not), and PID 1's end waits for it. */
 static void reap_all(Guard *g) {
-  int st;
+  while (g->init_pid > 0 || (!g->cmd_done && g->cmd_pid > 0)) {
+    int st;
+    pid_t pid = waitpid(-1, &st, __WALL);
+    if (pid < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      break; /* ECHILD: none left */
+    }
+    if (pid == g->cmd_pid && !g->cmd_done && (WIFEXITED(st) || WIFSIGNALED(st))) {
+      g->cmd_done = true;
+      g->cmd_status = st;
+    }
+    if (pid == g->init_pid && (WIFEXITED(st) || WIFSIGNALED(st))) {
+      g->init_pid = 0;
+    }
+  }
   if (!g->cmd_done && g->cmd_pid > 0) {
-    while (waitpid(g->cmd_pid, &st, 0) < 0 && errno == EINTR) {
-    }
     g->cmd_done = true;
-    g->cmd_status = st;
+    g->cmd_status = W_EXITCODE(0, SIGKILL);
   }
-  if (g->init_pid > 0) {
-    while (waitpid(g->init_pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    g->init_pid = 0;
-  }
+  g->init_pid = 0;
 }
 
 static bool count_one(Guard *g, const char *pid, int pfd, void *userdata) {
@@ -1504,12 +1526,27 @@ static bool count_one(Guard *g, const char *pid, int pfd, void *userdata) {
 }
 
 
+static void handle_inotify(Guard *g);
+
+/* The last look, once nothing is left in the sandbox to write: a change
+ * made outside while the command, or what it left behind, still ran, and
+ * whose report the loop had not read when the command ended, stops the
+ * sandbox as any does (the agent may have written it meanwhile). */
+static void last_look(Guard *g) {
+  handle_inotify(g);
+  struct pollfd pf = {.fd = g->mountinfo_fd, .events = POLLPRI};
+  if (!g->res->stopped && poll(&pf, 1, 0) == 1 && (pf.revents & (POLLPRI | POLLERR)) &&
+      check_mounts(g) > 0) {
+    g->res->stopped = true;
+  }
+}
+
 /* The end of a session whose command has ended: PID 1 ends what is left
- * in the namespace, and says so ("K", pid1.c). false when it did not (it
+ * in the namespace, and says so ("K", pid1.c), then the guard has its
+ * last look and removes its watches. false when PID 1 did not answer (it
  * had ended): then the kernel has ended the namespace with it. */
 static bool end_through_init(Guard *g) {
   char b[8];
-  watches_end(g);
   /* Nothing but PID 1 left (the common end: the command's process
    * reaped, none other there, and only a process there could make one):
    * PID 1 has nothing to end; it ends when its socket closes, and
@@ -1517,6 +1554,8 @@ static bool end_through_init(Guard *g) {
    * listed, and goes the long way. */
   size_t others = 0;
   if (each_process(g, count_one, &others) == 0 && others == 0) {
+    last_look(g);
+    watches_end(g);
     return send_msg(g->init_sock, "E", 1, NULL, 0) >= 0;
   }
   if (send_msg(g->init_sock, "K", 1, NULL, 0) < 0) {
@@ -1530,6 +1569,8 @@ static bool end_through_init(Guard *g) {
   }
   /* Nothing but PID 1 is left, and it ends when its socket closes
    * (guard_clear()). */
+  last_look(g);
+  watches_end(g);
   return true;
 }
 
@@ -2098,12 +2139,9 @@ static void guard_clear(Guard *g) {
     }
     g->init_pid = 0;
   }
-  int *inos[] = {&g->ino_fd, &g->retired_ino_fd};
-  for (size_t i = 0; i < ELEMENTSOF(inos); i++) {
-    if (*inos[i] >= 0) {
-      close(*inos[i]);
-      *inos[i] = -1;
-    }
+  if (g->ino_fd >= 0) {
+    close(g->ino_fd);
+    g->ino_fd = -1;
   }
   thaw(g);
   for (size_t i = 0; i < g->n_objs; i++) {
@@ -2140,8 +2178,8 @@ bool guard_forks_into_sandbox(void) {
 int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
   memset(ret, 0, sizeof(*ret));
   Guard g = {.c = c, .cmd_sock = -1, .init_sock = -1, .sigfd = -1, .ino_fd = -1,
-             .retired_ino_fd = -1, .mountinfo_fd = -1, .proc_fd = -1, .mntns_fd = -1,
-             .listen_fd = -1, .tty = -1, .hold_fd = -1, .pidns_fd = -1, .res = ret};
+             .mountinfo_fd = -1, .proc_fd = -1, .mntns_fd = -1, .listen_fd = -1, .tty = -1,
+             .hold_fd = -1, .pidns_fd = -1, .res = ret};
   int r = -1;
   _cleanup_free_ char *cwd = getcwd(NULL, 0);
   if (cwd == NULL) {

@@ -22,14 +22,14 @@
  *   "K": the command has ended, and so does everything it left behind,
  *       as the kernel would end it with PID 1 (kill(-1) from PID 1 reaches
  *       every other process of the namespace, and what is orphaned is
- *       reparented here until none is left); answered "k", then it holds
- *       what it was handed until the guard hangs up. Its exit frees the
- *       namespaces (a mount namespace's end waits for an RCU grace
- *       period) while the guard closes its own descriptors; the guard
- *       then waits for it, so that nothing of the session outlives
+ *       reparented here until none is left); answered "k", then it waits
+ *       for the guard to hang up, holding what "P" handed it. Its exit
+ *       frees the namespaces (a mount namespace's end waits for an RCU
+ *       grace period) while the guard closes its own descriptors; the
+ *       guard then waits for it, so that nothing of the session outlives
  *       `ralon run`;
- *   "E": nothing but PID 1 is left: it only holds what it is handed (as
- *       after "k") until the guard hangs up.
+ *   "E": nothing but PID 1 is left: it waits, as after "k", for the
+ *       guard to hang up.
  * It ends when the guard hangs up.
  *
  * Where it shares the guard's memory (pid1_start()), everything it runs
@@ -533,7 +533,7 @@ ATTR_NORETURN P1 void p1_main(Pid1Memory *m) {
       } else if (buf[0] == 'K') {
         p1_end(sock, buf);
       } else if (buf[0] == 'E') {
-        /* Its descriptor is held, unread, until the guard hangs up. */
+        /* Nothing to do but wait for the guard to hang up. */
       } else if (buf[0] == 'W') {
         watching = buf + 1;
         buf = buf == m->msgs[0] ? m->msgs[1] : m->msgs[0];
