@@ -1525,7 +1525,6 @@ static bool count_one(Guard *g, const char *pid, int pfd, void *userdata) {
   return false;
 }
 
-
 static void handle_inotify(Guard *g);
 
 /* The last look, once nothing is left in the sandbox to write: a change
