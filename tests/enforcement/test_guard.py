@@ -216,6 +216,13 @@ def racer_won(pr, name, path):
         return False
 
 
+def kill_group(p):
+    """Ends p's process group (strace, and ralon under it), if it runs."""
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+
+
 class GuardBase(te.Base):
     def project_as(self, user):
         pr = te.Project(te.USERS[user])
@@ -224,6 +231,35 @@ class GuardBase(te.Base):
 
     def mount_users(self):
         return [u for u in self.users() if self.available("mount", u)]
+
+    def traced(self, pr, user, strace_argv, script):
+        """`ralon run --backend mount` of script under strace_argv (strace
+        and its options), as user, in a process group of its own: a guard
+        that hangs is killed with strace, since it holds the pipes open. A
+        sanitized build's leak checker cannot work under ptrace."""
+        env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
+        p = subprocess.Popen(strace_argv + te.ralon_run("mount", script), cwd=pr.proj, env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, errors="replace",
+                             preexec_fn=user_preexec(user), start_new_session=True)
+        self.addCleanup(kill_group, p)
+        return p
+
+    def wait_until(self, p, done, what):
+        """Until done() holds, while ralon (p) runs."""
+        deadline = time.monotonic() + 60
+        while not done():
+            self.assertIsNone(p.poll(), "ralon ended before %s" % what)
+            self.assertLess(time.monotonic(), deadline, "never: %s" % what)
+            time.sleep(0.002)
+
+    def traced_result(self, p, timeout=te.TIMEOUT):
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(p)
+            self.fail("ralon run did not end within %ds" % timeout)
+        return te.Result(p.returncode, out, err)
 
     def assertNoLeftovers(self, token, r=None, at_once=False):
         """Nothing of the session left; with at_once, already when `ralon
@@ -621,36 +657,15 @@ while True:
                           "{ echo %s >> Cargo.lock; } 2>/dev/null; done' & "
                           "touch \"$TMPDIR/ready\"; sleep 30; : %s" % (MARK, token))
                 log = os.path.join(pr.tmp, "strace.log")
-                argv = ([strace, "-qq", "-o", log, "-e", "trace=pipe2,pidfd_send_signal",
-                         "-e", "inject=pipe2:error=EMFILE"] + te.ralon_run("mount", script))
-                env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
-                # A group of its own, so that a guard that hangs can be
-                # killed with strace (it holds the pipes open).
-                p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, errors="replace", preexec_fn=user_preexec(user),
-                                     start_new_session=True)
-                try:
-                    deadline = time.monotonic() + 60
-                    while not (os.path.exists(progress) and os.path.getsize(progress) > 0):
-                        self.assertIsNone(p.poll(), "ralon ended before the agent ran")
-                        self.assertLess(time.monotonic(), deadline, "the agent never ran")
-                        time.sleep(0.01)
-                    r = self.pause(pr, user, 'wc -c < "$TMPDIR/progress" > "$TMPDIR/frozen" && '
-                                   "cp Cargo.lock x.tmp && echo new >> x.tmp && "
-                                   "mv x.tmp Cargo.lock")
-                    self.assertNotEqual(r.rc, 0, r)
-                    try:
-                        out, err = p.communicate(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        os.killpg(p.pid, signal.SIGKILL)
-                        out, err = p.communicate()
-                        self.fail("ralon run did not end after the failed resume: %s" % err)
-                finally:
-                    if p.poll() is None:
-                        os.killpg(p.pid, signal.SIGKILL)
-                        p.communicate()
-                res = te.Result(p.returncode, out, err)
+                p = self.traced(pr, user, [strace, "-qq", "-o", log,
+                                           "-e", "trace=pipe2,pidfd_send_signal",
+                                           "-e", "inject=pipe2:error=EMFILE"], script)
+                self.wait_until(p, lambda: os.path.exists(progress) and
+                                os.path.getsize(progress) > 0, "the agent ran")
+                r = self.pause(pr, user, 'wc -c < "$TMPDIR/progress" > "$TMPDIR/frozen" && '
+                               "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock")
+                self.assertNotEqual(r.rc, 0, r)
+                res = self.traced_result(p, timeout=30)
                 self.assertEqual(res.rc, STOPPED, res)
                 self.assertEqual(os.path.getsize(progress),
                                  int(te.read_text(os.path.join(pr.tmp, "frozen")).strip()),
@@ -831,23 +846,12 @@ class TestChangedBeforeTheWatches(GuardBase):
                 # of the watch.
                 cmd = ('touch "$TMPDIR/ready"; sleep %s; echo %s >> src/alias'
                        % (2 * self.DELAY_US / 1e6, token))
-                argv = [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=inotify_add_watch",
-                        "-e", "inject=inotify_add_watch:delay_enter=%d:when=1" % self.DELAY_US
-                        ] + te.ralon_run("mount", cmd)
-                env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
-                p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     errors="replace", preexec_fn=user_preexec(user))
-                try:
-                    deadline = time.monotonic() + 60
-                    while not os.path.exists(ready):
-                        self.assertLess(time.monotonic(), deadline, "the command never started")
-                        self.assertIsNone(p.poll(), "ralon ended before the command started")
-                        time.sleep(0.001)
-                    outside(user, pr.proj, "ln Cargo.lock src/alias", pr.env())
-                finally:
-                    out, err = p.communicate(timeout=te.TIMEOUT)
-                r = te.Result(p.returncode, out, err)
+                p = self.traced(pr, user, [
+                    strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=inotify_add_watch",
+                    "-e", "inject=inotify_add_watch:delay_enter=%d:when=1" % self.DELAY_US], cmd)
+                self.wait_until(p, lambda: os.path.exists(ready), "the command started")
+                outside(user, pr.proj, "ln Cargo.lock src/alias", pr.env())
+                r = self.traced_result(p)
                 self.assertEqual(r.rc, STOPPED, r)
                 self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
                 self.assertIn(os.path.realpath(lock), r.stderr, r)
@@ -933,29 +937,13 @@ class TestDetachSeenByTheMountCheck(GuardBase):
                               '{ echo %s >> Cargo.lock; } 2>/dev/null; done; : %s'
                               % (MARK, token))
                     trace = extra or ["-e", "trace=inotify_add_watch"]
-                    argv = ([strace, "-f", "-qq", "-o", "/dev/null"] + trace
-                            + ["-e", "inject=inotify_add_watch:retval=1"]
-                            + te.ralon_run("mount", script))
-                    env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
-                    p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, errors="replace",
-                                         preexec_fn=user_preexec(user))
-                    try:
-                        deadline = time.monotonic() + 60
-                        while not os.path.exists(ready):
-                            self.assertIsNone(p.poll(), "ralon ended before the agent ran")
-                            self.assertLess(time.monotonic(), deadline, "the agent never ran")
-                            time.sleep(0.01)
-                        outside(user, pr.proj,
-                                "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
-                                pr.env())
-                        out, err = p.communicate(timeout=te.TIMEOUT)
-                    finally:
-                        if p.poll() is None:
-                            p.kill()
-                            p.communicate()
-                    r = te.Result(p.returncode, out, err)
+                    p = self.traced(pr, user, [strace, "-f", "-qq", "-o", "/dev/null"] + trace
+                                    + ["-e", "inject=inotify_add_watch:retval=1"], script)
+                    self.wait_until(p, lambda: os.path.exists(ready), "the agent ran")
+                    outside(user, pr.proj,
+                            "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
+                            pr.env())
+                    r = self.traced_result(p)
                     self.assertEqual(r.rc, STOPPED, r)
                     self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
                     self.assertNoLeftovers(token, r, at_once=True)
@@ -995,32 +983,17 @@ class TestChangedAtTheEnd(GuardBase):
                               % token)
                     # No -f: only the guard is traced (its first wait4 is
                     # the one that collects the command).
-                    argv = ([strace, "-qq", "-o", "/dev/null"] + trace
-                            + ["-e", "inject=wait4:delay_enter=%d:when=1" % self.HOLD_US]
-                            + te.ralon_run("mount", script))
-                    env = dict(pr.env(), ASAN_OPTIONS="detect_leaks=0")
-                    p = subprocess.Popen(argv, cwd=pr.proj, env=env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, errors="replace",
-                                         preexec_fn=user_preexec(user))
-                    try:
-                        deadline = time.monotonic() + 60
-                        while not os.path.exists(done):
-                            self.assertIsNone(p.poll(), "ralon ended before the agent did")
-                            self.assertLess(time.monotonic(), deadline, "the agent never ended")
-                            time.sleep(0.01)
-                        # The command has ended; the guard is held.
-                        time.sleep(0.5)
-                        outside(user, pr.proj,
-                                "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
-                                pr.env())
-                        self.assertIsNone(p.poll(), "the guard was not held: test invalid")
-                        out, err = p.communicate(timeout=te.TIMEOUT)
-                    finally:
-                        if p.poll() is None:
-                            p.kill()
-                            p.communicate()
-                    r = te.Result(p.returncode, out, err)
+                    p = self.traced(pr, user, [strace, "-qq", "-o", "/dev/null"] + trace
+                                    + ["-e", "inject=wait4:delay_enter=%d:when=1" % self.HOLD_US],
+                                    script)
+                    self.wait_until(p, lambda: os.path.exists(done), "the agent ended")
+                    # The command has ended; the guard is held.
+                    time.sleep(0.5)
+                    outside(user, pr.proj,
+                            "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
+                            pr.env())
+                    self.assertIsNone(p.poll(), "the guard was not held: test invalid")
+                    r = self.traced_result(p)
                     self.assertEqual(r.rc, STOPPED, r)
                     self.assertRegex(r.stderr, STOP_LINE % re.escape(pr.proj), r)
                     self.assertNoLeftovers(token, r, at_once=True)
