@@ -963,9 +963,6 @@ static int run_alternative(const Matcher *m, size_t a, const char *rel, bool bel
   return run_segments(m, segs, n, rel, below, mode);
 }
 
-/* Literal alternative `a` against `rel`, component by component, without
- * the trie: 1 when it names `rel` or an ancestor, -1 when it names
- * something strictly below `rel`, else 0. */
 /* literal_compare() of a plain pattern's text `s` (a literal path in its
  * normal form: no empty or `.` component to skip), byte by byte, which is
  * the same as component by component. A policy of ten thousand paths is
@@ -982,6 +979,9 @@ static inline int plain_compare(const char *s, const char *c) {
   return c[k] == '\0' && (k == 0 || s[k] == '/' || c[k - 1] == '/') ? -1 : 0;
 }
 
+/* Literal alternative `a` against `rel`, component by component, without
+ * the trie: 1 when it names `rel` or an ancestor, -1 when it names
+ * something strictly below `rel`, else 0. */
 static int literal_compare(const Matcher *m, size_t a, const char *rel) {
   m->trie->ops++;
   const char *s = alt_text(m, a), *c = rel;

@@ -1018,17 +1018,15 @@ int policy_load(const char *file, Policy **ret, Error *err) {
   return policy_load_flags(file, POLICY_POSITIONS, ret, err);
 }
 
-/* The policy in the file open at `fd` (of `size` bytes by its fstat(2)),
- * read as libyaml parses it: 0, or -1 for anything this way does not
- * take (a bad policy, a read error), which parse_text is then to read
- * and say. */
 /* The policy in file `fd` as libyaml reads it, `st` what fstat(2) said of
- * it first. A file changed while it was read (the user's editor writing
- * it in place: the parse reads it in pieces) could give a policy that was
- * never on disk, the start of one version and the rest of another, or the
- * start alone: so it counts only when as many bytes were read as the file
- * had, and the file still has that size and the times it had. Otherwise,
- * or refused, -1, and the caller reads it whole. */
+ * it first: 0, or -1 for anything this way does not take (a bad policy, a
+ * read error), which parse_text is then to read and say. A file changed
+ * while it was read (the user's editor writing it in place: the parse
+ * reads it in pieces) could give a policy that was never on disk, the
+ * start of one version and the rest of another, or the start alone: so
+ * it counts only when as many bytes were read as the file had, and the
+ * file still has that size and the times it had; otherwise -1 too, and
+ * the caller reads it whole. */
 static int parse_stream(const char *file, int fd, const struct stat *st, unsigned flags,
                         Policy **ret) {
   Stream s = {.fd = fd};
