@@ -140,7 +140,9 @@ void cli_print_help(FILE *f, Command c) {
     fputs(_("Usage: ralon run [OPTIONS] -- COMMAND [ARGS...]\n"
             "\n"
             "Make what agent.lock protects unmodifiable for COMMAND and everything it\n"
-            "starts, then become COMMAND: its exit status, signals and terminal are\n"
+            "starts, then start COMMAND: with the landlock backend in ralon's place,\n"
+            "with the mount backend in a PID namespace of its own that ralon guards\n"
+            "and that ends with COMMAND. Its exit status, signals and terminal are\n"
             "its own.\n"
             "\n"
             "Options:\n"
@@ -151,13 +153,18 @@ void cli_print_help(FILE *f, Command c) {
             "  -q, --quiet      no summary line and no warnings on stderr\n"
             "      --if-policy  without an agent.lock, run COMMAND unchanged\n"
             "      --strict     make every warning that weakens protection fatal\n"
-            "      --seal       forbid every mount (mount backend: one more layer),\n"
-            "                   and scope signals and abstract sockets (Landlock ABI 6+)\n"
+            "      --seal       keep COMMAND from mounting anything over a protected\n"
+            "                   path: no mounts, and with the mount backend no user\n"
+            "                   namespaces (this stops an agent's own sandbox, such as\n"
+            "                   bwrap); also scope signals and abstract sockets\n"
+            "                   (Landlock ABI 6+)\n"
             "  -C, --dir DIR    start COMMAND in DIR, and look for agent.lock from there\n"
             "  -h, --help       show this help\n"
             "\n"
             "Exit status: COMMAND's own; 127 when COMMAND is not found, 126 when it\n"
-            "cannot be executed; 2 when ralon cannot protect the paths.\n"),
+            "cannot be executed; 2 when ralon cannot protect the paths; 125 when the\n"
+            "guard stopped the sandbox (a protected path changed outside it without\n"
+            "`ralon pause`, or it could not go on guarding).\n"),
           f);
     return;
   case CMD_HOOK:
