@@ -171,15 +171,23 @@ class Facts:
                  if line.lstrip().startswith("-")]
         return self.long_options("\n".join(usage + heads))
 
-    def short_options(self):
-        """Every short option an Options: section declares (`-q, --quiet`)."""
+    def short_options(self, texts=None):
+        """Every short option an Options: section declares (`-q, --quiet`),
+        in the helps `texts` (by default all of them)."""
+        if texts is None:
+            texts = [self.top] + list(self.command_help.values())
         out = set()
-        for text in [self.top] + list(self.command_help.values()):
+        for text in texts:
             for line in self.section(text, "Options:").splitlines():
                 m = re.match(r"\s*(-[A-Za-z]),", line)
                 if m:
                     out.add(m.group(1))
         return sorted(out)
+
+    def short_options_of(self, command):
+        """The short options `ralon COMMAND -` may offer: the command's and
+        the global ones."""
+        return self.short_options([self.top, self.command_help.get(command, "")])
 
     @staticmethod
     def long_options(text):
@@ -507,6 +515,7 @@ def cases(facts, full_words):
         ("ralon hook install --agent ", plain, exact(all_agents)),
         ("ralon hook uninstall --agent ", plain, exact(all_agents)),
         ("ralon hook --agent ", plain, exact(all_agents)),
+        ("ralon hook --json install --agent ", plain, exact(all_agents)),
         ("ralon hook check --agent ", plain, exact(facts.agents)),
         ("ralon hook install --agent=cl", after("--agent="),
          exact([a for a in all_agents if a.startswith("cl")])),
@@ -521,10 +530,6 @@ def cases(facts, full_words):
         ("ralon check --json b", plain, exact(["beta.txt"])),
         ("ralon -C ", plain, between(["subdir"], none_of=["alpha.txt", "beta.txt"])),
         ("ralon status --dir ", plain, between(["subdir"], none_of=["alpha.txt", "beta.txt"])),
-        ("ralon run -- fakec", plain, between(["fakecmd"])),
-        ("ralon run -- fakecmd ", plain, exact(["alpha", "beta"])),
-        ("ralon run -- fakecmd --", plain, exact(["--bravo"])),
-        ("ralon run fakecmd --", plain, exact(["--bravo"])),
         ("ralon run --backend mount --seal fakecmd ", plain, exact(["alpha", "beta"])),
         ("ralon run --backend=mount -- fakecmd ", plain, exact(["alpha", "beta"])),
         ("ralon --dir=subdir run --backend=landlock fakecmd b", plain, exact(["beta"])),
@@ -535,6 +540,37 @@ def cases(facts, full_words):
             None if all(w.startswith("-") for w in got)
             else "offered %s, want no argument" % sorted(got))),
     ]
+    # run and pause stop at the command they run: after `--`, or at the
+    # first word that is not one of their options, its name, then its own
+    # completion.
+    for c in ("run", "pause"):
+        out += [
+            ("ralon %s -- fakec" % c, plain, between(["fakecmd"])),
+            ("ralon %s -- fakecmd " % c, plain, exact(["alpha", "beta"])),
+            ("ralon %s -- fakecmd --" % c, plain, exact(["--bravo"])),
+            ("ralon %s fakecmd --" % c, plain, exact(["--bravo"])),
+            ("ralon -C subdir %s -- fakec" % c, plain, between(["fakecmd"])),
+            # Options every command accepts, after the command's name.
+            ("ralon %s -C subdir fakec" % c, plain, between(["fakecmd"])),
+            ("ralon %s --json --dir subdir fakecmd b" % c, plain, exact(["beta"])),
+        ]
+    out += [
+        ("ralon pa", plain, exact(["pause"])),
+        ("ralon re", plain, exact(["resume"])),
+        # --minutes takes a number: nothing to offer, and the number is
+        # not the command to run.
+        ("ralon pause --minutes ", plain, exact([])),
+        ("ralon pause --minutes=", after("--minutes="), exact([])),
+        ("ralon pause --minutes 5 fakec", plain, between(["fakecmd"])),
+        ("ralon pause --minutes 5 -- fakecmd ", plain, exact(["alpha", "beta"])),
+        ("ralon pause --minutes=5 -- fakecmd b", plain, exact(["beta"])),
+        ("ralon pause --indefinitely fakecmd a", plain, exact(["alpha"])),
+    ]
+    # Short options too, for the commands that have no other case.
+    for c in ("pause", "resume"):
+        allowed = facts.options_of(c)
+        out.append(("ralon %s -" % c, plain,
+                    between(allowed | set(facts.short_options_of(c)), at_most=allowed)))
     if full_words:
         out.append(("ralon hook install --agent claude,co", lambda w: w,
                     exact(["claude," + a for a in all_agents if a.startswith("co")])))
@@ -583,6 +619,25 @@ def run_shell(driver, facts):
 
 
 # ---------------------------------------------------------------- consistency
+
+
+# Words an option's description in zsh's and fish's files must hold, where
+# its --help may put them otherwise: --seal allows no mounts, nor user
+# namespaces (so it stops an agent's own sandbox, such as bwrap), and scopes
+# signals and abstract sockets.
+DESCRIPTION_WORDS = {
+    "--seal": ["mounts", "user namespaces", "signals", "sockets"],
+}
+
+
+def descriptions(shell, text, option):
+    """The descriptions of a long option in zsh's `--opt[...]` or fish's
+    `-l opt ... -d '...'`."""
+    if shell == "zsh":
+        return re.findall(r"%s=?\[([^]]*)\]" % re.escape(option), text)
+    return [m.group(2) for line in text.splitlines()
+            if re.search(r"(?<![\w-])-l %s(?![\w-])" % re.escape(option[2:]), line)
+            for m in [re.search(r"-d (['\"])(.*?)\1", line)] if m]
 
 
 def word_in(text, w):
@@ -644,6 +699,17 @@ def consistency(facts, files):
                 else:
                     failures.append("%s: %s `%s` (from ralon's --help) is not completed"
                                     % (path, what, w))
+        for o, want in DESCRIPTION_WORDS.items() if shell in ("zsh", "fish") else ():
+            found = descriptions(shell, text, o)
+            if not found:
+                failures.append("%s: no description of %s" % (path, o))
+            for d in found:
+                missing = [w for w in want if w not in d]
+                if missing:
+                    failures.append("%s: the description of %s, `%s`, must say %s"
+                                    % (path, o, d, ", ".join(missing)))
+                else:
+                    print("ok: %s: %s is described as %s" % (shell, o, d))
         # zsh's 'NAME:Display' and fish's `case NAME` / `echo Display`,
         # single-quoted as each shell quotes (a `'` is '\'' in zsh, \' in
         # fish).
