@@ -8,7 +8,13 @@
             worst of N
   race      how often an agent writing the protected path in a tight shell
             loop gets a write into the new file before the stop, per kind
-            of outside change, out of N
+            of outside change (issue 29's list: rename over, sed -i, backup
+            by rename, the protected directory made again (the agent
+            making it first, as a directory or a link), RENAME_EXCHANGE,
+            the pinned directory moved away, git checkout, agent.lock
+            replaced), out of N; and how often the object at the path
+            afterwards was the agent's own (made by it in the window).
+            Every try must end in the guard's stop (exit 125).
   pause     how long `ralon pause -- true` takes against one running
             sandbox (freeze, run, re-protect, thaw): median and worst of N
   growth    how that grows with what the sandbox holds: processes (each
@@ -24,6 +30,7 @@ gate.
 """
 import os
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -31,22 +38,74 @@ import tempfile
 import time
 
 MARK = "RACER"
-CHANGES = {
-    "rename_over": "cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
-    "sed_i": "sed -i s/lock/LOCK/ Cargo.lock",
-    "backup_by_rename": "mv Cargo.lock Cargo.lock~ && echo new > Cargo.lock",
-    "directory_recreated": "rm -rf golden && mkdir -p golden && echo regenerated > golden/a.txt",
+# Where the racer's symbolic link leads (a directory of its own, made by
+# it, outside the project).
+OWN = "own"
+PY_EXCHANGE = ("python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+               "exit(l.renameat2(-100, b\"x.tmp\", -100, b\"Cargo.lock\", 2) != 0)'")
+# Each kind of outside change: (the change, made outside with sh -c in the
+# project; the path the racer appends to; the racer's step before that; the
+# project's extra setup). The changes are tests/enforcement/test_guard.py's
+# UNANNOUNCED on this benchmark's project, but for two: the exchange is with
+# a new file, as an editor's save would be, and agent.lock is replaced by
+# sed -i.
+RACES = {
+    "rename_over": ("cp Cargo.lock x.tmp && echo new >> x.tmp && mv x.tmp Cargo.lock",
+                    "Cargo.lock", "", None),
+    "sed_i": ("sed -i s/lock/LOCK/ Cargo.lock", "Cargo.lock", "", None),
+    "backup_by_rename": ("mv Cargo.lock Cargo.lock~ && echo new > Cargo.lock",
+                         "Cargo.lock", "", None),
+    "directory_recreated": (
+        "rm -rf golden && mkdir -p golden && echo regenerated > golden/a.txt",
+        "golden/a.txt", "mkdir -p golden;", None),
+    # The agent tries to make the protected directory first as a link to a
+    # directory of its own.
+    "directory_recreated_link": (
+        "rm -rf golden && mkdir -p golden && echo regenerated > golden/a.txt",
+        "golden/a.txt", "ln -s ../%s golden;" % OWN, None),
+    # RENAME_EXCHANGE of the protected file with a new one beside it (mv of
+    # Debian 12 has no --exchange): its read-only mount moves along with
+    # the old file to x.tmp, and no mount event comes.
+    "rename_exchange": ("cp Cargo.lock x.tmp && echo new >> x.tmp && " + PY_EXCHANGE,
+                        "Cargo.lock", "", None),
+    # The pinned directory above a protected file moved away, a new one made.
+    "pinned_dir_moved": (
+        "mv conf conf.moved && mkdir conf && echo regenerated > conf/app.yml",
+        "conf/app.yml", "", "conf"),
+    # A branch where Cargo.lock differs: git unlinks it and creates it anew.
+    "git_checkout": ("git checkout -q other", "Cargo.lock", "", "git"),
+    "agent_lock_replaced": ("sed -i '$a # edited' agent.lock", "agent.lock", "", None),
 }
+STOPPED = 125
+GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "LC_ALL": "C"}
 
 
-def project(base):
+def git(proj, *args):
+    subprocess.run(["git"] + list(args), cwd=proj, env=dict(os.environ, **GIT_ENV), check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def project(base, extra=None):
     proj = os.path.join(base, "proj")
     os.makedirs(os.path.join(proj, "golden"))
-    for rel, text in (("agent.lock", "protect: [Cargo.lock, golden]\n"),
-                      ("Cargo.lock", "# lock\n"), ("golden/a.txt", "golden\n"),
-                      ("README.md", "readme\n")):
+    protect = "Cargo.lock, golden"
+    files = [("Cargo.lock", "# lock\n"), ("golden/a.txt", "golden\n"), ("README.md", "readme\n")]
+    if extra == "conf":
+        os.mkdir(os.path.join(proj, "conf"))
+        protect += ", conf/app.yml"
+        files.append(("conf/app.yml", "app: 1\n"))
+    for rel, text in [("agent.lock", "protect: [%s]\n" % protect)] + files:
         with open(os.path.join(proj, rel), "w") as f:
             f.write(text)
+    if extra == "git":
+        for args in (["init", "-q", "-b", "main"], ["config", "user.name", "ralon bench"],
+                     ["config", "user.email", "bench@example.invalid"], ["add", "-A"],
+                     ["commit", "-q", "-m", "initial"], ["checkout", "-q", "-b", "other"]):
+            git(proj, *args)
+        with open(os.path.join(proj, "Cargo.lock"), "a") as f:
+            f.write("# rotated\n")
+        git(proj, "commit", "-q", "-am", "rotate")
+        git(proj, "checkout", "-q", "main")
     return proj
 
 
@@ -67,9 +126,25 @@ def start(ralon, proj, script, ready_first=True):
     return p
 
 
-def reset(base):
+def reset(base, extra=None):
     shutil.rmtree(os.path.join(base, "proj"))
-    return project(base)
+    shutil.rmtree(os.path.join(base, OWN), ignore_errors=True)
+    return project(base, extra)
+
+
+def stopped(p, what, timeout=30):
+    """Waits for the guard's stop; anything else ends the benchmark, so that
+    a change the guard did not see cannot count as no win."""
+    try:
+        _, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise SystemExit("bench: %s: the guard did not stop the sandbox within %d s"
+                         % (what, timeout))
+    if p.returncode != STOPPED or b"changed outside it" not in err:
+        raise SystemExit("bench: %s: the guard did not stop the sandbox (exit %d): %s"
+                         % (what, p.returncode, err.decode(errors="replace")))
 
 
 def stop_latency(ralon, base, n):
@@ -89,25 +164,47 @@ def stop_latency(ralon, base, n):
     return times
 
 
+def agents(proj, target):
+    """Whether an object on the way to target (the protected name and what
+    is under it) was made by the agent, seen from outside: its link, or a
+    file or directory made under its umask (077; the outside's is 022)."""
+    parts = target.split("/")
+    for i in range(1, len(parts) + 1):
+        try:
+            st = os.lstat(os.path.join(proj, *parts[:i]))
+        except OSError:
+            return False
+        if stat.S_ISLNK(st.st_mode) or st.st_mode & 0o077 == 0:
+            return True
+    return False
+
+
 def race(ralon, base, n):
+    """Per kind: (tries in which the racer's MARK is, after the stop, in
+    what stands at its path (through any link), tries in which an object at
+    that path was the agent's own)."""
     wins = {}
-    for name, change in CHANGES.items():
-        target = "golden/a.txt" if name == "directory_recreated" else "Cargo.lock"
-        extra = "mkdir -p golden;" if name == "directory_recreated" else ""
-        won = 0
-        for _ in range(n):
-            proj = reset(base)
-            p = start(ralon, proj, "while :; do { %s echo %s >> %s; } 2>/dev/null; done"
-                      % (extra, MARK, target))
-            subprocess.run(["sh", "-c", change], cwd=proj, check=True)
-            p.wait()
-            p.stderr.close()
+    for name, (change, target, extra, setup) in RACES.items():
+        won = made = 0
+        for i in range(n):
+            proj = reset(base, setup)
+            # The umask marks what the agent makes; the loop is unchanged.
+            p = start(ralon, proj, "umask 077; mkdir -p ../%s; touch ../ready; "
+                      "while :; do { %s echo %s >> %s; } 2>/dev/null; done"
+                      % (OWN, extra, MARK, target), ready_first=False)
+            r = subprocess.run(["sh", "-c", change], cwd=proj, env=dict(os.environ, **GIT_ENV),
+                               stdin=subprocess.DEVNULL, capture_output=True)
+            stopped(p, "%s, try %d" % (name, i + 1))
+            took = agents(proj, target)
+            if r.returncode != 0 and not took:
+                raise SystemExit("bench: %s: the outside change failed: %r" % (name, r))
             try:
-                with open(os.path.join(proj, target)) as f:
+                with open(os.path.join(proj, target), errors="replace") as f:
                     won += MARK in f.read()
             except OSError:
                 pass
-        wins[name] = won
+            made += took
+        wins[name] = (won, made)
     return wins
 
 
@@ -174,6 +271,8 @@ def pause_growth(ralon, base, n):
 def main():
     ralon = os.path.realpath(sys.argv[1])
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    # The racer's objects are told from the outside's by their mode.
+    os.umask(0o022)
     base = tempfile.mkdtemp(prefix="ralon-bench-guard-")
     try:
         project(base)
@@ -186,8 +285,9 @@ def main():
     print("6. the mount backend's guard (%d tries each)" % n)
     print("   unannounced replacement -> sandbox gone: median %.2f ms, worst %.2f ms"
           % (statistics.median(stops), max(stops)))
-    for name, won in wins.items():
-        print("   racer wrote the new file before the stop: %-20s %3d of %d" % (name, won, n))
+    for name, (won, made) in wins.items():
+        print("   racer wrote the new file before the stop: %-24s %3d of %d"
+              " (the agent's own object at the path: %d)" % (name, won, n, made))
     print("   ralon pause -- true: median %.2f ms, worst %.2f ms (true alone: median %.2f ms)"
           % (statistics.median(pause_ms), max(pause_ms), statistics.median(trues)))
     print("   ralon pause -- true, by what the sandbox holds (median, worst):")
@@ -200,7 +300,9 @@ def main():
              % (statistics.median(pause_ms), max(pause_ms), statistics.median(trues), n)]
     lines += ["guard-pause-growth procs=%d fds=%d threads=%d median_ms=%.3f worst_ms=%.3f"
               % row for row in growth]
-    lines += ["guard-race-%s wins=%d n=%d" % (name, won, n) for name, won in wins.items()]
+    lines += ["guard-race-%s wins=%d n=%d" % (name, won, n) for name, (won, _) in wins.items()]
+    lines += ["guard-race-own-%s made=%d n=%d" % (name, made, n)
+              for name, (_, made) in wins.items()]
     results = os.environ.get("RALON_BENCH_RESULTS")
     if results:
         with open(results, "a") as f:
