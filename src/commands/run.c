@@ -685,8 +685,8 @@ static void report_guard_stop(const Options *o, const Project *p, const GuardRes
   }
   for (size_t i = 0; i < g->n_changed; i++) {
     print_error(_("stopped the sandbox: %s changed outside it while `%s` ran, without "
-                  "`ralon pause`; the agent may have written it in the moment before it was "
-                  "stopped"),
+                  "`ralon pause`; in the moment before it was stopped, the agent may have "
+                  "written it, or made what stands there now (look before you use it)"),
                 g->changed[i], o->paths[0]);
   }
   if (g->watch_limit) {
