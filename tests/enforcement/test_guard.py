@@ -1183,6 +1183,49 @@ class TestProcessUnderTheGuard(GuardBase):
                     self.assertStoppedFor(r, pr, "Cargo.lock")
                     self.assertNoLeftovers(MARK, r)
 
+    def test_the_guard_alone_asks_for_a_short_slice(self):
+        # The guard wakes to stop an agent that may be writing in a loop:
+        # it asks for the scheduler's shortest slice (0.1 ms, Linux 6.12's
+        # EEVDF), keeping the nice value it was started with, and asks it
+        # only for itself, after PID 1 and the command began: neither they
+        # nor anything the agent starts inherit it.
+        release = tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2])
+        if release < (6, 12) or not os.path.exists("/proc/self/sched"):
+            self.skipTest("needs Linux 6.12's custom slices and /proc/PID/sched")
+
+        def sched(pid):
+            with open("/proc/%d/sched" % pid) as f:
+                slice_ns = int(re.search(r"(?m)^se\.slice\s*:\s*(\d+)", f.read()).group(1))
+            with open("/proc/%d/stat" % pid) as f:
+                nice = int(f.read().rsplit(")", 1)[1].split()[16])
+            return slice_ns, nice
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                token = "SLICE-%d-%s" % (os.getpid(), user)
+                # Started at nice 5, as `nice -n 5 ralon run` would be.
+                os.setpriority(os.PRIO_PROCESS, 0, 5)
+                try:
+                    s = Session(self, pr, user, "mount",
+                                'touch "$TMPDIR/ready"; sleep 300; : %s' % token)
+                finally:
+                    os.setpriority(os.PRIO_PROCESS, 0, 0)
+                s.wait_ready()
+                self.wait_until(s.proc, lambda: len(session_processes(token)) == 3,
+                                "PID 1 and the command ran")
+                # The guard asks once the command runs, as it waits.
+                self.wait_until(s.proc, lambda: sched(s.proc.pid)[0] == 100000,
+                                "the guard asked for a 0.1 ms slice")
+                self.assertEqual(sched(s.proc.pid), (100000, 5))
+                # PID 1 (ralon's command line too) and the command's shell.
+                inside = [p for p in session_processes(token) if p != s.proc.pid]
+                self.assertEqual(len(inside), 2, inside)
+                for pid in inside:
+                    slice_ns, nice = sched(pid)
+                    self.assertNotEqual(slice_ns, 100000, pid)
+                    self.assertEqual(nice, 5, pid)
+                self.assertIsNone(s.proc.poll(), s.result())
+
     def test_bubblewrap_inside(self):
         bwrap = shutil.which("bwrap")
         if bwrap is None:

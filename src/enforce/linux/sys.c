@@ -78,6 +78,39 @@ uint64_t sys_mount_ns_id(int ns_fd) {
   return ioctl(ns_fd, RALON_NS_GET_MNTNS_ID, &id) == 0 ? id : 0;
 }
 
+/* struct sched_attr as the kernel reads it (SCHED_ATTR_SIZE_VER0); glibc
+ * 2.41 declares its own in <sched.h>, older headers only in
+ * <linux/sched/types.h>, which conflicts with it. */
+typedef struct {
+  uint32_t size;
+  uint32_t policy;
+  uint64_t flags;
+  int32_t nice;
+  uint32_t priority;
+  uint64_t runtime;
+  uint64_t deadline;
+  uint64_t period;
+} SchedAttr;
+#define RALON_SCHED_FLAG_RESET_ON_FORK 0x01ULL
+
+int sys_prefer_short_slice(void) {
+  SchedAttr attr = {0};
+  if (syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) < 0) {
+    return -errno;
+  }
+  if (attr.policy != SCHED_OTHER && attr.policy != SCHED_BATCH) {
+    return 0;
+  }
+  /* The kernel clamps the slice to 0.1-100 ms; the policy, nice value and
+   * reset-on-fork flag are the thread's own (a nice value lowered by the
+   * user stays, one it cannot raise is not asked for). */
+  attr.size = sizeof(attr);
+  attr.flags &= RALON_SCHED_FLAG_RESET_ON_FORK;
+  attr.runtime = 100 * 1000;
+  attr.deadline = attr.period = 0;
+  return syscall(SYS_sched_setattr, 0, &attr, 0) < 0 ? -errno : 0;
+}
+
 int sys_mount_in_ns(uint64_t mnt_id, uint64_t ns_id) {
 #ifdef RALON_NR_statmount
   struct ralon_mnt_id_req req = {

@@ -70,6 +70,15 @@ static inline uint64_t statx_mount_id(const struct statx *stx) {
  * when the kernel does not say (NS_GET_MNTNS_ID, Linux 6.11). */
 uint64_t sys_mount_ns_id(int ns_fd);
 
+/* Asks the scheduler for the shortest time slice (0.1 ms) for the calling
+ * thread, keeping its policy and nice value: with EEVDF (Linux 6.12) a
+ * waking thread with a shorter slice preempts a running one with a longer
+ * slice, so a process that sleeps until something must be done at once
+ * runs at once. 0, or -errno; older kernels accept and ignore it, and
+ * real-time and SCHED_IDLE threads are left alone. Inherited by children
+ * forked afterwards. */
+int sys_prefer_short_slice(void);
+
 /* Whether the mount with unique id `mnt_id` (statx_mount_id()) is in the
  * mount namespace with id `ns_id` (sys_mount_ns_id()): 1 or 0, asked of
  * the kernel directly (statmount(2), Linux 6.11) rather than read from a
