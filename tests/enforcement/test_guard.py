@@ -588,6 +588,98 @@ while True:
                 self.assertIsNone(s.proc.poll(), s.result())
                 s.close()
 
+    NESTED_LATER = r"""
+import ctypes, os, sys, threading, time
+# A way into a mount namespace of the agent's own that the main thread of
+# a process in the sandbox's namespace does not show: a thread of its own
+# in one ("thread"), or descriptors of one, kept to enter after the
+# resume ("descriptor"). Either writes Cargo.lock once the user's new file
+# stands there, through that namespace's mounts, which never get the
+# read-only mount resume puts on it.
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
+mode, mark = sys.argv[1], sys.argv[2]
+first = os.stat("Cargo.lock").st_ino
+
+
+def write_once_replaced():
+    while os.stat("Cargo.lock").st_ino == first:
+        time.sleep(0.002)
+    while True:
+        try:
+            f = os.open("Cargo.lock", os.O_WRONLY | os.O_APPEND)
+            os.write(f, (mark + "\n").encode())
+            os.close(f)
+        except OSError:
+            pass
+        time.sleep(0.005)
+
+
+def ready():
+    open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+
+
+if mode == "thread":
+    # No uid map is needed (nor, for root, allowed without CAP_SETFCAP).
+    if libc.unshare(CLONE_NEWUSER) != 0:
+        sys.exit("unshare: %d" % ctypes.get_errno())
+
+    def nested():
+        if libc.unshare(CLONE_NEWNS) != 0:
+            sys.exit("unshare: %d" % ctypes.get_errno())
+        ready()
+        write_once_replaced()
+    t = threading.Thread(target=nested)
+    t.start()
+    t.join()
+else:
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0:
+            os._exit(1)
+        os.write(w, b"x")
+        while True:
+            time.sleep(1)
+    os.read(r, 1)
+    fds = [os.open("/proc/%d/ns/%s" % (child, ns), os.O_RDONLY) for ns in ("user", "mnt")]
+    ready()
+    while os.stat("Cargo.lock").st_ino == first:
+        time.sleep(0.002)
+    here = os.getcwd()
+    if libc.setns(fds[0], CLONE_NEWUSER) != 0 or libc.setns(fds[1], CLONE_NEWNS) != 0:
+        sys.exit("setns: %d" % ctypes.get_errno())
+    os.chdir(here)  # setns(2) of a mount namespace moves to its root
+    write_once_replaced()
+"""
+
+    def test_a_thread_or_descriptor_of_a_nested_namespace_is_stopped(self):
+        # The main thread's namespace is not all: a thread can have a mount
+        # namespace of its own, and a process can hold one's descriptors
+        # to enter later. Resume stops both; the new file holds nothing of
+        # theirs.
+        for user in self.mount_users():
+            for mode in ("thread", "descriptor"):
+                with self.subTest(user=user, mode=mode):
+                    pr = self.project_as(user)
+                    script = os.path.join(pr.tmp, "nested-later.py")
+                    with open(script, "w", encoding="utf-8") as f:
+                        f.write(self.NESTED_LATER)
+                    s = Session(self, pr, user, "mount", 'python3 "$TMPDIR/nested-later.py" %s %s; '
+                                'sleep 30' % (mode, MARK))
+                    s.wait_ready()
+                    r = self.pause(pr, user, "cp Cargo.lock x.tmp && echo new >> x.tmp && "
+                                   "mv x.tmp Cargo.lock")
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertRegex(r.stdout, r"(?m)^[1-9][0-9]* process\(es\) in namespaces of "
+                                     r"their own were stopped", r)
+                    # It would have written within milliseconds of the thaw.
+                    time.sleep(0.5)
+                    self.assertEqual(session_processes(script), [], r)
+                    self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")), r)
+                    self.assertIsNone(s.proc.poll(), s.result())
+                    s.close()
+
     WAKER = r"""
 import fcntl, os, signal, sys
 # Stopped, but woken by the kernel itself: a directory notification that

@@ -997,33 +997,63 @@ static uint64_t descriptor_mount(int pfd, const char *name) {
   return stx.stx_mnt_id;
 }
 
-/* Calls fn for each directory the process at /proc/N (pfd) holds, as a
- * descriptor or as its working or root directory, on a filesystem that
- * holds a protected path or a pin: where a path can be walked from.
- * Stops when fn says so (false). */
-typedef bool (*DescriptorFn)(int pfd, const char *name, void *userdata);
-static bool visit_directory(const Guard *g, int pfd, const char *name, DescriptorFn fn,
-                            void *userdata) {
+typedef struct {
+  const Guard *g;
+  const MountIds *allowed; /* the sandbox's mounts */
+  bool foreign;
+} ForeignCheck;
+
+/* Whether `name` (cwd, root or fd/N of a thread's /proc directory `tfd`)
+ * leads around the new mounts: a directory on a filesystem that holds a
+ * protected path or a pin, reached through a mount the sandbox does not
+ * have (a path walked from it bypasses them); or a mount namespace other
+ * than the sandbox's, which setns(2) would enter. Gone: false. */
+static bool foreign_descriptor(const ForeignCheck *c, int tfd, const char *name) {
+  const Guard *g = c->g;
   struct stat st;
-  if (fstatat(pfd, name, &st, 0) < 0 || !S_ISDIR(st.st_mode)) {
-    return true;
+  if (fstatat(tfd, name, &st, 0) < 0) {
+    return errno != ENOENT && errno != ESRCH;
+  }
+  if (st.st_dev == g->mntns_st.st_dev) { /* nsfs: a namespace */
+    char link[64];
+    ssize_t n = readlinkat(tfd, name, link, sizeof(link) - 1);
+    return n < 0 || (n > 4 && memcmp(link, "mnt:", 4) == 0 && st.st_ino != g->mntns_st.st_ino);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return false;
   }
   for (size_t i = 0; i < g->n_objs; i++) {
     if (g->objs[i].dev == st.st_dev) {
-      return fn(pfd, name, userdata);
+      uint64_t id = descriptor_mount(tfd, name);
+      return id != 0 && !mount_ids_have(c->allowed, id);
     }
   }
-  return true;
+  return false;
 }
 
-static void each_descriptor(const Guard *g, int pfd, DescriptorFn fn, void *userdata) {
-  if (!visit_directory(g, pfd, "cwd", fn, userdata) ||
-      !visit_directory(g, pfd, "root", fn, userdata)) {
-    return;
+/* Whether thread `tid` (of the task directory `tasks`) is in a mount
+ * namespace of its own, or holds a way around the new mounts as its
+ * working or root directory or a descriptor. Each thread, since a thread
+ * can have a mount namespace, a working directory and a descriptor table
+ * of its own (unshare(2) of CLONE_NEWNS, CLONE_FS, CLONE_FILES in it).
+ * What cannot be read counts against it. Sets c->foreign and stops. */
+static bool task_foreign(int tasks, const char *tid, void *userdata) {
+  ForeignCheck *c = userdata;
+  _cleanup_close_ int tfd = openat(tasks, tid, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
+  if (tfd < 0 || (fstatat(tfd, "ns/mnt", &st, 0) < 0 && errno == ENOENT)) {
+    return true; /* gone, or a thread that has left its namespaces */
   }
-  _cleanup_close_ int dir = openat(pfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fstatat(tfd, "ns/mnt", &st, 0) < 0 || st.st_dev != c->g->mntns_st.st_dev ||
+      st.st_ino != c->g->mntns_st.st_ino || foreign_descriptor(c, tfd, "cwd") ||
+      foreign_descriptor(c, tfd, "root")) {
+    c->foreign = true;
+    return false;
+  }
+  _cleanup_close_ int dir = openat(tfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) {
-    return;
+    c->foreign = errno != ENOENT;
+    return !c->foreign;
   }
   char buf[4096];
   DirReader r = {.fd = dir, .buf = buf, .size = sizeof(buf)};
@@ -1034,22 +1064,12 @@ static void each_descriptor(const Guard *g, int pfd, DescriptorFn fn, void *user
       continue;
     }
     snprintf(name, sizeof(name), "fd/%s", de->d_name);
-    if (!visit_directory(g, pfd, name, fn, userdata)) {
-      return;
+    if (foreign_descriptor(c, tfd, name)) {
+      c->foreign = true;
+      return false;
     }
   }
-}
-
-typedef struct {
-  const MountIds *allowed;
-  bool foreign;
-} ForeignCheck;
-
-static bool check_mount(int pfd, const char *name, void *userdata) {
-  ForeignCheck *c = userdata;
-  uint64_t id = descriptor_mount(pfd, name);
-  c->foreign = id != 0 && !mount_ids_have(c->allowed, id);
-  return !c->foreign;
+  return true;
 }
 
 typedef struct {
@@ -1058,14 +1078,15 @@ typedef struct {
 } NestedPass;
 
 /* A process in a mount namespace of its own (nested user and mount
- * namespaces made by the agent) would not get the new read-only mounts,
- * or could unmount them: stopped for good. So is one that holds a
- * directory on a mount of such a namespace (a descriptor handed to it
- * before the pause, or its working directory: a path walked from there
- * reaches the new file through a mount that never gets its read-only
- * copy), or on any mount the sandbox no longer has (a protected
- * directory replaced meanwhile: mount ids are reused, so one gone cannot
- * be told from one of a nested namespace). */
+ * namespaces made by the agent, in any of its threads) would not get the
+ * new read-only mounts, or could unmount them: stopped for good. So is
+ * one that holds such a namespace (a descriptor of it, to enter later),
+ * or a directory on a mount of one (a descriptor handed to it before the
+ * pause, or its working directory: a path walked from there reaches the
+ * new file through a mount that never gets its read-only copy), or on
+ * any mount the sandbox no longer has (a protected directory replaced
+ * meanwhile: mount ids are reused, so one gone cannot be told from one of
+ * a nested namespace). */
 static bool kill_nested_one(Guard *g, const char *pid, int pfd, void *userdata) {
   (void)pid;
   NestedPass *p = userdata;
@@ -1073,12 +1094,9 @@ static bool kill_nested_one(Guard *g, const char *pid, int pfd, void *userdata) 
   if (fstatat(pfd, "ns/mnt", &st, 0) < 0 && errno == ENOENT) {
     return false; /* a zombie: it has left its namespaces */
   }
-  ForeignCheck c = {&p->allowed, false};
-  if (fstatat(pfd, "ns/mnt", &st, 0) < 0 || st.st_dev != g->mntns_st.st_dev ||
-      st.st_ino != g->mntns_st.st_ino) {
+  ForeignCheck c = {g, &p->allowed, false};
+  if (each_task(pfd, task_foreign, &c) < 0) {
     c.foreign = true;
-  } else {
-    each_descriptor(g, pfd, check_mount, &c);
   }
   if (c.foreign && pidfd_signal(pfd, SIGKILL) == 0) {
     p->killed++;
