@@ -47,7 +47,10 @@ static size_t report_errors(const GuardPeers *peers, bool resuming) {
       continue;
     }
     failed++;
-    if (resuming) {
+    if (p->pid == 0) {
+      /* A socket that never answered: its error says all. */
+      print_error("%s", p->error);
+    } else if (resuming) {
       print_error(_("the sandbox of ralon run (process %d) could not be re-protected and was "
                     "stopped: %s"),
                   (int)p->pid, p->error);

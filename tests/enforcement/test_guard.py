@@ -680,6 +680,73 @@ else:
                     self.assertIsNone(s.proc.poll(), s.result())
                     s.close()
 
+    QUEUE_FILLER = r"""
+import os, socket, sys, time
+# Fills the queue of this user's guard sockets from inside the sandbox
+# ("flood": connections made and dropped as fast as it can, in several
+# processes), or binds a name like the guard's and accepts nothing, its
+# one place in the queue taken ("squat").
+mode = sys.argv[1]
+prefix = "@ralon-guard/%d/" % os.getuid()
+names = []
+while not names:
+    with open("/proc/net/unix") as f:
+        names = [l.split()[-1] for l in f if l.split()[-1].startswith(prefix)]
+if mode == "squat":
+    fake = names[0].rsplit("/", 1)[0] + "/squatter"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind("\0" + fake[1:])
+    s.listen(0)
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect("\0" + fake[1:])
+    open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+    time.sleep(300)
+for _ in range(3):
+    if os.fork() == 0:
+        break
+open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+while True:
+    for name in names:
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_NONBLOCK)
+        try:
+            c.connect("\0" + name[1:])
+        except OSError:
+            pass
+        c.close()
+"""
+
+    def test_a_filled_guard_queue_is_waited_for_not_skipped(self):
+        # An agent that keeps its guard's queue full made `ralon pause`
+        # say no sandbox ran (and run the change unpaused). pause now waits
+        # for room, and gets in. A name bound inside the sandbox that
+        # accepts nothing cannot be told from a guard: after waiting, pause
+        # fails and says so, and runs nothing; the real sandbox carries on.
+        for user in self.mount_users():
+            for mode in ("flood", "squat"):
+                with self.subTest(user=user, mode=mode):
+                    pr = self.project_as(user)
+                    script = os.path.join(pr.tmp, "filler.py")
+                    with open(script, "w", encoding="utf-8") as f:
+                        f.write(self.QUEUE_FILLER)
+                    s = Session(self, pr, user, "mount",
+                                'python3 "$TMPDIR/filler.py" %s & sleep 300' % mode)
+                    s.wait_ready()
+                    lock = os.path.join(pr.proj, "Cargo.lock")
+                    before = te.read_text(lock)
+                    r = self.pause(pr, user, "cp Cargo.lock x.tmp && echo new >> x.tmp && "
+                                   "mv x.tmp Cargo.lock")
+                    if mode == "flood":
+                        self.assertEqual(r.rc, 0, r)
+                        self.assertIn("1 sandbox(es) thawed; 1 path(s) changed", r.stdout, r)
+                        self.assertEqual(te.read_text(lock), before + "new\n")
+                    else:
+                        self.assertEqual(r.rc, 2, r)
+                        self.assertRegex(r.stderr, r"did not accept a connection in \d+ s", r)
+                        self.assertIn("was not run", r.stderr, r)
+                        self.assertEqual(te.read_text(lock), before)
+                    self.assertIsNone(s.proc.poll(), s.result())
+                    s.close()
+
     WAKER = r"""
 import fcntl, os, signal, sys
 # Stopped, but woken by the kernel itself: a directory notification that

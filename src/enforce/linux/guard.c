@@ -103,6 +103,8 @@
  * detached before the rename completes): how long resume keeps looking. */
 #define MISSING_RETRY_MS 100
 #define MAX_CLIENTS 16
+/* How long `ralon pause` waits for room in a guard's queue. */
+#define CONNECT_WAIT_S 10
 #define MSG_MAX 65536
 
 /* ---- small helpers --------------------------------------------------- */
@@ -2429,6 +2431,38 @@ int guard_exit_status(int wstatus) {
 
 /* ---- the client side -------------------------------------------------- */
 
+/* Connects to the abstract socket `name`: a connected descriptor, or
+ * -EAGAIN when its queue stayed full for CONNECT_WAIT_S, or another
+ * -errno (ECONNREFUSED: gone meanwhile). A guard accepts and checks each
+ * connection at once, so a full queue is one something keeps filling:
+ * this waits for room as the guard makes it, rather than give up at the
+ * first try. */
+static int connect_guard(const char *name) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return -errno;
+  }
+  struct timeval tv = {CONNECT_WAIT_S, 0};
+  struct sockaddr_un sa;
+  socklen_t len = abstract_address(&sa, name);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+    int e = errno;
+    close(fd);
+    return -e;
+  }
+  int r;
+  while ((r = connect(fd, (struct sockaddr *)&sa, len)) < 0 && errno == EINTR) {
+  }
+  if (r < 0) {
+    int e = errno == EINPROGRESS || errno == ETIMEDOUT ? EAGAIN : errno;
+    close(fd);
+    return -e;
+  }
+  tv.tv_sec = 0;
+  (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  return fd;
+}
+
 static void peer_clear(GuardPeer *p) {
   if (p->fd >= 0) {
     close(p->fd);
@@ -2474,18 +2508,24 @@ int guard_connect_all(const char *root, GuardPeers *ret, Error *err) {
     }
     seen = xreallocarray(seen, n_seen + 1, sizeof(char *));
     seen[n_seen++] = xstrdup(name);
-    /* Without blocking: a name whose backlog is full (squatted from
-     * inside a sandbox) is no guard to wait for. */
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
+    int fd = connect_guard(name);
+    pid_t pid = 0;
+    if (fd == -EAGAIN) {
+      /* A name whose queue stayed full: a guard that a process (inside
+       * a sandbox, say) keeps flooding with connections, or a name
+       * squatted by one that accepts none. Either way it cannot be told
+       * from a guard, so it is not skipped as if no sandbox ran. */
+      GuardPeer *p = grow_array(&ret->v, &ret->n, &cap, sizeof(GuardPeer));
+      p->fd = -1;
+      p->error = xasprintf(_("the socket @%s did not accept a connection in %d s (a process "
+                             "may be filling its queue), so a sandbox may not be frozen"),
+                           name, CONNECT_WAIT_S);
       continue;
     }
-    struct sockaddr_un sa;
-    socklen_t len = abstract_address(&sa, name);
-    pid_t pid = 0;
-    if (connect(fd, (struct sockaddr *)&sa, len) < 0 || !peer_trusted(fd, &pid) ||
-        fcntl(fd, F_SETFL, 0) < 0) {
-      close(fd);
+    if (fd < 0 || !peer_trusted(fd, &pid)) {
+      if (fd >= 0) {
+        close(fd);
+      }
       continue;
     }
     GuardPeer *p = grow_array(&ret->v, &ret->n, &cap, sizeof(GuardPeer));
@@ -2535,6 +2575,9 @@ void guard_pause_all(GuardPeers *peers, unsigned seconds, bool hold) {
     GuardPeer *p = &peers->v[i];
     char *buf = NULL;
     size_t len = 0;
+    if (p->fd < 0) {
+      continue; /* never connected: its error says why */
+    }
     int r = ask(p, req, &buf, &len);
     if (r < 0) {
       peer_error(p, r, NULL);
@@ -2552,6 +2595,9 @@ void guard_resume_all(GuardPeers *peers) {
     GuardPeer *p = &peers->v[i];
     char *buf = NULL;
     size_t len = 0;
+    if (p->fd < 0 && p->error != NULL) {
+      continue; /* never connected: its error says why */
+    }
     int r = ask(p, "resume", &buf, &len);
     if (r < 0) {
       peer_error(p, r, NULL);
