@@ -73,8 +73,9 @@ static void report_resume(const char *root, const GuardPeers *peers) {
     reprotected += p->n_reprotected;
     killed += p->n_killed;
     for (size_t k = 0; k < p->n_missing; k++) {
-      print_warning(_("%s no longer exists, so nothing protects it for the rest of this session "
-                      "(the next `ralon run` protects what is there then)"),
+      print_warning(_("%s does not exist now: make it again under `ralon pause` (the resume "
+                      "then protects it); made otherwise, inside the sandbox or out, it stops "
+                      "the sandbox"),
                     p->missing[k]);
     }
   }

@@ -471,6 +471,47 @@ class TestPause(GuardBase):
                 self.assertEqual(te.read_text(os.path.join(pr.proj, "Cargo.lock")),
                                  "# LOCK file\n")
 
+    def test_a_path_missing_at_resume_is_watched_by_name(self):
+        # Cargo.lock removed under a pause: the resume cannot protect it,
+        # says so, and watches for its name. Made again outside without a
+        # pause, or by the agent inside, it stops the sandbox; made under
+        # the next pause, that resume protects it (a read-only mount there
+        # in the sandbox's mount table, read from outside).
+        for user in self.mount_users():
+            for how in ("outside", "inside", "paused"):
+                with self.subTest(user=user, made=how):
+                    pr = self.project_as(user)
+                    chown_all(pr, user)
+                    if how == "inside":
+                        s = self.racing_session(pr, user, "Cargo.lock", 20)
+                    else:
+                        token = "MISSING-%d-%s" % (os.getpid(), user)
+                        s = Session(self, pr, user, "mount",
+                                    'touch "$TMPDIR/ready"; sleep 20; : %s' % token)
+                    s.wait_ready()
+                    env = pr.env()
+                    r = te.run([te.Tools.ralon, "pause"], user, pr.proj, env)
+                    self.assertEqual(r.rc, 0, r)
+                    outside(user, pr.proj, "rm Cargo.lock", env)
+                    r = te.run([te.Tools.ralon, "resume"], user, pr.proj, env)
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertIn("Cargo.lock does not exist now", r.stderr, r)
+                    if how == "outside":
+                        outside(user, pr.proj, "echo new > Cargo.lock", env)
+                    if how != "paused":
+                        self.assertStoppedFor(s.wait(), pr, "Cargo.lock")
+                        continue
+                    r = self.pause(pr, user, "echo new > Cargo.lock")
+                    self.assertEqual(r.rc, 0, r)
+                    self.assertIn("1 path(s) changed and protected again", r.stdout, r)
+                    cmd = [p for p in session_processes(token) if p != s.proc.pid][-1]
+                    lock = os.path.realpath(os.path.join(pr.proj, "Cargo.lock"))
+                    table = te.read_text("/proc/%d/mountinfo" % cmd).splitlines()
+                    self.assertTrue([m for m in table if m.split()[4] == lock and
+                                     "ro" in m.split()[5].split(",")], table)
+                    self.assertIsNone(s.proc.poll(), s.result())
+                    s.close()
+
     # After resumes, changes that only some of the watches see: a backup by
     # rename (the directory's watch and the file's own), a hard link made
     # in another directory (the file's own watch only: its link count), a

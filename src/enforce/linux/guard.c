@@ -291,6 +291,10 @@ typedef struct {
   /* Its mount in the sandbox (statx_mount_id()), as the command's process
    * found it before its execve, or as a resume put it; 0: not known. */
   uint64_t mnt_id;
+  /* A protected path that did not exist at a resume: watched by its name
+   * in its directory, so that whatever makes it again, outside without a
+   * pause or inside, stops the sandbox; the next resume protects it. */
+  bool missing;
 } Obj;
 
 typedef struct {
@@ -443,7 +447,7 @@ static int watch_add_all(Guard *g, Error *err) {
         e[i].name;
   }
   for (size_t i = 0; i < g->n_objs; i++) {
-    if (!g->objs[i].target) {
+    if (!g->objs[i].target || g->objs[i].missing) {
       continue;
     }
     int wd = inotify_add_watch(g->ino_fd, g->objs[i].path,
@@ -558,6 +562,14 @@ static size_t check_identities(Guard *g) {
   for (size_t i = 0; i < g->n_objs; i++) {
     struct stat st;
     const Obj *o = &g->objs[i];
+    if (o->missing) {
+      /* Made again: nothing protects it. */
+      if (fstatat(AT_FDCWD, o->path, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) {
+        add_changed(g, o->path);
+        bad++;
+      }
+      continue;
+    }
     if (fstatat(AT_FDCWD, o->path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
         !obj_unchanged(o, st.st_dev, st.st_ino, st.st_mode, st.st_nlink)) {
       add_changed(g, o->path);
@@ -588,7 +600,7 @@ static size_t check_mounts_in(Guard *g, int fd) {
   size_t bad = 0;
   for (size_t i = 0; i < g->n_objs; i++) {
     const char *p = g->objs[i].path;
-    if (bsearch(&p, points, t.n, sizeof(char *), strings_compare) == NULL) {
+    if (!g->objs[i].missing && bsearch(&p, points, t.n, sizeof(char *), strings_compare) == NULL) {
       add_changed(g, p);
       bad++;
     }
@@ -608,10 +620,13 @@ static size_t check_mounts_in(Guard *g, int fd) {
 static size_t check_mounts(Guard *g) {
   bool by_id = g->mntns_id != 0;
   for (size_t i = 0; i < g->n_objs && by_id; i++) {
-    by_id = g->objs[i].mnt_id != 0;
+    by_id = g->objs[i].missing || g->objs[i].mnt_id != 0;
   }
   size_t bad = 0;
   for (size_t i = 0; i < g->n_objs && by_id; i++) {
+    if (g->objs[i].missing) {
+      continue;
+    }
     int r = sys_mount_in_ns(g->objs[i].mnt_id, g->mntns_id);
     if (r == 0) {
       add_changed(g, g->objs[i].path);
@@ -1931,9 +1946,8 @@ static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char **
   char **missing = NULL;
   size_t n_missing = 0;
   int r = 0;
-  /* Missing objects are dropped from what is watched: nothing can be
-   * bound at a name that does not exist (as with a path missing at the
-   * start). */
+  /* Nothing can be bound at a name that does not exist: a protected path
+   * missing now is watched by its name until a resume finds it again. */
   size_t keep = 0;
   for (size_t i = 0; i < g->n_objs && r == 0; i++) {
     Obj *o = &g->objs[i];
@@ -1941,13 +1955,14 @@ static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char **
       r = error_set(err, EIO, _("cannot re-protect %s: the helper ended early"), o->path);
     } else if (res[i].status == -ENOENT && o->target) {
       missing = xreallocarray(missing, n_missing + 1, sizeof(char *));
-      missing[n_missing++] = steal_pointer(&o->path);
-      continue;
+      missing[n_missing++] = xstrdup(o->path);
+      *o = (Obj){o->path, 0, 0, 0, true, 0, true};
     } else if (res[i].status < 0) {
       errno = -res[i].status;
       r = error_set(err, errno, _("cannot re-protect %s: %m"), o->path);
     } else {
       reprotected += res[i].status == 1;
+      o->missing = false;
       o->dev = (dev_t)res[i].dev;
       o->ino = (ino_t)res[i].ino;
       o->nlink = (nlink_t)res[i].nlink;
@@ -2222,7 +2237,8 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
       error_set(err, errno, _("cannot check %s after mounting: %m"), c->plan->pinned[i]);
       goto out;
     }
-    g.objs[g.n_objs++] = (Obj){xstrdup(c->plan->pinned[i]), st.st_dev, st.st_ino, 0, false, 0};
+    g.objs[g.n_objs++] =
+        (Obj){xstrdup(c->plan->pinned[i]), st.st_dev, st.st_ino, 0, false, 0, false};
   }
   for (size_t i = 0; i < c->plan->n_targets; i++) {
     const PlanTarget *t = &c->plan->targets[i];
@@ -2230,7 +2246,7 @@ int guard_run(const GuardConfig *c, GuardResult *ret, Error *err) {
     if (!t->missing) {
       /* Links made before the start are the audit's to report. */
       nlink_t links = lstat(t->path, &st) == 0 ? st.st_nlink : 1;
-      g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, links, true, 0};
+      g.objs[g.n_objs++] = (Obj){xstrdup(t->path), t->dev, t->ino, links, true, 0, false};
     }
   }
   /* The watches are set once the command runs (below); the inotify
