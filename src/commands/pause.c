@@ -86,8 +86,8 @@ static void report_resume(const char *root, const GuardPeers *peers) {
   printf(_("%zu sandbox(es) thawed; %zu path(s) changed and protected again\n"), thawed,
          reprotected);
   if (killed > 0) {
-    printf(_("%zu process(es) in namespaces of their own were stopped: they could have undone "
-             "the new read-only mounts\n"),
+    printf(_("%zu process(es) stopped: each in a mount namespace of its own or holding a way "
+             "around the new read-only mounts\n"),
            killed);
   }
 }

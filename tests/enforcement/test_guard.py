@@ -50,6 +50,9 @@ import test_enforcement as te  # noqa: E402
 
 STOPPED = 125
 # A line for each path an outside change stopped the sandbox for.
+# What resume says of the processes it stopped (with how many).
+STOPPED_AT_RESUME = (r"(?m)^%s process\(es\) stopped: each in a mount namespace of its own "
+                     r"or holding a way around the new read-only mounts$")
 STOP_LINE = re.compile(r"(?m)^ralon: stopped the sandbox: (\S+) changed outside it ")
 # The agent writes this marker into whatever it manages to write.
 MARK = "RACER-7d1e"
@@ -571,8 +574,7 @@ class TestPause(GuardBase):
                     time.sleep(0.02)
                 r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock")
                 self.assertEqual(r.rc, 0, r)
-                self.assertRegex(r.stdout, r"(?m)^[1-9][0-9]* process\(es\) in namespaces of "
-                                 r"their own were stopped", r)
+                self.assertRegex(r.stdout, STOPPED_AT_RESUME % "[1-9][0-9]*", r)
                 self.assertNoLeftovers(token, r)
                 res = s.wait()
                 self.assertEqual(res.rc, 0, res)
@@ -621,8 +623,7 @@ while True:
                 r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock")
                 self.assertEqual(r.rc, 0, r)
                 # The nested process, and the one holding its directory.
-                self.assertRegex(r.stdout, r"(?m)^([2-9]|[1-9][0-9]+) process\(es\) in "
-                                 r"namespaces of their own were stopped", r)
+                self.assertRegex(r.stdout, STOPPED_AT_RESUME % "([2-9]|[1-9][0-9]+)", r)
                 time.sleep(0.3)
                 self.assertEqual(session_processes(script), [], r)
                 self.assertEqual(te.read_text(os.path.join(pr.proj, "Cargo.lock")), before)
@@ -712,14 +713,70 @@ else:
                     r = self.pause(pr, user, "cp Cargo.lock x.tmp && echo new >> x.tmp && "
                                    "mv x.tmp Cargo.lock")
                     self.assertEqual(r.rc, 0, r)
-                    self.assertRegex(r.stdout, r"(?m)^[1-9][0-9]* process\(es\) in namespaces of "
-                                     r"their own were stopped", r)
+                    self.assertRegex(r.stdout, STOPPED_AT_RESUME % "[1-9][0-9]*", r)
                     # It would have written within milliseconds of the thaw.
                     time.sleep(0.5)
                     self.assertEqual(session_processes(script), [], r)
                     self.assertNotIn(MARK, te.read_text(os.path.join(pr.proj, "Cargo.lock")), r)
                     self.assertIsNone(s.proc.poll(), s.result())
                     s.close()
+
+    HOLDER = r"""
+import os, sys, time
+# Handles on what the user then moves into protection under a pause: the
+# working directory in src/gen, and an O_PATH descriptor of a file there,
+# which writes once reopened through /proc/self/fd.
+mark = sys.argv[1]
+os.makedirs("src/gen")
+for n in ("a.txt", "b.txt"):
+    with open("src/gen/" + n, "w") as f:
+        f.write("generated\n")
+os.chdir("src/gen")
+held = os.open("b.txt", os.O_PATH)
+open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+while True:
+    for how in ("cwd", "fd"):
+        try:
+            if how == "cwd":
+                f = os.open("a.txt", os.O_WRONLY | os.O_APPEND)
+            else:
+                f = os.open("/proc/self/fd/%d" % held, os.O_WRONLY | os.O_APPEND)
+            os.write(f, ("%s %s\n" % (mark, how)).encode())
+            os.close(f)
+        except OSError:
+            pass
+    time.sleep(0.005)
+"""
+
+    def test_handles_on_what_becomes_protected_are_stopped(self):
+        # The user replaces tests/golden with a directory the agent made
+        # and still holds (its working directory, a descriptor of a file
+        # in it). The resume puts a read-only mount on tests/golden, but
+        # those handles reach it through the project's writable mount:
+        # their holder is stopped, and nothing changes after the move.
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                chown_all(pr, user)
+                script = os.path.join(pr.tmp, "holder.py")
+                with open(script, "w", encoding="utf-8") as f:
+                    f.write(self.HOLDER)
+                s = Session(self, pr, user, "mount",
+                            'python3 "$TMPDIR/holder.py" %s & sleep 30' % MARK)
+                s.wait_ready()
+                r = self.pause(pr, user, 'rm -rf tests/golden && mv src/gen tests/golden && '
+                               'cat tests/golden/a.txt tests/golden/b.txt > "$TMPDIR/moved"')
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("1 path(s) changed and protected again", r.stdout, r)
+                self.assertRegex(r.stdout, STOPPED_AT_RESUME % "1", r)
+                time.sleep(0.5)
+                golden = os.path.join(pr.proj, "tests", "golden")
+                self.assertEqual(te.read_text(os.path.join(golden, "a.txt")) +
+                                 te.read_text(os.path.join(golden, "b.txt")),
+                                 te.read_text(os.path.join(pr.tmp, "moved")))
+                self.assertEqual(session_processes(script), [], r)
+                self.assertIsNone(s.proc.poll(), s.result())
+                s.close()
 
     QUEUE_FILLER = r"""
 import os, socket, sys, time

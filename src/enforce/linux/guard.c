@@ -1020,11 +1020,44 @@ typedef struct {
   bool foreign;
 } ForeignCheck;
 
+/* Whether `name` (as foreign_descriptor()) reaches a protected path, or
+ * something below a protected directory, through a mount that is not
+ * read-only: a handle taken before the user moved that object into
+ * protection under a pause (the agent's working directory in what became
+ * tests/golden, a descriptor of a file in it). Even a descriptor opened
+ * only for reading, or with O_PATH, writes once reopened through
+ * /proc/self/fd. What cannot be read counts against it. */
+static bool bypasses_target(const Guard *g, int tfd, const char *name) {
+  char path[PATH_MAX];
+  ssize_t n = readlinkat(tfd, name, path, sizeof(path) - 1);
+  if (n < 0) {
+    return errno != ENOENT && errno != ESRCH;
+  }
+  path[n] = '\0';
+  for (size_t i = 0; i < g->n_objs; i++) {
+    const Obj *o = &g->objs[i];
+    size_t len = strlen(o->path);
+    if (!o->target || o->missing || strncmp(path, o->path, len) != 0 ||
+        (path[len] != '\0' && path[len] != '/')) {
+      continue;
+    }
+    _cleanup_close_ int fd = openat(tfd, name, O_PATH | O_CLOEXEC);
+    struct statvfs sv;
+    if (fd < 0) {
+      return errno != ENOENT && errno != ESRCH;
+    }
+    return fstatvfs(fd, &sv) < 0 || !(sv.f_flag & ST_RDONLY);
+  }
+  return false;
+}
+
 /* Whether `name` (cwd, root or fd/N of a thread's /proc directory `tfd`)
  * leads around the new mounts: a directory on a filesystem that holds a
  * protected path or a pin, reached through a mount the sandbox does not
- * have (a path walked from it bypasses them); or a mount namespace other
- * than the sandbox's, which setns(2) would enter. Gone: false. */
+ * have (a path walked from it bypasses them); a directory or file there
+ * that is, or is below, a protected path and reached through a writable
+ * mount (bypasses_target()); or a mount namespace other than the
+ * sandbox's, which setns(2) would enter. Gone: false. */
 static bool foreign_descriptor(const ForeignCheck *c, int tfd, const char *name) {
   const Guard *g = c->g;
   struct stat st;
@@ -1036,13 +1069,18 @@ static bool foreign_descriptor(const ForeignCheck *c, int tfd, const char *name)
     ssize_t n = readlinkat(tfd, name, link, sizeof(link) - 1);
     return n < 0 || (n > 4 && memcmp(link, "mnt:", 4) == 0 && st.st_ino != g->mntns_st.st_ino);
   }
-  if (!S_ISDIR(st.st_mode)) {
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
     return false;
   }
   for (size_t i = 0; i < g->n_objs; i++) {
     if (g->objs[i].dev == st.st_dev) {
-      uint64_t id = descriptor_mount(tfd, name);
-      return id != 0 && !mount_ids_have(c->allowed, id);
+      if (S_ISDIR(st.st_mode)) {
+        uint64_t id = descriptor_mount(tfd, name);
+        if (id != 0 && !mount_ids_have(c->allowed, id)) {
+          return true;
+        }
+      }
+      return bypasses_target(g, tfd, name);
     }
   }
   return false;
