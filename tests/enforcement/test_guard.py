@@ -661,7 +661,7 @@ def ready():
     open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
 
 
-if mode == "thread":
+if mode in ("thread", "leaderless"):
     # No uid map is needed (nor, for root, allowed without CAP_SETFCAP).
     if libc.unshare(CLONE_NEWUSER) != 0:
         sys.exit("unshare: %d" % ctypes.get_errno())
@@ -673,6 +673,10 @@ if mode == "thread":
         write_once_replaced()
     t = threading.Thread(target=nested)
     t.start()
+    if mode == "leaderless":
+        # The first thread ends (its /proc/PID/ns links go), the other
+        # runs on in the process.
+        libc.pthread_exit(None)
     t.join()
 else:
     r, w = os.pipe()
@@ -701,7 +705,7 @@ else:
         # to enter later. Resume stops both; the new file holds nothing of
         # theirs.
         for user in self.mount_users():
-            for mode in ("thread", "descriptor"):
+            for mode in ("thread", "leaderless", "descriptor"):
                 with self.subTest(user=user, mode=mode):
                     pr = self.project_as(user)
                     script = os.path.join(pr.tmp, "nested-later.py")
@@ -722,20 +726,56 @@ else:
                     s.close()
 
     HOLDER = r"""
-import os, sys, time
-# Handles on what the user then moves into protection under a pause: the
-# working directory in src/gen, and an O_PATH descriptor of a file there,
-# which writes once reopened through /proc/self/fd.
-mark = sys.argv[1]
+import ctypes, mmap, os, signal, sys, time
+# Handles on what the user then moves into protection under a pause:
+# "handles": the working directory in src/gen, and an O_PATH descriptor of
+# a file there, which writes once reopened through /proc/self/fd; "map": a
+# shared writable mapping of a file there (its descriptor closed);
+# "detached": a descriptor of a file there opened through a bind mount of
+# a nested namespace since ended (its path reads "/b.txt").
+mode, mark = sys.argv[1], sys.argv[2]
 os.makedirs("src/gen")
 for n in ("a.txt", "b.txt"):
     with open("src/gen/" + n, "w") as f:
-        f.write("generated\n")
-os.chdir("src/gen")
-held = os.open("b.txt", os.O_PATH)
-open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+        f.write("generated\n" * 8)
+ready = os.path.join(os.environ["TMPDIR"], "ready")
+libc = ctypes.CDLL(None, use_errno=True)
+if mode == "map":
+    # mmap(2) itself: Python's mmap module keeps a descriptor.
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    f = os.open("src/gen/a.txt", os.O_RDWR)
+    addr = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, f, 0)
+    os.close(f)
+    page = (ctypes.c_char * 12).from_address(addr)
+    open(ready, "w").close()
+    n = 0
+    while True:
+        n += 1
+        page[:] = ("%-11d\n" % n).encode()
+        libc.msync(ctypes.c_void_p(addr), mmap.PAGESIZE, 4)
+        time.sleep(0.005)
+if mode == "detached":
+    gen = os.path.realpath("src/gen")
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        if (libc.unshare(0x10000000 | 0x00020000) != 0 or
+                libc.mount(gen.encode(), gen.encode(), None, 0x1000, None) != 0):
+            os._exit(1)
+        os.write(w, b"x")
+        time.sleep(300)
+    os.read(r, 1)
+    held = os.open("/proc/%d/root%s/b.txt" % (child, gen), os.O_RDONLY)
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+else:
+    held = os.open("src/gen/b.txt", os.O_PATH)
+    os.chdir("src/gen")
+open(ready, "w").close()
 while True:
-    for how in ("cwd", "fd"):
+    for how in ("cwd", "fd") if mode == "handles" else ("fd",):
         try:
             if how == "cwd":
                 f = os.open("a.txt", os.O_WRONLY | os.O_APPEND)
@@ -751,18 +791,20 @@ while True:
     def test_handles_on_what_becomes_protected_are_stopped(self):
         # The user replaces tests/golden with a directory the agent made
         # and still holds (its working directory, a descriptor of a file
-        # in it). The resume puts a read-only mount on tests/golden, but
-        # those handles reach it through the project's writable mount:
+        # in it, a shared writable mapping, a descriptor through a mount
+        # since detached). The resume puts a read-only mount on
+        # tests/golden, but those handles reach it around that mount:
         # their holder is stopped, and nothing changes after the move.
-        for user in self.mount_users():
-            with self.subTest(user=user):
+        for user, mode in [(u, m) for u in self.mount_users()
+                           for m in ("handles", "map", "detached")]:
+            with self.subTest(user=user, mode=mode):
                 pr = self.project_as(user)
                 chown_all(pr, user)
                 script = os.path.join(pr.tmp, "holder.py")
                 with open(script, "w", encoding="utf-8") as f:
                     f.write(self.HOLDER)
                 s = Session(self, pr, user, "mount",
-                            'python3 "$TMPDIR/holder.py" %s & sleep 30' % MARK)
+                            'python3 "$TMPDIR/holder.py" %s %s & sleep 30' % (mode, MARK))
                 s.wait_ready()
                 r = self.pause(pr, user, 'rm -rf tests/golden && mv src/gen tests/golden && '
                                'cat tests/golden/a.txt tests/golden/b.txt > "$TMPDIR/moved"')

@@ -1020,6 +1020,28 @@ typedef struct {
   bool foreign;
 } ForeignCheck;
 
+/* Whether the path `name` (a magic link of a thread's /proc directory
+ * `tfd`) reads still leads, for the guard, to the object `st` it is. */
+static bool path_leads_to(int tfd, const char *name, const struct stat *st) {
+  char path[PATH_MAX];
+  ssize_t n = readlinkat(tfd, name, path, sizeof(path) - 1);
+  struct stat now;
+  if (n <= 0 || path[0] != '/') {
+    return false;
+  }
+  path[n] = '\0';
+  return fstatat(AT_FDCWD, path, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+         now.st_ino == st->st_ino;
+}
+
+/* Whether the mount `name` (as path_leads_to()) is reached through is
+ * read-only. Unreadable: false. */
+static bool mount_read_only(int tfd, const char *name) {
+  _cleanup_close_ int fd = openat(tfd, name, O_PATH | O_CLOEXEC);
+  struct statvfs sv;
+  return fd >= 0 && fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+}
+
 /* Whether `name` (as foreign_descriptor()) reaches a protected path, or
  * something below a protected directory, through a mount that is not
  * read-only: a handle taken before the user moved that object into
@@ -1041,12 +1063,7 @@ static bool bypasses_target(const Guard *g, int tfd, const char *name) {
         (path[len] != '\0' && path[len] != '/')) {
       continue;
     }
-    _cleanup_close_ int fd = openat(tfd, name, O_PATH | O_CLOEXEC);
-    struct statvfs sv;
-    if (fd < 0) {
-      return errno != ENOENT && errno != ESRCH;
-    }
-    return fstatvfs(fd, &sv) < 0 || !(sv.f_flag & ST_RDONLY);
+    return !mount_read_only(tfd, name);
   }
   return false;
 }
@@ -1074,11 +1091,19 @@ static bool foreign_descriptor(const ForeignCheck *c, int tfd, const char *name)
   }
   for (size_t i = 0; i < g->n_objs; i++) {
     if (g->objs[i].dev == st.st_dev) {
-      if (S_ISDIR(st.st_mode)) {
-        uint64_t id = descriptor_mount(tfd, name);
-        if (id != 0 && !mount_ids_have(c->allowed, id)) {
-          return true;
-        }
+      /* On a mount the sandbox does not have: a directory is a way
+       * around (none is passed in, sys_check_inherited_fds()); a file is
+       * one too where that mount is writable and the file's path no
+       * longer leads to it: one opened through a bind mount of a nested
+       * namespace since ended has a path that says nothing of where it
+       * is. (A file the command inherited, opened outside, has a path
+       * that leads to it; one opened through the read-only mount of a
+       * protected file since replaced stays read-only.) */
+      uint64_t id = descriptor_mount(tfd, name);
+      if (id != 0 && !mount_ids_have(c->allowed, id) &&
+          (S_ISDIR(st.st_mode) ||
+           (!path_leads_to(tfd, name, &st) && !mount_read_only(tfd, name)))) {
+        return true;
       }
       return bypasses_target(g, tfd, name);
     }
@@ -1127,6 +1152,84 @@ static bool task_foreign(int tasks, const char *tid, void *userdata) {
   return true;
 }
 
+/* The whole of /proc/N/`name` (pfd: /proc/N), NUL-terminated, or NULL. */
+static char *read_proc_text(int pfd, const char *name) {
+  _cleanup_close_ int fd = openat(pfd, name, O_RDONLY | O_CLOEXEC);
+  char *text = NULL;
+  size_t len = 0;
+  if (fd < 0 || read_fd_limited(fd, 256u * 1024u * 1024u, &text, &len) < 0) {
+    return NULL;
+  }
+  return text;
+}
+
+/* Whether the shared mapping at `range` ("start-end") of the process at
+ * /proc/N (pfd) may be made writable (VmFlags "mw" in its smaps): shared
+ * and opened for writing, though mapped read-only for now. Unreadable:
+ * true. */
+static bool mapping_may_write(int pfd, const char *range) {
+  _cleanup_free_ char *text = read_proc_text(pfd, "smaps");
+  if (text == NULL) {
+    return true;
+  }
+  size_t rlen = strlen(range);
+  for (const char *l = text; *l != '\0'; l = strchrnul(l, '\n') + (strchr(l, '\n') != NULL)) {
+    if (strncmp(l, range, rlen) == 0 && l[rlen] == ' ') {
+      const char *flags = strstr(l, "\nVmFlags:");
+      const char *eol = flags == NULL ? NULL : strchrnul(flags + 1, '\n');
+      return flags == NULL || memmem(flags, (size_t)(eol - flags), " mw", 3) != NULL;
+    }
+  }
+  return true;
+}
+
+/* Whether the process at /proc/N (pfd) has a shared file mapping that can
+ * write (mapped writable, or opened for writing and so able to become
+ * so) of a file on a filesystem that holds a protected path, where that
+ * file is, or is below, a protected path, or its path no longer leads to
+ * it (mapped through a mount since detached): a mapping writes through
+ * whatever mount the file was opened through, and is no descriptor.
+ * Unreadable: true. */
+static bool maps_bypass(const Guard *g, int pfd) {
+  _cleanup_free_ char *text = read_proc_text(pfd, "maps");
+  if (text == NULL) {
+    return errno != ENOENT && errno != ESRCH;
+  }
+  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line != NULL;
+       line = strtok_r(NULL, "\n", &save)) {
+    char range[64], perms[8];
+    unsigned maj, min;
+    unsigned long long ino;
+    int path_at = 0;
+    if (sscanf(line, "%63s %7s %*s %x:%x %llu %n", range, perms, &maj, &min, &ino,
+               &path_at) < 5 ||
+        perms[3] != 's' || line[path_at] != '/') {
+      continue;
+    }
+    bool on_fs = false;
+    for (size_t i = 0; i < g->n_objs && !on_fs; i++) {
+      on_fs = g->objs[i].dev == makedev(maj, min);
+    }
+    if (!on_fs) {
+      continue;
+    }
+    const char *path = line + path_at;
+    struct stat st;
+    bool suspect = fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                   st.st_dev != makedev(maj, min) || st.st_ino != (ino_t)ino;
+    for (size_t i = 0; i < g->n_objs && !suspect; i++) {
+      const Obj *o = &g->objs[i];
+      size_t len = strlen(o->path);
+      suspect = o->target && !o->missing && strncmp(path, o->path, len) == 0 &&
+                (path[len] == '\0' || path[len] == '/');
+    }
+    if (suspect && (perms[1] == 'w' || mapping_may_write(pfd, range))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 typedef struct {
   MountIds allowed; /* the sandbox's mounts */
   size_t killed;
@@ -1145,12 +1248,11 @@ typedef struct {
 static bool kill_nested_one(Guard *g, const char *pid, int pfd, void *userdata) {
   (void)pid;
   NestedPass *p = userdata;
-  struct stat st;
-  if (fstatat(pfd, "ns/mnt", &st, 0) < 0 && errno == ENOENT) {
-    return false; /* a zombie: it has left its namespaces */
-  }
+  /* Every thread, the first one's end not taken for the process's: its
+   * other threads run on (pthread_exit(3) in main()). A thread that has
+   * left its namespaces is past running. */
   ForeignCheck c = {g, &p->allowed, false};
-  if (each_task(pfd, task_foreign, &c) < 0) {
+  if (each_task(pfd, task_foreign, &c) < 0 || (!c.foreign && maps_bypass(g, pfd))) {
     c.foreign = true;
   }
   if (c.foreign && pidfd_signal(pfd, SIGKILL) == 0) {
