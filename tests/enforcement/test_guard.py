@@ -399,6 +399,19 @@ class TestPause(GuardBase):
         script = '%s python3 "$TMPDIR/racer.py" %s %s %s' % (prelude, MARK, path, seconds)
         return Session(self, pr, user, "mount", script, extra)
 
+    def python_session(self, pr, user, name, program, rest):
+        """A mount-backend session whose agent runs `program`, written to
+        $TMPDIR/name, as `python3 "$TMPDIR/name" REST` (REST: its
+        arguments, and what the shell does after), once it is ready.
+        Returns the program's path (which its command line holds) and the
+        session."""
+        path = os.path.join(pr.tmp, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(program)
+        s = Session(self, pr, user, "mount", 'python3 "$TMPDIR/%s" %s' % (name, rest))
+        s.wait_ready()
+        return path, s
+
     def pause(self, pr, user, change):
         return te.run([te.Tools.ralon, "pause", "--", "sh", "-c", change], user, pr.proj,
                       dict(pr.env(), **{"GIT_CONFIG_NOSYSTEM": "1"}))
@@ -614,12 +627,8 @@ while True:
             with self.subTest(user=user):
                 pr = self.project_as(user)
                 before = te.read_text(os.path.join(pr.proj, "Cargo.lock"))
-                script = os.path.join(pr.tmp, "fdpass.py")
-                with open(script, "w", encoding="utf-8") as f:
-                    f.write(self.FD_PASSER)
-                s = Session(self, pr, user, "mount",
-                            'python3 "$TMPDIR/fdpass.py" %s & wait; sleep 30' % MARK)
-                s.wait_ready()
+                script, s = self.python_session(pr, user, "fdpass.py", self.FD_PASSER,
+                                                "%s & wait; sleep 30" % MARK)
                 r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock")
                 self.assertEqual(r.rc, 0, r)
                 # The nested process, and the one holding its directory.
@@ -708,12 +717,9 @@ else:
             for mode in ("thread", "leaderless", "descriptor"):
                 with self.subTest(user=user, mode=mode):
                     pr = self.project_as(user)
-                    script = os.path.join(pr.tmp, "nested-later.py")
-                    with open(script, "w", encoding="utf-8") as f:
-                        f.write(self.NESTED_LATER)
-                    s = Session(self, pr, user, "mount", 'python3 "$TMPDIR/nested-later.py" %s %s; '
-                                'sleep 30' % (mode, MARK))
-                    s.wait_ready()
+                    script, s = self.python_session(pr, user, "nested-later.py",
+                                                    self.NESTED_LATER,
+                                                    "%s %s; sleep 30" % (mode, MARK))
                     r = self.pause(pr, user, "cp Cargo.lock x.tmp && echo new >> x.tmp && "
                                    "mv x.tmp Cargo.lock")
                     self.assertEqual(r.rc, 0, r)
@@ -800,12 +806,8 @@ while True:
             with self.subTest(user=user, mode=mode):
                 pr = self.project_as(user)
                 chown_all(pr, user)
-                script = os.path.join(pr.tmp, "holder.py")
-                with open(script, "w", encoding="utf-8") as f:
-                    f.write(self.HOLDER)
-                s = Session(self, pr, user, "mount",
-                            'python3 "$TMPDIR/holder.py" %s %s & sleep 30' % (mode, MARK))
-                s.wait_ready()
+                script, s = self.python_session(pr, user, "holder.py", self.HOLDER,
+                                                "%s %s & sleep 30" % (mode, MARK))
                 r = self.pause(pr, user, 'rm -rf tests/golden && mv src/gen tests/golden && '
                                'cat tests/golden/a.txt tests/golden/b.txt > "$TMPDIR/moved"')
                 self.assertEqual(r.rc, 0, r)
@@ -865,12 +867,8 @@ while True:
             for mode in ("flood", "squat"):
                 with self.subTest(user=user, mode=mode):
                     pr = self.project_as(user)
-                    script = os.path.join(pr.tmp, "filler.py")
-                    with open(script, "w", encoding="utf-8") as f:
-                        f.write(self.QUEUE_FILLER)
-                    s = Session(self, pr, user, "mount",
-                                'python3 "$TMPDIR/filler.py" %s & sleep 300' % mode)
-                    s.wait_ready()
+                    _, s = self.python_session(pr, user, "filler.py", self.QUEUE_FILLER,
+                                               "%s & sleep 300" % mode)
                     lock = os.path.join(pr.proj, "Cargo.lock")
                     before = te.read_text(lock)
                     r = self.pause(pr, user, "cp Cargo.lock x.tmp && echo new >> x.tmp && "
