@@ -738,7 +738,9 @@ import ctypes, mmap, os, signal, sys, time
 # a file there, which writes once reopened through /proc/self/fd; "map": a
 # shared writable mapping of a file there (its descriptor closed);
 # "detached": a descriptor of a file there opened through a bind mount of
-# a nested namespace since ended (its path reads "/b.txt").
+# a nested namespace since ended (its path reads "/b.txt"); "map-later": a
+# shared mapping of it, read-only until the move, of a descriptor opened
+# for writing (so mprotect(2) can make it writable).
 mode, mark = sys.argv[1], sys.argv[2]
 os.makedirs("src/gen")
 for n in ("a.txt", "b.txt"):
@@ -746,16 +748,28 @@ for n in ("a.txt", "b.txt"):
         f.write("generated\n" * 8)
 ready = os.path.join(os.environ["TMPDIR"], "ready")
 libc = ctypes.CDLL(None, use_errno=True)
-if mode == "map":
+if mode in ("map", "map-later"):
     # mmap(2) itself: Python's mmap module keeps a descriptor.
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
                           ctypes.c_int, ctypes.c_long]
+    rw = mmap.PROT_READ | mmap.PROT_WRITE
     f = os.open("src/gen/a.txt", os.O_RDWR)
-    addr = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, f, 0)
+    ino = os.fstat(f).st_ino
+    addr = libc.mmap(None, mmap.PAGESIZE, rw if mode == "map" else mmap.PROT_READ,
+                     mmap.MAP_SHARED, f, 0)
     os.close(f)
     page = (ctypes.c_char * 12).from_address(addr)
     open(ready, "w").close()
+    if mode == "map-later":
+        while True:
+            try:
+                if os.stat("tests/golden/a.txt").st_ino == ino:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.002)
+        libc.mprotect(ctypes.c_void_p(addr), mmap.PAGESIZE, rw)
     n = 0
     while True:
         n += 1
@@ -802,7 +816,7 @@ while True:
         # tests/golden, but those handles reach it around that mount:
         # their holder is stopped, and nothing changes after the move.
         for user, mode in [(u, m) for u in self.mount_users()
-                           for m in ("handles", "map", "detached")]:
+                           for m in ("handles", "map", "map-later", "detached")]:
             with self.subTest(user=user, mode=mode):
                 pr = self.project_as(user)
                 chown_all(pr, user)
