@@ -836,6 +836,38 @@ while True:
                 self.assertIsNone(s.proc.poll(), s.result())
                 s.close()
 
+    READER = r"""
+import ctypes, mmap, os, time
+# A shared mapping of a protected file, read-only and of a descriptor
+# opened only to read (as tools that mmap what they read do): no way to
+# write, through any mount.
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+f = os.open("tests/golden/a.txt", os.O_RDONLY)
+if libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ, mmap.MAP_SHARED, f, 0) in (None, 2**64 - 1):
+    raise SystemExit("mmap failed")
+os.close(f)
+open(os.path.join(os.environ["TMPDIR"], "ready"), "w").close()
+time.sleep(300)
+"""
+
+    def test_a_read_only_mapping_of_a_protected_file_is_left_alone(self):
+        # What resume stops must not take in a reader: the same shared
+        # mapping that writes when opened for writing (the rows above)
+        # carries on when it cannot (its VmFlags have no "mw").
+        for user in self.mount_users():
+            with self.subTest(user=user):
+                pr = self.project_as(user)
+                script, s = self.python_session(pr, user, "reader.py", self.READER, "& sleep 30")
+                r = self.pause(pr, user, "cp Cargo.lock x.tmp && mv x.tmp Cargo.lock")
+                self.assertEqual(r.rc, 0, r)
+                self.assertNotRegex(r.stdout, STOPPED_AT_RESUME % "[0-9]+", r)
+                self.assertEqual(len(session_processes(script)), 1, r)
+                self.assertIsNone(s.proc.poll(), s.result())
+                s.close()
+
     QUEUE_FILLER = r"""
 import os, socket, sys, time
 # Fills the queue of this user's guard sockets from inside the sandbox

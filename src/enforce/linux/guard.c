@@ -1020,61 +1020,55 @@ typedef struct {
   bool foreign;
 } ForeignCheck;
 
-/* Whether the path `name` (a magic link of a thread's /proc directory
- * `tfd`) reads still leads, for the guard, to the object `st` it is. */
-static bool path_leads_to(int tfd, const char *name, const struct stat *st) {
-  char path[PATH_MAX];
-  ssize_t n = readlinkat(tfd, name, path, sizeof(path) - 1);
-  struct stat now;
-  if (n <= 0 || path[0] != '/') {
-    return false;
+/* Whether `dev` holds a protected path or a pin. */
+static bool on_protected_fs(const Guard *g, dev_t dev) {
+  for (size_t i = 0; i < g->n_objs; i++) {
+    if (g->objs[i].dev == dev) {
+      return true;
+    }
   }
-  path[n] = '\0';
-  return fstatat(AT_FDCWD, path, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
-         now.st_ino == st->st_ino;
+  return false;
 }
 
-/* Whether the mount `name` (as path_leads_to()) is reached through is
- * read-only. Unreadable: false. */
+/* Whether `path` is a protected path (one that exists), or below one. */
+static bool at_or_below_target(const Guard *g, const char *path) {
+  for (size_t i = 0; i < g->n_objs; i++) {
+    const Obj *o = &g->objs[i];
+    size_t len = strlen(o->path);
+    if (o->target && !o->missing && strncmp(path, o->path, len) == 0 &&
+        (path[len] == '\0' || path[len] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Whether `path` still leads, for the guard, to the object `st`. */
+static bool path_leads_to(const char *path, const struct stat *st) {
+  struct stat now;
+  return path[0] == '/' && fstatat(AT_FDCWD, path, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+         now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
+/* Whether the mount `name` (a magic link of a thread's /proc directory
+ * `tfd`) is reached through is read-only. Unreadable: false. */
 static bool mount_read_only(int tfd, const char *name) {
   _cleanup_close_ int fd = openat(tfd, name, O_PATH | O_CLOEXEC);
   struct statvfs sv;
   return fd >= 0 && fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
 }
 
-/* Whether `name` (as foreign_descriptor()) reaches a protected path, or
- * something below a protected directory, through a mount that is not
- * read-only: a handle taken before the user moved that object into
- * protection under a pause (the agent's working directory in what became
- * tests/golden, a descriptor of a file in it). Even a descriptor opened
- * only for reading, or with O_PATH, writes once reopened through
- * /proc/self/fd. What cannot be read counts against it. */
-static bool bypasses_target(const Guard *g, int tfd, const char *name) {
-  char path[PATH_MAX];
-  ssize_t n = readlinkat(tfd, name, path, sizeof(path) - 1);
-  if (n < 0) {
-    return errno != ENOENT && errno != ESRCH;
-  }
-  path[n] = '\0';
-  for (size_t i = 0; i < g->n_objs; i++) {
-    const Obj *o = &g->objs[i];
-    size_t len = strlen(o->path);
-    if (!o->target || o->missing || strncmp(path, o->path, len) != 0 ||
-        (path[len] != '\0' && path[len] != '/')) {
-      continue;
-    }
-    return !mount_read_only(tfd, name);
-  }
-  return false;
-}
-
 /* Whether `name` (cwd, root or fd/N of a thread's /proc directory `tfd`)
  * leads around the new mounts: a directory on a filesystem that holds a
  * protected path or a pin, reached through a mount the sandbox does not
  * have (a path walked from it bypasses them); a directory or file there
- * that is, or is below, a protected path and reached through a writable
- * mount (bypasses_target()); or a mount namespace other than the
- * sandbox's, which setns(2) would enter. Gone: false. */
+ * that is, or is below, a protected path, reached through a writable
+ * mount (a handle taken before the user moved it into protection under a
+ * pause: the agent's working directory in what became tests/golden, a
+ * descriptor of a file in it, which writes once reopened through
+ * /proc/self/fd even if it was opened only to read); or a mount namespace
+ * other than the sandbox's, which setns(2) would enter. Gone: false;
+ * unreadable: true. */
 static bool foreign_descriptor(const ForeignCheck *c, int tfd, const char *name) {
   const Guard *g = c->g;
   struct stat st;
@@ -1089,26 +1083,29 @@ static bool foreign_descriptor(const ForeignCheck *c, int tfd, const char *name)
   if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
     return false;
   }
-  for (size_t i = 0; i < g->n_objs; i++) {
-    if (g->objs[i].dev == st.st_dev) {
-      /* On a mount the sandbox does not have: a directory is a way
-       * around (none is passed in, sys_check_inherited_fds()); a file is
-       * one too where that mount is writable and the file's path no
-       * longer leads to it: one opened through a bind mount of a nested
-       * namespace since ended has a path that says nothing of where it
-       * is. (A file the command inherited, opened outside, has a path
-       * that leads to it; one opened through the read-only mount of a
-       * protected file since replaced stays read-only.) */
-      uint64_t id = descriptor_mount(tfd, name);
-      if (id != 0 && !mount_ids_have(c->allowed, id) &&
-          (S_ISDIR(st.st_mode) ||
-           (!path_leads_to(tfd, name, &st) && !mount_read_only(tfd, name)))) {
-        return true;
-      }
-      return bypasses_target(g, tfd, name);
-    }
+  if (!on_protected_fs(g, st.st_dev)) {
+    return false;
   }
-  return false;
+  char path[PATH_MAX];
+  ssize_t n = readlinkat(tfd, name, path, sizeof(path) - 1);
+  if (n < 0) {
+    return errno != ENOENT && errno != ESRCH;
+  }
+  path[n] = '\0';
+  /* On a mount the sandbox does not have: a directory is a way around
+   * (none is passed in, sys_check_inherited_fds()); a file is one too
+   * where that mount is writable and the file's path no longer leads to
+   * it: one opened through a bind mount of a nested namespace since ended
+   * has a path that says nothing of where it is. (A file the command
+   * inherited, opened outside, has a path that leads to it; one opened
+   * through the read-only mount of a protected file since replaced stays
+   * read-only.) */
+  uint64_t id = descriptor_mount(tfd, name);
+  if (id != 0 && !mount_ids_have(c->allowed, id) &&
+      (S_ISDIR(st.st_mode) || (!path_leads_to(path, &st) && !mount_read_only(tfd, name)))) {
+    return true;
+  }
+  return at_or_below_target(g, path) && !mount_read_only(tfd, name);
 }
 
 /* Whether thread `tid` (of the task directory `tasks`) is in a mount
@@ -1172,15 +1169,23 @@ static bool mapping_may_write(int pfd, const char *range) {
   if (text == NULL) {
     return true;
   }
+  /* The mapping's own lines start at its range, its VmFlags line ends
+   * them. */
   size_t rlen = strlen(range);
-  for (const char *l = text; *l != '\0'; l = strchrnul(l, '\n') + (strchr(l, '\n') != NULL)) {
-    if (strncmp(l, range, rlen) == 0 && l[rlen] == ' ') {
-      const char *flags = strstr(l, "\nVmFlags:");
-      const char *eol = flags == NULL ? NULL : strchrnul(flags + 1, '\n');
-      return flags == NULL || memmem(flags, (size_t)(eol - flags), " mw", 3) != NULL;
+  const char *at = text;
+  while (strncmp(at, range, rlen) != 0 || at[rlen] != ' ') {
+    at = strchr(at, '\n');
+    if (at == NULL) {
+      return true;
     }
+    at++;
   }
-  return true;
+  const char *flags = strstr(at, "\nVmFlags:");
+  if (flags == NULL) {
+    return true;
+  }
+  const char *eol = strchrnul(flags + 1, '\n');
+  return memmem(flags, (size_t)(eol - flags), " mw", 3) != NULL;
 }
 
 /* Whether the process at /proc/N (pfd) has a shared file mapping that can
@@ -1206,24 +1211,13 @@ static bool maps_bypass(const Guard *g, int pfd) {
         perms[3] != 's' || line[path_at] != '/') {
       continue;
     }
-    bool on_fs = false;
-    for (size_t i = 0; i < g->n_objs && !on_fs; i++) {
-      on_fs = g->objs[i].dev == makedev(maj, min);
-    }
-    if (!on_fs) {
+    if (!on_protected_fs(g, makedev(maj, min))) {
       continue;
     }
     const char *path = line + path_at;
-    struct stat st;
-    bool suspect = fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                   st.st_dev != makedev(maj, min) || st.st_ino != (ino_t)ino;
-    for (size_t i = 0; i < g->n_objs && !suspect; i++) {
-      const Obj *o = &g->objs[i];
-      size_t len = strlen(o->path);
-      suspect = o->target && !o->missing && strncmp(path, o->path, len) == 0 &&
-                (path[len] == '\0' || path[len] == '/');
-    }
-    if (suspect && (perms[1] == 'w' || mapping_may_write(pfd, range))) {
+    struct stat st = {.st_dev = makedev(maj, min), .st_ino = (ino_t)ino};
+    if ((!path_leads_to(path, &st) || at_or_below_target(g, path)) &&
+        (perms[1] == 'w' || mapping_may_write(pfd, range))) {
       return true;
     }
   }
@@ -2096,7 +2090,7 @@ static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char **
     } else if (res[i].status == -ENOENT && o->target) {
       missing = xreallocarray(missing, n_missing + 1, sizeof(char *));
       missing[n_missing++] = xstrdup(o->path);
-      *o = (Obj){o->path, 0, 0, 0, true, 0, true};
+      *o = (Obj){.path = o->path, .target = true, .missing = true};
     } else if (res[i].status < 0) {
       errno = -res[i].status;
       r = error_set(err, errno, _("cannot re-protect %s: %m"), o->path);
