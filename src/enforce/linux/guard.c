@@ -1014,9 +1014,16 @@ static uint64_t descriptor_mount(int pfd, const char *name) {
   return stx.stx_mnt_id;
 }
 
+/* The protected paths that exist, sorted (strings_compare()). */
+typedef struct {
+  const char **v;
+  size_t n;
+} TargetIndex;
+
 typedef struct {
   const Guard *g;
   const MountIds *allowed; /* the sandbox's mounts */
+  const TargetIndex *targets;
   bool foreign;
 } ForeignCheck;
 
@@ -1030,17 +1037,26 @@ static bool on_protected_fs(const Guard *g, dev_t dev) {
   return false;
 }
 
-/* Whether `path` is a protected path (one that exists), or below one. */
-static bool at_or_below_target(const Guard *g, const char *path) {
-  for (size_t i = 0; i < g->n_objs; i++) {
-    const Obj *o = &g->objs[i];
-    size_t len = strlen(o->path);
-    if (o->target && !o->missing && strncmp(path, o->path, len) == 0 &&
-        (path[len] == '\0' || path[len] == '/')) {
+/* Whether `path` is a protected path (one that exists), or below one:
+ * it and each directory above it looked up, a binary search each. */
+static bool at_or_below_target(const TargetIndex *t, const char *path) {
+  char buf[PATH_MAX];
+  size_t len = strlen(path);
+  if (t->n == 0 || len >= sizeof(buf)) {
+    return t->n > 0;
+  }
+  memcpy(buf, path, len + 1);
+  for (;;) {
+    const char *key = buf;
+    if (bsearch(&key, t->v, t->n, sizeof(char *), strings_compare) != NULL) {
       return true;
     }
+    char *slash = strrchr(buf, '/');
+    if (slash == NULL || slash == buf) {
+      return false;
+    }
+    *slash = '\0';
   }
-  return false;
 }
 
 /* Whether `path` still leads, for the guard, to the object `st`. */
@@ -1105,7 +1121,7 @@ static bool foreign_descriptor(const ForeignCheck *c, int tfd, const char *name)
       (S_ISDIR(st.st_mode) || (!path_leads_to(path, &st) && !mount_read_only(tfd, name)))) {
     return true;
   }
-  return at_or_below_target(g, path) && !mount_read_only(tfd, name);
+  return at_or_below_target(c->targets, path) && !mount_read_only(tfd, name);
 }
 
 /* Whether thread `tid` (of the task directory `tasks`) is in a mount
@@ -1195,7 +1211,8 @@ static bool mapping_may_write(int pfd, const char *range) {
  * it (mapped through a mount since detached): a mapping writes through
  * whatever mount the file was opened through, and is no descriptor.
  * Unreadable: true. */
-static bool maps_bypass(const Guard *g, int pfd) {
+static bool maps_bypass(const ForeignCheck *c, int pfd) {
+  const Guard *g = c->g;
   _cleanup_free_ char *text = read_proc_text(pfd, "maps");
   if (text == NULL) {
     return errno != ENOENT && errno != ESRCH;
@@ -1216,7 +1233,7 @@ static bool maps_bypass(const Guard *g, int pfd) {
     }
     const char *path = line + path_at;
     struct stat st = {.st_dev = makedev(maj, min), .st_ino = (ino_t)ino};
-    if ((!path_leads_to(path, &st) || at_or_below_target(g, path)) &&
+    if ((!path_leads_to(path, &st) || at_or_below_target(c->targets, path)) &&
         (perms[1] == 'w' || mapping_may_write(pfd, range))) {
       return true;
     }
@@ -1227,6 +1244,7 @@ static bool maps_bypass(const Guard *g, int pfd) {
 typedef struct {
   MountIds allowed; /* the sandbox's mounts */
   size_t killed;
+  TargetIndex targets;
 } NestedPass;
 
 /* A process in a mount namespace of its own (nested user and mount
@@ -1245,8 +1263,8 @@ static bool kill_nested_one(Guard *g, const char *pid, int pfd, void *userdata) 
   /* Every thread, the first one's end not taken for the process's: its
    * other threads run on (pthread_exit(3) in main()). A thread that has
    * left its namespaces is past running. */
-  ForeignCheck c = {g, &p->allowed, false};
-  if (each_task(pfd, task_foreign, &c) < 0 || (!c.foreign && maps_bypass(g, pfd))) {
+  ForeignCheck c = {g, &p->allowed, &p->targets, false};
+  if (each_task(pfd, task_foreign, &c) < 0 || (!c.foreign && maps_bypass(&c, pfd))) {
     c.foreign = true;
   }
   if (c.foreign && pidfd_signal(pfd, SIGKILL) == 0) {
@@ -1275,6 +1293,13 @@ static int nested_pass_init(Guard *g, NestedPass *p) {
   }
   mounts_clear(&t);
   mount_ids_sort(&p->allowed);
+  p->targets.v = xcalloc(g->n_objs > 0 ? g->n_objs : 1, sizeof(char *));
+  for (size_t i = 0; i < g->n_objs; i++) {
+    if (g->objs[i].target && !g->objs[i].missing) {
+      p->targets.v[p->targets.n++] = g->objs[i].path;
+    }
+  }
+  qsort(p->targets.v, p->targets.n, sizeof(char *), strings_compare);
   return 0;
 }
 
@@ -2040,6 +2065,7 @@ static int resume(Guard *g, size_t *ret_reprotected, size_t *ret_killed, char **
   r0 = each_process(g, kill_nested_one, &nested);
   killed = nested.killed;
   mount_ids_clear(&nested.allowed);
+  free(nested.targets.v);
   if (r0 < 0) {
     errno = -r0;
     return error_set(err, errno, _("cannot list the sandbox's processes: %m"));
