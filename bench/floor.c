@@ -5,6 +5,7 @@
  *
  *   floor mount    PATH... -- CMD [ARGS...]
  *   floor guarded  PATH... -- CMD [ARGS...]
+ *   floor watched  PATH... -- CMD [ARGS...]
  *   floor landlock PATH... -- CMD [ARGS...]
  *
  * mount: a user and mount namespace (uid/gid maps), / made private, each
@@ -20,6 +21,26 @@
  * the mounts locked, and this process waiting for CMD, then ending PID 1
  * and reaping it. Three processes and one execve, as ralon and
  * `bwrap --unshare-pid` have; no watches, no checks, no socket.
+ *
+ * watched: guarded, and the least of what issue 29 makes the guard do
+ * beside the command, so that a change made outside cannot go unseen:
+ * every directory on the way from below / to each PATH bound onto itself
+ * first (pinned: a mount point cannot be moved away); before the command
+ * starts, a listening socket (for `ralon pause`) and SIGCHLD through a
+ * signalfd, so that one poll(2) waits for the command, the socket, the
+ * watches and the sandbox's mount table; once the command runs, an
+ * inotify instance watching each directory holding a pin or a PATH (its
+ * entries made, removed, moved) and each PATH itself, each identity then
+ * compared with the one taken before the binds, and the sandbox's mount
+ * table, which the command's process opened and sent before its execve
+ * (having resolved its working directory again past the binds), open for
+ * poll(2); when the command ends, a last look (the queued
+ * events read, the table polled), the watches removed and the instance
+ * closed, the table closed (the last hold on the sandbox's namespace),
+ * then PID 1 ended and reaped. Nothing is acted on: a change (an event
+ * on an object, an identity not the one before the binds, the table
+ * changed) is only counted, "floor: N changed" on standard error, and no
+ * pause is answered.
  *
  * landlock: a ruleset handling ralon's write rights (ABI 3), one rule on
  * every entry of every directory from / to each PATH except the
@@ -64,9 +85,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -136,10 +164,17 @@ static unsigned long locked_flags(const char *path) {
   return fl;
 }
 
-static void floor_binds(char **paths, int n) {
+/* The pins (none where NULL) are bound before the paths, each directory
+ * before those below it. */
+static void floor_binds(char **pins, size_t n_pins, char **paths, int n) {
   enter_namespaces();
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
     die("make / private");
+  }
+  for (size_t i = 0; i < n_pins; i++) {
+    if (mount(pins[i], pins[i], NULL, MS_BIND | MS_REC, NULL) < 0) {
+      die(pins[i]);
+    }
   }
   for (int i = 0; i < n; i++) {
     if (mount(paths[i], paths[i], NULL, MS_BIND | MS_REC, NULL) < 0) {
@@ -159,7 +194,7 @@ static void floor_lock(void) {
 }
 
 static void floor_mount(char **paths, int n) {
-  floor_binds(paths, n);
+  floor_binds(NULL, 0, paths, n);
   floor_lock();
 }
 
@@ -287,6 +322,13 @@ static void harden(void) {
   }
 }
 
+/* Set by `watched`: the signals it reads from a descriptor unblocked,
+ * the working directory resolved again past the binds, and the sandbox's
+ * mount table sent on report[1] before the execve. */
+static bool unblock_before_exec;
+static char *report_cwd;
+static int report[2] = {-1, -1};
+
 /* /proc is mounted before the lock, while this namespace's owner still
  * may. */
 static int command(void *arg) {
@@ -295,7 +337,34 @@ static int command(void *arg) {
     die("mount /proc");
   }
   floor_lock();
+  if (report[1] >= 0) {
+    int mi = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (chdir(report_cwd) < 0 || mi < 0) {
+      die("the sandbox's table");
+    }
+    char c = 'L';
+    struct iovec iov = {.iov_base = &c, .iov_len = 1};
+    union {
+      struct cmsghdr h;
+      char b[CMSG_SPACE(sizeof(int))];
+    } u = {0};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &mi, sizeof(int));
+    if (sendmsg(report[1], &m, MSG_NOSIGNAL) != 1) {
+      die("sendmsg");
+    }
+  }
   harden();
+  if (unblock_before_exec) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+  }
   execvp(cmd[0], cmd);
   /* No exit(3) in the parent's memory: stderr is unbuffered. */
   fprintf(stderr, "floor: %s: %s\n", cmd[0], strerror(errno));
@@ -316,13 +385,11 @@ static int init_main(void *arg) {
   return 0;
 }
 
-static int floor_guarded(char **paths, int n, char **cmd) {
-  floor_binds(paths, n);
-  if (unshare(CLONE_NEWPID) < 0) {
-    die("unshare (pid)");
-  }
-  int lifeline[2];
-  if (pipe2(lifeline, O_CLOEXEC) < 0) {
+/* PID 1 of a new PID namespace (unshare(CLONE_NEWPID) done), then CMD
+ * as the second child; *lifeline is the end whose close ends PID 1. */
+static pid_t start_sandbox(char **cmd, pid_t *init, int *lifeline) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) < 0) {
     die("pipe");
   }
   /* In this process's memory, as ralon's guard starts its PID 1
@@ -330,13 +397,14 @@ static int floor_guarded(char **paths, int n, char **cmd) {
    * copied for it. */
   static char init_stack[64 * 1024];
   static int init_fds[2];
-  init_fds[0] = lifeline[0];
-  init_fds[1] = lifeline[1];
-  pid_t init = clone(init_main, init_stack + sizeof(init_stack), CLONE_VM | SIGCHLD, init_fds);
-  if (init < 0) {
+  init_fds[0] = fds[0];
+  init_fds[1] = fds[1];
+  *init = clone(init_main, init_stack + sizeof(init_stack), CLONE_VM | SIGCHLD, init_fds);
+  if (*init < 0) {
     die("clone (pid 1)");
   }
-  close(lifeline[0]);
+  close(fds[0]);
+  *lifeline = fds[1];
   /* Started as ralon starts it, sharing this process's memory until its
    * execve (clone(CLONE_VM | CLONE_VFORK), as posix_spawn(3) does). */
   static char stack[256 * 1024];
@@ -344,13 +412,288 @@ static int floor_guarded(char **paths, int n, char **cmd) {
   if (child < 0) {
     die("clone");
   }
+  return child;
+}
+
+static int exit_status(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int floor_guarded(char **paths, int n, char **cmd) {
+  floor_binds(NULL, 0, paths, n);
+  if (unshare(CLONE_NEWPID) < 0) {
+    die("unshare (pid)");
+  }
+  pid_t init;
+  int lifeline;
+  pid_t child = start_sandbox(cmd, &init, &lifeline);
   int status;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  close(lifeline[1]);
+  close(lifeline);
   while (waitpid(init, NULL, 0) < 0 && errno == EINTR) {
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_status(status);
+}
+
+/* What `watched` watches: each pin (a directory on the way to a PATH)
+ * and each PATH, once, with its identity before the binds. */
+typedef struct {
+  char *path;
+  bool pin, target;
+  dev_t dev;
+  ino_t ino;
+} Obj;
+
+static int compare_objs(const void *a, const void *b) {
+  return strcmp(((const Obj *)a)->path, ((const Obj *)b)->path);
+}
+
+/* The objects sorted by path, so each directory comes before what is
+ * below it; *ret_n set. */
+static Obj *watched_objects(char **paths, int n, size_t *ret_n) {
+  size_t cap = 16, no = 0;
+  Obj *o = malloc(cap * sizeof(Obj));
+  for (int i = 0; i < n; i++) {
+    for (const char *s = paths[i]; s != NULL; s = strchr(s + 1, '/')) {
+      if (no == cap) {
+        o = realloc(o, (cap *= 2) * sizeof(Obj));
+      }
+      if (s == paths[i]) {
+        continue; /* / is not bound */
+      }
+      o[no++] = (Obj){strndup(paths[i], (size_t)(s - paths[i])), true, false, 0, 0};
+    }
+    if (no == cap) {
+      o = realloc(o, (cap *= 2) * sizeof(Obj));
+    }
+    o[no++] = (Obj){paths[i], false, true, 0, 0};
+  }
+  qsort(o, no, sizeof(Obj), compare_objs);
+  size_t k = 0;
+  for (size_t i = 0; i < no; i++) {
+    if (k > 0 && strcmp(o[k - 1].path, o[i].path) == 0) {
+      o[k - 1].pin |= o[i].pin;
+      o[k - 1].target |= o[i].target;
+      continue;
+    }
+    o[k++] = o[i];
+  }
+  for (size_t i = 0; i < k; i++) {
+    struct stat st;
+    if (lstat(o[i].path, &st) < 0) {
+      die(o[i].path);
+    }
+    o[i].dev = st.st_dev;
+    o[i].ino = st.st_ino;
+  }
+  *ret_n = k;
+  return o;
+}
+
+/* A watch: on a directory holding objects (dir), or on a PATH (NULL). */
+typedef struct {
+  int wd;
+  char *dir;
+} Watch;
+
+/* Each directory holding an object, and each PATH; *ret_n set. */
+static Watch *watch_objects(int ino, const Obj *o, size_t no, size_t *ret_n) {
+  char **dirs = malloc((no + 1) * sizeof(char *));
+  size_t nd = 0;
+  for (size_t i = 0; i < no; i++) {
+    const char *slash = strrchr(o[i].path, '/');
+    dirs[nd++] = strndup(o[i].path, slash == o[i].path ? 1 : (size_t)(slash - o[i].path));
+  }
+  qsort(dirs, nd, sizeof(char *), compare_strings);
+  Watch *w = malloc((2 * no + 1) * sizeof(Watch));
+  size_t nw = 0;
+  const uint32_t dir_mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
+                            IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+  for (size_t i = 0; i < nd; i++) {
+    if (i > 0 && strcmp(dirs[i], dirs[i - 1]) == 0) {
+      free(dirs[i]);
+      continue;
+    }
+    w[nw] = (Watch){inotify_add_watch(ino, dirs[i], dir_mask), dirs[i]};
+    if (w[nw++].wd < 0) {
+      die(dirs[i]);
+    }
+  }
+  for (size_t i = 0; i < no; i++) {
+    if (!o[i].target) {
+      continue;
+    }
+    w[nw] = (Watch){inotify_add_watch(ino, o[i].path,
+                                      IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_DONT_FOLLOW),
+                    NULL};
+    if (w[nw++].wd < 0) {
+      die(o[i].path);
+    }
+  }
+  free(dirs);
+  *ret_n = nw;
+  return w;
+}
+
+/* The events queued, each that concerns an object counted as a change
+ * (a directory's entry of another name does not). */
+static size_t drain_events(int ino, const Watch *w, size_t nw, const Obj *o, size_t no) {
+  char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+  char path[4096];
+  size_t n = 0;
+  ssize_t got;
+  while ((got = read(ino, buf, sizeof(buf))) > 0) {
+    for (ssize_t off = 0; off < got;) {
+      const struct inotify_event *ev = (const void *)(buf + off);
+      off += (ssize_t)(sizeof(*ev) + ev->len);
+      const Watch *on = NULL;
+      for (size_t i = 0; i < nw && on == NULL; i++) {
+        on = w[i].wd == ev->wd ? &w[i] : NULL;
+      }
+      if (on == NULL || (ev->mask & IN_IGNORED)) {
+        continue;
+      }
+      if (on->dir != NULL && ev->len > 0) {
+        snprintf(path, sizeof(path), "%s/%s", strcmp(on->dir, "/") == 0 ? "" : on->dir,
+                 ev->name);
+        Obj key = {.path = path};
+        if (bsearch(&key, o, no, sizeof(Obj), compare_objs) == NULL) {
+          continue;
+        }
+      }
+      n++;
+    }
+  }
+  return n;
+}
+
+static int floor_watched(char **paths, int n, char **cmd) {
+  size_t no;
+  Obj *o = watched_objects(paths, n, &no);
+  char **pins = malloc((no + 1) * sizeof(char *));
+  size_t np = 0;
+  for (size_t i = 0; i < no; i++) {
+    if (o[i].pin) {
+      pins[np++] = o[i].path;
+    }
+  }
+  report_cwd = getcwd(NULL, 0);
+  if (report_cwd == NULL || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0) {
+    die("the command's report");
+  }
+  floor_binds(pins, np, paths, n);
+  if (unshare(CLONE_NEWPID) < 0) {
+    die("unshare (pid)");
+  }
+  /* SIGCHLD, the socket and the watches for one poll(2). */
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  int ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  int lsock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  int len = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "ralon-floor/%d", (int)getpid());
+  if (sfd < 0 || ino < 0 || lsock < 0 ||
+      bind(lsock, (struct sockaddr *)&sa,
+           (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) < 0 ||
+      listen(lsock, 16) < 0) {
+    die("the guard's descriptors");
+  }
+  unblock_before_exec = true;
+  pid_t init;
+  int lifeline;
+  pid_t child = start_sandbox(cmd, &init, &lifeline);
+  /* The command runs (or its execve failed): the watches, then each
+   * identity once more, so that a change before them counts too. */
+  size_t nw;
+  Watch *w = watch_objects(ino, o, no, &nw);
+  size_t changed = 0;
+  for (size_t i = 0; i < no; i++) {
+    struct stat st;
+    if (lstat(o[i].path, &st) < 0 || st.st_dev != o[i].dev || st.st_ino != o[i].ino) {
+      changed++;
+    }
+  }
+  /* The sandbox's mount table, held from the command's process (sent
+   * before its execve): it stays readable after the command ends. */
+  close(report[1]);
+  int mi = -1;
+  char c;
+  struct iovec iov = {.iov_base = &c, .iov_len = 1};
+  union {
+    struct cmsghdr h;
+    char b[CMSG_SPACE(sizeof(int))];
+  } u;
+  struct msghdr m = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+  if (recvmsg(report[0], &m, MSG_CMSG_CLOEXEC) == 1 && CMSG_FIRSTHDR(&m) != NULL) {
+    memcpy(&mi, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+  }
+  close(report[0]);
+  if (mi < 0) {
+    fprintf(stderr, "floor: the command's process sent no mount table\n");
+    exit(2);
+  }
+  struct pollfd pf[] = {{.fd = sfd, .events = POLLIN},
+                        {.fd = ino, .events = POLLIN},
+                        {.fd = lsock, .events = POLLIN},
+                        {.fd = mi, .events = POLLPRI}};
+  char buf[4096];
+  int status = 0;
+  for (bool done = false; !done;) {
+    if (poll(pf, sizeof(pf) / sizeof(pf[0]), -1) < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      die("poll");
+    }
+    if (pf[0].revents) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) > 0) {
+      }
+      done = waitpid(child, &status, WNOHANG) == child;
+    }
+    if (pf[1].revents) {
+      changed += drain_events(ino, w, nw, o, no);
+    }
+    if (pf[2].revents) {
+      int c = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+      if (c >= 0) {
+        close(c);
+      }
+    }
+    if (pf[3].revents) {
+      changed++;
+      lseek(mi, 0, SEEK_SET);
+      while (read(mi, buf, sizeof(buf)) > 0) {
+      }
+    }
+  }
+  /* The last look, then the end: PID 1 first, so that its exit runs
+   * beside the close of the table (the namespace's last hold); the
+   * instance once PID 1 has ended, as ralon's guard closes it. */
+  changed += drain_events(ino, w, nw, o, no);
+  struct pollfd last = {.fd = mi, .events = POLLPRI};
+  if (poll(&last, 1, 0) == 1) {
+    changed++;
+  }
+  for (size_t i = 0; i < nw; i++) {
+    inotify_rm_watch(ino, w[i].wd);
+  }
+  close(lifeline);
+  close(mi);
+  close(lsock);
+  close(sfd);
+  while (waitpid(init, NULL, 0) < 0 && errno == EINTR) {
+  }
+  close(ino);
+  if (changed > 0) {
+    fprintf(stderr, "floor: %zu changed\n", changed);
+  }
+  return exit_status(status);
 }
 
 #ifdef FLOOR_LIBS
@@ -454,13 +797,16 @@ int main(int argc, char **argv) {
     sep++;
   }
   if (argc < 3 || sep >= argc - 1) {
-    fprintf(stderr, "usage: floor mount|guarded|landlock PATH... -- CMD [ARGS...]\n");
+    fprintf(stderr, "usage: floor mount|guarded|watched|landlock PATH... -- CMD [ARGS...]\n");
     return 2;
   }
   char **paths = argv + 2;
   int n = sep - 2;
   if (strcmp(argv[1], "guarded") == 0) {
     return floor_guarded(paths, n, argv + sep + 1);
+  }
+  if (strcmp(argv[1], "watched") == 0) {
+    return floor_watched(paths, n, argv + sep + 1);
   }
   if (strcmp(argv[1], "mount") == 0) {
     floor_mount(paths, n);

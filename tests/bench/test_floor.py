@@ -90,11 +90,123 @@ class Floor(unittest.TestCase):
         self.assertEqual(r.stdout.split(), ["/proc/1", "/proc/2"])
 
     @unittest.skipUnless(namespaces_work(), "no user namespaces")
+    def test_watched_protects_in_a_pid_namespace_pinning_each_directory(self):
+        self.assertEqual(self.check_protects("watched"), 2)
+        d, locked = self.project()
+        # Every directory from below / down to the path is a mount point
+        # there (pinned), and the command's working directory is resolved
+        # again past the binds: a relative path reaches the read-only file.
+        script = ('cut -d" " -f5 /proc/self/mountinfo; echo x >> locked.txt && echo wrote; '
+                  'echo /proc/[0-9]*')
+        r = subprocess.run([self.floor, "watched", locked, "--", "sh", "-c", script], cwd=d,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        points = set(r.stdout.split())
+        pins = []
+        p = os.path.dirname(locked)
+        while p != "/":
+            pins.append(p)
+            p = os.path.dirname(p)
+        self.assertTrue(pins)
+        for p in pins + [locked]:
+            self.assertIn(p, points)
+        self.assertNotIn("wrote", r.stdout)
+        self.assertIn("/proc/1", points)
+        with open(locked) as f:
+            self.assertEqual(f.read(), "kept\n")
+
+    def watched_running(self, locked, extra=()):
+        """The floor in watched mode around `sleep 30`, once its watches
+        are set (counted from outside): (process, its inotify fdinfo)."""
+        p = subprocess.Popen([self.floor, "watched", locked] + list(extra) +
+                             ["--", "sleep", "30"], stderr=subprocess.PIPE, text=True)
+        # The directories holding an object (/ included) and each path.
+        paths = [locked] + list(extra)
+        dirs = set()
+        for q in paths:
+            while q != "/":
+                q = os.path.dirname(q)
+                dirs.add(q)
+        want = len(dirs) + len(paths)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            for fd in os.listdir("/proc/%d/fd" % p.pid):
+                try:
+                    with open("/proc/%d/fdinfo/%s" % (p.pid, fd)) as f:
+                        info = f.read()
+                except OSError:
+                    continue
+                if info.count("inotify wd:") == want:
+                    return p, info
+            time.sleep(0.01)
+        p.kill()
+        p.communicate()
+        self.fail("the floor never held %d watches" % want)
+
+    @unittest.skipUnless(namespaces_work(), "no user namespaces")
+    def test_watched_holds_its_watches_socket_and_the_sandbox_table(self):
+        d, locked = self.project()
+        other = os.path.join(d, "other.txt")
+        with open(other, "w") as f:
+            f.write("kept\n")
+        p, _ = self.watched_running(locked, [other])
+        try:
+            links = []
+            for fd in os.listdir("/proc/%d/fd" % p.pid):
+                try:
+                    links.append(os.readlink("/proc/%d/fd/%s" % (p.pid, fd)))
+                except OSError:
+                    pass
+            # The sandbox's mount table, sent by the command's process.
+            self.assertTrue([l for l in links if l.endswith("/mountinfo")], links)
+            # A listening socket (flags __SO_ACCEPTCON) at its name.
+            with open("/proc/net/unix") as f:
+                rows = [l.split() for l in f.read().splitlines()[1:]]
+            name = "@ralon-floor/%d" % p.pid
+            listening = [r for r in rows if len(r) > 7 and r[7] == name]
+            self.assertTrue(listening, name)
+            self.assertEqual(int(listening[0][3], 16) & 0x10000, 0x10000)
+        finally:
+            p.kill()
+            p.communicate()
+
+    @unittest.skipUnless(namespaces_work(), "no user namespaces")
+    def test_watched_counts_a_change_made_outside_and_only_then(self):
+        d, locked = self.project()
+        # Nothing changed: no count. A new name beside the path is no change.
+        p, _ = self.watched_running(locked)
+        with open(os.path.join(d, "free.txt"), "w") as f:
+            f.write("x\n")
+        subprocess.run(["pkill", "-x", "-P", str(p.pid), "sleep"])
+        out = p.communicate(timeout=30)[1]
+        self.assertNotIn("changed", out)
+        # While the command runs: the file's mode changed (only its watch
+        # can tell), then the file replaced by a rename (the mount table
+        # tells too).
+        def chmod():
+            os.chmod(locked, 0o600)
+
+        def rename():
+            new = os.path.join(d, "new.txt")
+            with open(new, "w") as f:
+                f.write("new\n")
+            os.rename(new, locked)
+
+        for change in (chmod, rename):
+            with self.subTest(change=change.__name__):
+                p, _ = self.watched_running(locked)
+                change()
+                time.sleep(0.2)
+                subprocess.run(["pkill", "-x", "-P", str(p.pid), "sleep"])
+                out = p.communicate(timeout=30)[1]
+                self.assertRegex(out, r"floor: [1-9][0-9]* changed")
+
+    @unittest.skipUnless(namespaces_work(), "no user namespaces")
     def test_namespace_modes_keep_the_callers_ids(self):
         # The locking copy maps the caller's uid and gid, as ralon's must
         # (unmapped, the command would be the overflow uid): writing the
         # maps is part of the floor's cost.
-        for mode in ("mount", "guarded"):
+        for mode in ("mount", "guarded", "watched"):
             with self.subTest(mode=mode):
                 d, locked = self.project()
                 r = subprocess.run([self.floor, mode, locked, "--", "sh", "-c", "id -u; id -g"],
@@ -149,9 +261,11 @@ class Floor(unittest.TestCase):
 
     @unittest.skipUnless(namespaces_work(), "no user namespaces")
     def test_guarded_passes_the_status_on(self):
-        d, locked = self.project()
-        r = subprocess.run([self.floor, "guarded", locked, "--", "sh", "-c", "exit 7"])
-        self.assertEqual(r.returncode, 7)
+        for mode in ("guarded", "watched"):
+            with self.subTest(mode=mode):
+                d, locked = self.project()
+                r = subprocess.run([self.floor, mode, locked, "--", "sh", "-c", "exit 7"])
+                self.assertEqual(r.returncode, 7)
 
     def test_landlock_protects(self):
         d, locked = self.project()
@@ -217,7 +331,7 @@ class Floor(unittest.TestCase):
         with open(policy, "w") as f:
             f.write("protect:\n  - locked.txt\n")
         script = 'echo x >> "$1"; echo $?'
-        modes = ["landlock"] + (["guarded"] if namespaces_work() else [])
+        modes = ["landlock"] + (["guarded", "watched"] if namespaces_work() else [])
         for mode in modes:
             with self.subTest(mode=mode):
                 r = subprocess.run([self.libs, mode, "--policy", policy, locked, "--", "sh", "-c",
