@@ -640,33 +640,29 @@ static void link_found(LinkWalk *w, const char *abs, const char *rel) {
  * path is `abs` and whose path relative to the root is `rel`. Entries in
  * name order, so what is reported does not depend on the filesystem. */
 static void link_walk(LinkWalk *w, int dfd, const char *abs, const char *rel, unsigned depth) {
-  DIR *d = fdopendir(dfd);
-  if (d == NULL) {
-    close(dfd);
-    return;
-  }
   size_t n = 0;
-  char **names = dir_names_sorted(d, &w->budget, NULL, &n);
+  DirName *e = dir_names_sorted(dfd, &w->budget, NULL, &n);
   for (size_t i = 0; i < n; i++) {
+    const char *name = e[i].name;
     struct stat st;
-    if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
       continue;
     }
-    _cleanup_free_ char *cabs = path_join(abs, names[i]);
-    _cleanup_free_ char *crel = path_join(rel, names[i]);
+    _cleanup_free_ char *cabs = path_join(abs, name);
+    _cleanup_free_ char *crel = path_join(rel, name);
     if (S_ISLNK(st.st_mode)) {
       link_found(w, cabs, crel);
     } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
       linked_found(w, &st, crel);
     } else if (S_ISDIR(st.st_mode) && depth < LINK_WALK_MAX_DEPTH && w->budget > 0) {
-      int sub = openat(dirfd(d), names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (sub >= 0) {
         link_walk(w, sub, cabs, crel, depth + 1);
       }
     }
   }
-  strings_free(names, n);
-  closedir(d);
+  dir_names_free(e, n);
+  close(dfd);
 }
 
 /* Walks the protected directories (symbolic links found go to w->out,

@@ -484,11 +484,17 @@ char *read_text_file_at(int dirfd, const char *path, size_t max) {
   return text;
 }
 
-char **dir_names_sorted(DIR *d, size_t *budget, bool *ret_cut, size_t *ret_n) {
-  char **names = NULL;
+static int compare_dir_names(const void *a, const void *b) {
+  return strcmp(((const DirName *)a)->name, ((const DirName *)b)->name);
+}
+
+DirName *dir_names_sorted(int fd, size_t *budget, bool *ret_cut, size_t *ret_n) {
+  DirName *v = NULL;
   size_t n = 0, cap = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
+  char buf[32768] __attribute__((aligned(__alignof__(struct dirent64))));
+  DirReader r = {.fd = fd, .buf = buf, .size = sizeof(buf)};
+  const struct dirent64 *de;
+  while ((de = dir_reader_next(&r)) != NULL) {
     if (streq(de->d_name, ".") || streq(de->d_name, "..")) {
       continue;
     }
@@ -499,11 +505,27 @@ char **dir_names_sorted(DIR *d, size_t *budget, bool *ret_cut, size_t *ret_n) {
       break;
     }
     (*budget)--;
-    *(char **)grow_array(&names, &n, &cap, sizeof(char *)) = xstrdup(de->d_name);
+    *(DirName *)grow_array(&v, &n, &cap, sizeof(DirName)) =
+        (DirName){xstrdup(de->d_name), de->d_type};
   }
   if (n > 1) {
-    qsort(names, n, sizeof(char *), strings_compare);
+    qsort(v, n, sizeof(DirName), compare_dir_names);
   }
   *ret_n = n;
-  return names;
+  return v;
+}
+
+void dir_names_free(DirName *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].name);
+  }
+  free(v);
+}
+
+mode_t dir_name_type(int dfd, const DirName *e) {
+  if (e->type != DT_UNKNOWN) {
+    return DTTOIF(e->type);
+  }
+  struct stat st;
+  return fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mode & S_IFMT : 0;
 }

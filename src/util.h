@@ -199,11 +199,25 @@ int write_file_atomic_mode(const char *dir, const char *name, const char *data, 
  * directory, or -1 with errno. Where readdir(3) would cost an fstat and
  * two fcntl calls per directory opened with fdopendir(3). */
 ssize_t read_dir(int fd, void *buf, size_t size);
-/* The names in the directory `d` but "." and "..", sorted (strcmp), for a
- * walk that reports in an order the filesystem does not decide. Each name
- * takes one from *budget; when it runs out the rest are not read and
- * *ret_cut is set (ret_cut may be NULL). Free with strings_free(). */
-char **dir_names_sorted(DIR *d, size_t *budget, bool *ret_cut, size_t *ret_n);
+/* An entry of a directory: its name, and its type as the listing gives
+ * it (a DT_* value; DT_UNKNOWN where the filesystem does not say). */
+typedef struct {
+  char *name;
+  unsigned char type;
+} DirName;
+
+/* The entries of the directory open at `fd` but "." and "..", sorted by
+ * name (strcmp), for a walk that reports in an order the filesystem does
+ * not decide; `fd` is read from where it stands (read_dir()) and left
+ * open. Each entry takes one from *budget; when it runs out the rest are
+ * not read and *ret_cut is set (ret_cut may be NULL). Free with
+ * dir_names_free(). */
+DirName *dir_names_sorted(int fd, size_t *budget, bool *ret_cut, size_t *ret_n);
+void dir_names_free(DirName *v, size_t n);
+/* The file type (the S_IFMT bits) of the entry `e` of the directory open
+ * at `dfd`: as the listing gave it, or, where it did not, from
+ * fstatat(2) without following a symbolic link; 0 when the entry is gone. */
+mode_t dir_name_type(int dfd, const DirName *e);
 
 /* The entries of the directory open at `fd`, one at a time, as readdir(3)
  * gives them, from a buffer of the caller's (read_dir()). */

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* util's memory helpers: prefault() maps pages in without changing what
  * they hold, and prefault_ahead() keeps what it maps in ahead of an
- * array's use and within twice of it. */
+ * array's use and within twice of it. Its directory listing:
+ * dir_names_sorted() and dir_name_type(). */
 #include <check.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "path.h"
+#include "tmptree.h"
 #include "util.h"
 
 static size_t page(void) {
@@ -149,6 +154,90 @@ START_TEST(test_prefault_ahead) {
 }
 END_TEST
 
+/* Every entry but "." and "..", in strcmp order whatever the
+ * filesystem's, each with its type; the descriptor left open. */
+START_TEST(test_dir_names_sorted_with_types) {
+  _cleanup_free_ char *d = make_tmpdir();
+  make_file(d, "b.txt", "b");
+  make_dir(d, "a");
+  make_symlink(d, "C", "a");
+  make_file(d, "a.txt", "a");
+  _cleanup_free_ char *fifo = path_join(d, "p");
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  size_t budget = 100, n = 0;
+  bool cut = false;
+  DirName *e = dir_names_sorted(fd, &budget, &cut, &n);
+  const char *names[] = {"C", "a", "a.txt", "b.txt", "p"};
+  const mode_t types[] = {S_IFLNK, S_IFDIR, S_IFREG, S_IFREG, S_IFIFO};
+  ck_assert_uint_eq(n, 5);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_str_eq(e[i].name, names[i]);
+    ck_assert_uint_eq(dir_name_type(fd, &e[i]), types[i]);
+  }
+  ck_assert(!cut);
+  ck_assert_uint_eq(budget, 95);
+  /* Left open, at its end. */
+  ck_assert_int_ge(fcntl(fd, F_GETFD), 0);
+  dir_names_free(e, n);
+  close(fd);
+}
+END_TEST
+
+/* The budget: an entry each; when it runs out, the rest is not read and
+ * the cut said. */
+START_TEST(test_dir_names_sorted_budget) {
+  _cleanup_free_ char *d = make_tmpdir();
+  for (int i = 0; i < 10; i++) {
+    char name[8];
+    snprintf(name, sizeof(name), "f%d", i);
+    make_file(d, name, "x");
+  }
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  size_t budget = 4, n = 0;
+  bool cut = false;
+  DirName *e = dir_names_sorted(fd, &budget, &cut, &n);
+  ck_assert_uint_eq(n, 4);
+  ck_assert_uint_eq(budget, 0);
+  ck_assert(cut);
+  dir_names_free(e, n);
+  close(fd);
+  /* No cut reported where the caller asked for none. */
+  fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  budget = 3;
+  e = dir_names_sorted(fd, &budget, NULL, &n);
+  ck_assert_uint_eq(n, 3);
+  dir_names_free(e, n);
+  close(fd);
+}
+END_TEST
+
+/* A listing that gives no type (some filesystems): the type is asked of
+ * the entry itself, without following a link; a gone entry has none. */
+START_TEST(test_dir_name_type_without_the_listings) {
+  _cleanup_free_ char *d = make_tmpdir();
+  make_dir(d, "sub");
+  make_symlink(d, "link", "sub");
+  make_file(d, "file", "x");
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  DirName e = {(char *)"sub", DT_UNKNOWN};
+  ck_assert_uint_eq(dir_name_type(fd, &e), S_IFDIR);
+  e.name = (char *)"link";
+  ck_assert_uint_eq(dir_name_type(fd, &e), S_IFLNK);
+  e.name = (char *)"file";
+  ck_assert_uint_eq(dir_name_type(fd, &e), S_IFREG);
+  e.name = (char *)"gone";
+  ck_assert_uint_eq(dir_name_type(fd, &e), 0);
+  /* The listing's type is taken as it is. */
+  e = (DirName){(char *)"file", DT_DIR};
+  ck_assert_uint_eq(dir_name_type(fd, &e), S_IFDIR);
+  close(fd);
+}
+END_TEST
+
 static Suite *util_suite(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("prefault");
@@ -156,6 +245,12 @@ static Suite *util_suite(void) {
   tcase_add_test(tc, test_prefault_keeps_contents);
   tcase_add_test(tc, test_prefault_ahead);
   suite_add_tcase(s, tc);
+  TCase *dirs = tcase_create("dir_names");
+  tcase_add_unchecked_fixture(dirs, scratch_setup, scratch_teardown);
+  tcase_add_test(dirs, test_dir_names_sorted_with_types);
+  tcase_add_test(dirs, test_dir_names_sorted_budget);
+  tcase_add_test(dirs, test_dir_name_type_without_the_listings);
+  suite_add_tcase(s, dirs);
   return s;
 }
 
