@@ -451,23 +451,22 @@ static int compare_objs(const void *a, const void *b) {
 
 /* The objects sorted by path, so each directory comes before what is
  * below it; *ret_n set. */
+static void push_obj(Obj **o, size_t *n, size_t *cap, Obj x) {
+  if (*n == *cap) {
+    *o = realloc(*o, (*cap *= 2) * sizeof(Obj));
+  }
+  (*o)[(*n)++] = x;
+}
+
 static Obj *watched_objects(char **paths, int n, size_t *ret_n) {
   size_t cap = 16, no = 0;
   Obj *o = malloc(cap * sizeof(Obj));
   for (int i = 0; i < n; i++) {
-    for (const char *s = paths[i]; s != NULL; s = strchr(s + 1, '/')) {
-      if (no == cap) {
-        o = realloc(o, (cap *= 2) * sizeof(Obj));
-      }
-      if (s == paths[i]) {
-        continue; /* / is not bound */
-      }
-      o[no++] = (Obj){strndup(paths[i], (size_t)(s - paths[i])), true, false, 0, 0};
+    /* Each directory below / on the way, then the path. */
+    for (const char *s = strchr(paths[i] + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
+      push_obj(&o, &no, &cap, (Obj){strndup(paths[i], (size_t)(s - paths[i])), true, false, 0, 0});
     }
-    if (no == cap) {
-      o = realloc(o, (cap *= 2) * sizeof(Obj));
-    }
-    o[no++] = (Obj){paths[i], false, true, 0, 0};
+    push_obj(&o, &no, &cap, (Obj){paths[i], false, true, 0, 0});
   }
   qsort(o, no, sizeof(Obj), compare_objs);
   size_t k = 0;
